@@ -1,0 +1,22 @@
+"""kernelmaps: explicit kernel feature maps for scalable kernel methods.
+
+Feature maps ``z(x)`` with ``z(x) . z(y) ~ k(x, y)`` let linear models stand in for
+kernel machines on data too large for an n x n kernel matrix.  Every map is a
+scikit-learn transformer; the exact kernels live in :mod:`kernelmaps.kernels` and the
+approximation error metrics in :mod:`kernelmaps.metrics`.
+"""
+
+from . import kernels
+from .feature_maps import RandomBinningFeatures, RandomFourierFeatures
+from .metrics import feature_map_error, kernel_approximation_error
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "RandomBinningFeatures",
+    "RandomFourierFeatures",
+    "__version__",
+    "feature_map_error",
+    "kernel_approximation_error",
+    "kernels",
+]

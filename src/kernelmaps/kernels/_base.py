@@ -1,0 +1,255 @@
+"""Kernel base classes, the name registry and the resolution of ``kernel=`` arguments.
+
+A kernel is a small frozen dataclass: it evaluates ``k(X, Y)`` exactly and declares, by
+the base classes it derives from, what the feature maps need from it:
+
+* :class:`ShiftInvariantKernel` -- a spectral measure (Bochner's theorem): frequencies
+  can be sampled (Monte Carlo), produced from points of the unit cube by an inverse CDF
+  (quasi-Monte Carlo) and, when the measure is radial, split into a uniform direction and
+  a norm (orthogonal random features).
+* :class:`BinnableKernel` -- a product of one-dimensional kernels that are convex on
+  ``[0, inf)``, with the law of the grid pitch used by random binning features.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "BinnableKernel",
+    "Kernel",
+    "ShiftInvariantKernel",
+    "get_kernel_class",
+    "kernel_names",
+    "make_kernel",
+    "register_kernel",
+    "resolve_kernel",
+]
+
+_REGISTRY: dict[str, type[Kernel]] = {}
+
+
+def register_kernel(*names: str) -> Callable[[type[Kernel]], type[Kernel]]:
+    """Class decorator registering a kernel class under one or more names."""
+
+    def decorator(cls: type[Kernel]) -> type[Kernel]:
+        for name in names:
+            key = name.lower()
+            if key in _REGISTRY and _REGISTRY[key] is not cls:
+                raise ValueError(f"kernel name {name!r} is already registered.")
+            _REGISTRY[key] = cls
+        cls.names = tuple(n.lower() for n in names)
+        return cls
+
+    return decorator
+
+
+def kernel_names() -> list[str]:
+    """Names accepted by ``kernel=`` (and by :func:`make_kernel`)."""
+    return sorted(_REGISTRY)
+
+
+def get_kernel_class(name: str) -> type[Kernel]:
+    """Kernel class registered under ``name`` (case-insensitive)."""
+    try:
+        return _REGISTRY[name.lower()]
+    except KeyError:
+        raise ValueError(
+            f"Unknown kernel {name!r}. Known kernels: {', '.join(kernel_names())}; "
+            "or pass a kernel object from kernelmaps.kernels."
+        ) from None
+
+
+def _as_float_array(X: Any) -> np.ndarray | sp.spmatrix:
+    if sp.issparse(X):
+        return X.astype(np.float64) if X.dtype != np.float64 else X
+    return np.asarray(X, dtype=np.float64)
+
+
+def _result_dtype(X: Any, Y: Any) -> type[np.floating]:
+    if getattr(X, "dtype", None) == np.float32 and getattr(Y, "dtype", None) == np.float32:
+        return np.float32
+    return np.float64
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel(ABC):
+    """A positive-definite kernel ``k(x, y)`` evaluated exactly.
+
+    Subclasses are frozen dataclasses whose fields are the kernel's parameters.  A
+    ``gamma`` of ``None`` means ``1 / n_features``, as in :mod:`sklearn.metrics.pairwise`;
+    :meth:`resolve` fills it in once the number of features is known.
+    """
+
+    names: ClassVar[tuple[str, ...]] = ()
+
+    def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
+        """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
+
+        Computed in float64; returned as float32 only when both inputs are float32.
+        """
+        X_ = _as_float_array(X)
+        Y_ = X_ if Y is None else _as_float_array(Y)
+        if X_.ndim != 2 or Y_.ndim != 2:
+            raise ValueError(
+                f"Expected 2D arrays, got X with shape {X_.shape} and Y with shape {Y_.shape}."
+            )
+        if X_.shape[1] != Y_.shape[1]:
+            raise ValueError(
+                f"X has {X_.shape[1]} features but Y has {Y_.shape[1]}; they must match."
+            )
+        kernel = self.resolve(X_.shape[1])
+        K = kernel._evaluate(X_, Y_)
+        return K.astype(_result_dtype(X, X if Y is None else Y), copy=False)
+
+    @abstractmethod
+    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+        """Kernel matrix for validated float64 inputs and resolved parameters."""
+
+    def diag(self, X: Any) -> np.ndarray:
+        """``k(x, x)`` for every row of ``X``, without forming the kernel matrix."""
+        X_ = _as_float_array(X)
+        return np.asarray(
+            [self.resolve(X_.shape[1])._evaluate(X_[i : i + 1], X_[i : i + 1])[0, 0]
+             for i in range(X_.shape[0])]
+        )
+
+    def resolve(self, n_features: int) -> Kernel:
+        """Copy with data-dependent defaults (``gamma=None``) filled in."""
+        if getattr(self, "gamma", 0.0) is None:
+            return dataclasses.replace(self, gamma=1.0 / n_features)  # type: ignore[call-arg]
+        return self
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The kernel's parameters as a dictionary."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+def _check_positive(owner: str, name: str, value: Any, allow_none: bool = True) -> None:
+    if value is None and allow_none:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not np.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{owner}: {name} must be a positive finite number; got {value!r}.")
+
+
+class ShiftInvariantKernel(Kernel):
+    """A kernel ``k(x, y) = k(x - y)`` with ``k(0) = 1``, the Fourier transform of a
+    probability measure ``p(w)`` (Bochner's theorem; Rahimi & Recht 2007):
+
+    .. math:: k(x - y) = \\mathbb{E}_{w \\sim p}[\\cos(w^T (x - y))].
+    """
+
+    #: True when p(w) depends on |w| only (orthogonal random features apply).
+    radial: ClassVar[bool] = False
+
+    def diag(self, X: Any) -> np.ndarray:
+        return np.ones(X.shape[0])
+
+    @abstractmethod
+    def sample_frequencies(
+        self, n_frequencies: int, n_features: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """``n_frequencies`` i.i.d. draws from the spectral measure, shape (n, n_features)."""
+
+    @abstractmethod
+    def n_uniforms(self, n_features: int) -> int:
+        """Dimension of the unit cube that :meth:`frequencies_from_uniform` maps from."""
+
+    @abstractmethod
+    def frequencies_from_uniform(self, U: np.ndarray, n_features: int) -> np.ndarray:
+        """Map points ``U`` of ``(0, 1)^n_uniforms`` to frequencies (inverse CDF).
+
+        If ``U`` is uniform on the cube the result has the law of the spectral measure, so
+        low-discrepancy points give quasi-Monte Carlo frequencies (Yang et al. 2014).
+        Callers keep ``U`` away from 0 and 1 (the inverse CDFs are infinite there).
+        """
+
+    def sample_frequency_norms(
+        self, n_frequencies: int, n_features: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Norms ``|w|`` of i.i.d. frequencies, for radial measures only."""
+        raise NotImplementedError(
+            f"{self!r} has a spectral measure that is not radial; orthogonal random "
+            "features need a radial one (Gaussian or Matern)."
+        )
+
+
+class BinnableKernel(Kernel):
+    """``k(x, y) = prod_j k_j(|x_j - y_j|)`` with each ``k_j`` convex on ``[0, inf)``.
+
+    Random binning (Rahimi & Recht 2007, Algorithm 2) draws a grid pitch ``delta`` with
+    density ``delta * k_j''(delta)``: two points fall into the same randomly shifted bin
+    with probability ``k(x, y)``.
+    """
+
+    @abstractmethod
+    def sample_bin_pitch(
+        self, n_grids: int, n_features: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Grid pitches, shape (n_grids, n_features), from the pitch law above."""
+
+
+def make_kernel(kernel: str | Kernel, **params: Any) -> Kernel:
+    """Build a kernel from its name and parameters (``make_kernel("rbf", gamma=0.1)``).
+
+    A kernel object is returned unchanged; passing parameters with it is an error.
+    """
+    if isinstance(kernel, Kernel):
+        given = {k: v for k, v in params.items() if v is not None}
+        if given:
+            raise ValueError(
+                f"Kernel parameters {sorted(given)} were given together with the kernel "
+                f"object {kernel!r}; set them on the object instead."
+            )
+        return kernel
+    if not isinstance(kernel, str):
+        raise TypeError(
+            f"kernel must be a kernel name ({', '.join(kernel_names())}) or a "
+            f"kernelmaps.kernels.Kernel object; got {kernel!r}."
+        )
+    cls = get_kernel_class(kernel)
+    accepted = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(k for k, v in params.items() if k not in accepted and v is not None)
+    if unknown:
+        raise ValueError(
+            f"Kernel {kernel!r} does not take parameter(s) {unknown}; it takes "
+            f"{sorted(accepted) or 'no parameters'}."
+        )
+    return cls(**{k: v for k, v in params.items() if k in accepted and v is not None})
+
+
+def resolve_kernel(
+    kernel: str | Kernel,
+    n_features: int,
+    kernel_params: Mapping[str, Any] | None = None,
+    **named: Any,
+) -> Kernel:
+    """Kernel object for an estimator's ``kernel=``, named parameters and ``kernel_params``.
+
+    ``named`` holds the estimator's own keyword parameters (``gamma=...``); ``None`` means
+    not given.  Defaults depending on the data (``gamma=None``) are filled in from
+    ``n_features``.
+    """
+    params = dict(kernel_params or {})
+    for key, value in named.items():
+        if value is None:
+            continue
+        if key in params and params[key] != value:
+            raise ValueError(
+                f"{key} is given both as a parameter ({value!r}) and in kernel_params "
+                f"({params[key]!r}); give it once."
+            )
+        params[key] = value
+    return make_kernel(kernel, **params).resolve(n_features)

@@ -1,0 +1,62 @@
+"""The whole scikit-learn estimator contract, for every public estimator."""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import kernelmaps
+
+from ._instances import CHECK_PARAMS, check_instances
+
+
+def _public_estimators() -> list[str]:
+    return sorted(
+        name
+        for name in kernelmaps.__all__
+        if inspect.isclass(getattr(kernelmaps, name))
+        and issubclass(getattr(kernelmaps, name), BaseEstimator)
+    )
+
+
+def test_every_estimator_is_listed() -> None:
+    missing = set(_public_estimators()) - set(CHECK_PARAMS)
+    assert not missing, f"add {sorted(missing)} to tests/_instances.py"
+
+
+@parametrize_with_checks(check_instances())
+def test_sklearn_compatible(estimator, check) -> None:
+    check(estimator)
+
+
+@pytest.mark.parametrize("estimator", check_instances(), ids=repr)
+def test_pickle_roundtrip_gives_same_output(estimator) -> None:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 1.0, size=(40, 5))
+    y = (X[:, 0] > 0.5).astype(int)
+    fitted = clone(estimator).fit(X, y)
+    restored = pickle.loads(pickle.dumps(fitted))
+    method = "transform" if hasattr(fitted, "transform") else "predict"
+    a = getattr(fitted, method)(X)
+    b = getattr(restored, method)(X)
+    a = a.toarray() if hasattr(a, "toarray") else a
+    b = b.toarray() if hasattr(b, "toarray") else b
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("estimator", check_instances(), ids=repr)
+def test_feature_names_out(estimator) -> None:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 1.0, size=(40, 5))
+    fitted = clone(estimator).fit(X, (X[:, 0] > 0.5).astype(int))
+    if not hasattr(fitted, "get_feature_names_out"):
+        pytest.skip("not a transformer")
+    names = fitted.get_feature_names_out()
+    Z = fitted.transform(X)
+    assert names.shape == (Z.shape[1],)
+    assert len(set(names)) == len(names)
