@@ -43,9 +43,7 @@ def empirical_bernstein_radius(
     n = samples.shape[0]
     log_term = math.log(4.0 * n_events / delta)
     variance = float(np.var(samples, axis=0, ddof=1).max()) if n > 1 else math.inf
-    return math.sqrt(2.0 * variance * log_term / n) + 7.0 * value_range * log_term / (
-        3.0 * (n - 1)
-    )
+    return math.sqrt(2.0 * variance * log_term / n) + 7.0 * value_range * log_term / (3.0 * (n - 1))
 
 
 def median_of_means(samples: np.ndarray, delta: float = DELTA) -> tuple[float, int]:

@@ -9,13 +9,13 @@ Nothing in kernelmaps touches numpy's global random state.  ``random_state`` may
 from __future__ import annotations
 
 import numbers
-from typing import Union
+from typing import TypeAlias
 
 import numpy as np
 
-RandomStateLike = Union[
-    None, int, np.integer, np.random.SeedSequence, np.random.Generator, np.random.RandomState
-]
+RandomStateLike: TypeAlias = (
+    int | np.integer | np.random.SeedSequence | np.random.Generator | np.random.RandomState | None
+)
 
 __all__ = ["RandomStateLike", "block_generator", "check_random_state", "seed_sequence"]
 

@@ -83,9 +83,9 @@ def gamma_from_data(
         else:
             if not 0.0 < q < 100.0:
                 raise ValueError(f"q must be in (0, 100); got {q}.")
-            sigma2 = float(np.percentile(pairs**2, q)) if not l1 else float(
-                np.percentile(pairs, q)
-            ) ** 2
+            sigma2 = (
+                float(np.percentile(pairs**2, q)) if not l1 else float(np.percentile(pairs, q)) ** 2
+            )
             sigma = float(np.sqrt(sigma2))
     if sigma <= 0.0:
         raise ValueError(

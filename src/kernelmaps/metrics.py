@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, svds
+from scipy.sparse.linalg import LinearOperator, eigsh, svds
 from sklearn import get_config
 from sklearn.utils import check_array, gen_batches
 
@@ -104,8 +104,9 @@ def feature_map_error(
     kernel : callable, default=None
         Exact kernel ``k(X, Y) -> ndarray``; default ``feature_map.kernel_``.
     norm : {"fro", "spectral", "max"}, default="fro"
-        The spectral norm is found by ARPACK's Lanczos iteration on the operator
-        ``v -> (K - Z_x Z_y^T) v``, one pass over the kernel rows per product.
+        The spectral norm is computed densely when all rows fit in one block, else by
+        ARPACK's Lanczos iteration on the operator ``v -> (K - Z_x Z_y^T) v`` (``eigsh``
+        when ``Y`` is None, ``svds`` otherwise), one pass over the kernel rows per product.
     relative : bool, default=True
         Divide by the same norm of ``K(X, Y)``.
     block_rows : int, default=None
@@ -122,9 +123,7 @@ def feature_map_error(
     if kernel is None:
         kernel = getattr(feature_map, "kernel_", None)
         if kernel is None:
-            raise ValueError(
-                f"{type(feature_map).__name__} has no fitted kernel_; pass kernel=."
-            )
+            raise ValueError(f"{type(feature_map).__name__} has no fitted kernel_; pass kernel=.")
     Zx = feature_map.transform(X)
     symmetric = Y is None
     Y_ = X if symmetric else Y
@@ -167,12 +166,24 @@ def feature_map_error(
             K = exact_rows(rows)
             return K - approx_rows(rows) if include_approx else K
 
-        if n * m <= rows_per_block * m and min(n, m) <= 512:
-            return float(np.linalg.norm(blocks(slice(0, n)), 2))
+        if rows_per_block >= n or min(n, m) < 3:
+            dense = np.vstack([blocks(rows) for rows in gen_batches(n, rows_per_block)])
+            if symmetric:
+                return float(np.max(np.abs(np.linalg.eigvalsh(dense))))
+            return float(np.linalg.norm(dense, 2))
 
         def matvec(v: np.ndarray) -> np.ndarray:
             v = np.ravel(v)
             return np.concatenate([blocks(rows) @ v for rows in gen_batches(n, rows_per_block)])
+
+        rng = check_random_state(random_state)
+        if symmetric:
+            # K and K - ZZ^T are symmetric: Lanczos on the operator itself, one pass each.
+            op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+            vals = eigsh(
+                op, k=1, which="LM", v0=rng.standard_normal(n), tol=1e-8, return_eigenvectors=False
+            )
+            return float(np.abs(vals[0]))
 
         def rmatvec(u: np.ndarray) -> np.ndarray:
             u = np.ravel(u)
@@ -181,13 +192,10 @@ def feature_map_error(
                 acc += blocks(rows).T @ u[rows]
             return acc
 
-        if min(n, m) < 3:
-            dense = np.vstack([blocks(rows) for rows in gen_batches(n, rows_per_block)])
-            return float(np.linalg.norm(dense, 2))
         op = LinearOperator((n, m), matvec=matvec, rmatvec=rmatvec, dtype=np.float64)
-        rng = check_random_state(random_state)
-        v0 = rng.standard_normal(min(n, m))
-        s = svds(op, k=1, return_singular_vectors=False, v0=v0, tol=1e-6)
+        s = svds(
+            op, k=1, return_singular_vectors=False, v0=rng.standard_normal(min(n, m)), tol=1e-8
+        )
         return float(s[0])
 
     error = spectral(True)

@@ -130,7 +130,7 @@ class RandomBinningFeatures(BaseFeatureMap):
     def _supports_kernel(cls, kernel: Kernel) -> bool:
         return isinstance(kernel, BinnableKernel)
 
-    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
@@ -204,6 +204,4 @@ class RandomBinningFeatures(BaseFeatureMap):
         indices = np.concatenate(index_parts) if index_parts else np.zeros(0, np.int64)
         indptr = np.concatenate(indptr_parts)
         data = np.full(indices.shape[0], value, dtype=X.dtype)
-        return sp.csr_matrix(
-            (data, indices, indptr), shape=(X.shape[0], self._n_features_out)
-        )
+        return sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], self._n_features_out))

@@ -116,8 +116,10 @@ class Kernel(ABC):
         """``k(x, x)`` for every row of ``X``, without forming the kernel matrix."""
         X_ = _as_float_array(X)
         return np.asarray(
-            [self.resolve(X_.shape[1])._evaluate(X_[i : i + 1], X_[i : i + 1])[0, 0]
-             for i in range(X_.shape[0])]
+            [
+                self.resolve(X_.shape[1])._evaluate(X_[i : i + 1], X_[i : i + 1])[0, 0]
+                for i in range(X_.shape[0])
+            ]
         )
 
     def resolve(self, n_features: int) -> Kernel:
@@ -125,6 +127,14 @@ class Kernel(ABC):
         if getattr(self, "gamma", 0.0) is None:
             return dataclasses.replace(self, gamma=1.0 / n_features)  # type: ignore[call-arg]
         return self
+
+    @property
+    def _g(self) -> float:
+        """The resolved ``gamma`` as a float (after :meth:`resolve`)."""
+        gamma = getattr(self, "gamma", None)
+        if gamma is None:
+            raise ValueError(f"{self!r}: gamma is not resolved; call resolve(n_features) first.")
+        return float(gamma)
 
     @property
     def params(self) -> dict[str, Any]:

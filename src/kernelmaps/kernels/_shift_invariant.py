@@ -65,26 +65,26 @@ class Gaussian(ShiftInvariantKernel):
 
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
         K = euclidean_distances(X, Y, squared=True)
-        K *= -self.gamma
+        K *= -self._g
         return np.exp(K, out=K)
 
     def sample_frequencies(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator
     ) -> np.ndarray:
-        scale = math.sqrt(2.0 * self.gamma)  # type: ignore[operator]
+        scale = math.sqrt(2.0 * self._g)
         return rng.standard_normal((n_frequencies, n_features)) * scale
 
     def n_uniforms(self, n_features: int) -> int:
         return n_features
 
     def frequencies_from_uniform(self, U: np.ndarray, n_features: int) -> np.ndarray:
-        return special.ndtri(U) * math.sqrt(2.0 * self.gamma)  # type: ignore[operator]
+        return special.ndtri(U) * math.sqrt(2.0 * self._g)
 
     def sample_frequency_norms(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator
     ) -> np.ndarray:
         chi = np.sqrt(rng.chisquare(n_features, size=n_frequencies))
-        return chi * math.sqrt(2.0 * self.gamma)  # type: ignore[operator]
+        return chi * math.sqrt(2.0 * self._g)
 
 
 @register_kernel("laplacian")
@@ -114,24 +114,24 @@ class Laplacian(ShiftInvariantKernel, BinnableKernel):
 
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
         K = manhattan_distances(X, Y)
-        K *= -self.gamma
+        K *= -self._g
         return np.exp(K, out=K)
 
     def sample_frequencies(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator
     ) -> np.ndarray:
-        return rng.standard_cauchy((n_frequencies, n_features)) * self.gamma
+        return rng.standard_cauchy((n_frequencies, n_features)) * self._g
 
     def n_uniforms(self, n_features: int) -> int:
         return n_features
 
     def frequencies_from_uniform(self, U: np.ndarray, n_features: int) -> np.ndarray:
-        return np.tan(np.pi * (U - 0.5)) * self.gamma
+        return np.tan(np.pi * (U - 0.5)) * self._g
 
     def sample_bin_pitch(
         self, n_grids: int, n_features: int, rng: np.random.Generator
     ) -> np.ndarray:
-        return rng.gamma(2.0, 1.0 / self.gamma, size=(n_grids, n_features))  # type: ignore[operator]
+        return rng.gamma(2.0, 1.0 / self._g, size=(n_grids, n_features))
 
 
 @register_kernel("cauchy")
@@ -166,7 +166,7 @@ class Cauchy(ShiftInvariantKernel):
             for j in range(X.shape[1]):
                 diff = np.subtract.outer(Xb[:, j], Yd[:, j])
                 np.square(diff, out=diff)
-                diff *= self.gamma
+                diff *= self._g
                 acc += np.log1p(diff, out=diff)
         np.negative(K, out=K)
         return np.exp(K, out=K)
@@ -174,14 +174,14 @@ class Cauchy(ShiftInvariantKernel):
     def sample_frequencies(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator
     ) -> np.ndarray:
-        scale = math.sqrt(self.gamma)  # type: ignore[arg-type]
+        scale = math.sqrt(self._g)
         return rng.laplace(0.0, scale, size=(n_frequencies, n_features))
 
     def n_uniforms(self, n_features: int) -> int:
         return n_features
 
     def frequencies_from_uniform(self, U: np.ndarray, n_features: int) -> np.ndarray:
-        return stats.laplace.ppf(U) * math.sqrt(self.gamma)  # type: ignore[arg-type]
+        return stats.laplace.ppf(U) * math.sqrt(self._g)
 
 
 @register_kernel("matern")
@@ -238,7 +238,7 @@ class Matern(ShiftInvariantKernel):
             return float(self.length_scale)
         if self.gamma is None:
             raise ValueError("Matern: gamma is not resolved yet; call resolve(n_features).")
-        return 1.0 / math.sqrt(2.0 * self.gamma)
+        return 1.0 / math.sqrt(2.0 * self._g)
 
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
         r = euclidean_distances(X, Y)
