@@ -315,3 +315,37 @@ def test_scrambled_sobol_beats_monte_carlo_on_digits(seed: int) -> None:
         sq_err[r] = np.mean(((Z @ Z.T)[iu] - k) ** 2)
     upper = sq_err.mean() + empirical_bernstein_radius(sq_err, float(np.mean((1 + k) ** 2)))
     assert upper < mse_mc, (upper, sq_err.mean(), mse_mc)
+
+
+@pytest.mark.parametrize("sampler", ["mc", "orthogonal", "halton", "sobol"])
+@pytest.mark.parametrize("name", ["rbf", "matern1.5"])
+def test_cos_sin_rows_have_unit_norm(sampler: str, name: str) -> None:
+    X = np.random.default_rng(0).normal(size=(30, 3)) * 5.0
+    Z = RandomFourierFeatures(
+        KERNELS[name], n_components=64, sampler=sampler, random_state=0
+    ).fit_transform(X)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", Z, Z), 1.0, rtol=1e-13)
+    Z32 = (
+        RandomFourierFeatures(KERNELS[name], n_components=64, sampler=sampler, random_state=0)
+        .fit(X)
+        .transform(X.astype(np.float32))
+    )
+    np.testing.assert_allclose(np.einsum("ij,ij->i", Z32, Z32), 1.0, rtol=1e-5)
+
+
+def test_odd_n_components_layout() -> None:
+    """Odd D with cos_sin: D // 2 cos/sin pairs and one cos + phase feature, all weighted
+    sqrt(2 / D), so that E[z(x).z(y)] = (2/D) (D//2 + 1/2) k = k."""
+    X = np.random.default_rng(0).normal(size=(7, 3))
+    rff = RandomFourierFeatures(n_components=5, random_state=0).fit(X)
+    assert rff.n_pairs_ == 2
+    assert rff.frequencies_.shape == (3, 3)
+    assert rff.offsets_.shape == (1,)
+    P = X @ rff.frequencies_
+    expected = np.sqrt(2 / 5) * np.hstack(
+        [np.cos(P[:, :2]), np.sin(P[:, :2]), np.cos(P[:, 2:] + rff.offsets_)]
+    )
+    np.testing.assert_allclose(rff.transform(X), expected, rtol=1e-12)
+    single = RandomFourierFeatures(n_components=1, random_state=0).fit(X)
+    assert single.transform(X).shape == (7, 1)
+    assert single.n_pairs_ == 0
