@@ -21,6 +21,48 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
          "random_state": 0},
     ],
     "RandomBinningFeatures": [{"n_grids": 10, "random_state": 0}],
+    "RandomMaclaurinFeatures": [
+        {"n_components": 20, "random_state": 0},
+        {"n_components": 20, "kernel": "exponential_dot_product", "p": 3.0, "random_state": 0},
+    ],
+    "CompactRandomFeatures": [
+        {"n_components": 10, "degree": 2, "random_state": 0},
+        {"n_components": 10, "projection": "sparse", "up_factor": 2, "random_state": 0},
+    ],
+    "TensorSketch": [
+        {"n_components": 16, "random_state": 0},
+        {"n_components": 16, "degree": 3, "coef0": 1.0, "gamma": 0.5, "random_state": 0},
+    ],
+    "AdditiveChi2Sampler": [{}, {"sample_steps": 3}],
+    "SkewedChi2Sampler": [{"n_components": 20, "skewedness": 0.5, "random_state": 0}],
+    "KernelRidge": [{"alpha": 0.1}, {"kernel": "laplacian", "gamma": 0.5, "alpha": 0.1}],
+    "FeatureRidge": [
+        {"feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),
+         "alpha": 0.1},
+        {"feature_map": kernelmaps.RandomBinningFeatures(n_grids=10, random_state=0),
+         "alpha": 0.1},
+        {"feature_map": "passthrough", "alpha": 0.1, "fit_intercept": False},
+    ],
+    "NystroemKernelRidge": [
+        {"n_components": 20, "alpha": 0.1, "random_state": 0},
+        {"n_components": 20, "kernel": "laplacian", "alpha": 0.1, "tol": 1e-8,
+         "random_state": 0},
+    ],
+    "FeatureRidgeClassifier": [
+        {"feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),
+         "alpha": 0.1},
+    ],
+    "Nystroem": [
+        {"n_components": 10, "random_state": 0},
+        {"n_components": 10, "landmarks": "kmeans", "kernel": "laplacian", "random_state": 0},
+        {"n_components": 10, "landmarks": "leverage", "kernel": "matern", "random_state": 0},
+    ],
+    "IKA": [
+        {"n_components": 5, "n_basis": 10, "random_state": 0},
+        {"n_components": 5, "n_basis": 10, "basis": "fourier", "random_state": 0},
+        {"n_components": 5, "n_basis": 10, "basis": "relu", "centers": "kmeans",
+         "kernel": "laplacian", "random_state": 0},
+    ],
 }
 
 

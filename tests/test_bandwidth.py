@@ -21,7 +21,10 @@ def test_mean_distance_rule() -> None:
 def test_pairwise_rules() -> None:
     D = euclidean_distances(X)[np.triu_indices(300, k=1)]
     assert gamma_from_data(X, "median") == pytest.approx(1.0 / (2.0 * np.median(D) ** 2))
-    assert gamma_from_data(X, "percentile", q=10) == pytest.approx(1.0 / np.percentile(D**2, 10))
+    # The IKA paper: exp(-|x - y|^2 / (2 sigma^2)) with sigma^2 the 10th percentile of |x - y|^2.
+    assert gamma_from_data(X, "percentile", q=10) == pytest.approx(
+        1.0 / (2.0 * np.percentile(D**2, 10))
+    )
     # subsampling is reproducible
     assert gamma_from_data(X, "median", max_samples=50, random_state=1) == gamma_from_data(
         X, "median", max_samples=50, random_state=1

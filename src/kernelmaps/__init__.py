@@ -7,14 +7,36 @@ approximation error metrics in :mod:`kernelmaps.metrics`.
 """
 
 from . import kernels
-from .feature_maps import RandomBinningFeatures, RandomFourierFeatures
+from .feature_maps import (
+    IKA,
+    AdditiveChi2Sampler,
+    CompactRandomFeatures,
+    Nystroem,
+    RandomBinningFeatures,
+    RandomFourierFeatures,
+    RandomMaclaurinFeatures,
+    SkewedChi2Sampler,
+    TensorSketch,
+)
 from .metrics import feature_map_error, kernel_approximation_error
+from .models import FeatureRidge, FeatureRidgeClassifier, KernelRidge, NystroemKernelRidge
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "IKA",
+    "AdditiveChi2Sampler",
+    "CompactRandomFeatures",
+    "FeatureRidge",
+    "FeatureRidgeClassifier",
+    "KernelRidge",
+    "Nystroem",
+    "NystroemKernelRidge",
     "RandomBinningFeatures",
     "RandomFourierFeatures",
+    "RandomMaclaurinFeatures",
+    "SkewedChi2Sampler",
+    "TensorSketch",
     "__version__",
     "feature_map_error",
     "kernel_approximation_error",

@@ -7,8 +7,9 @@ rule                   gamma for the Gaussian kernel ``exp(-gamma |x - y|^2)``
                        mean (the rule of Deshmukh's kernel approximation study)
 ``"median"``           ``1 / (2 sigma^2)``, ``sigma`` = median pairwise distance
                        (the median heuristic), on at most ``max_samples`` points
-``"percentile"``       ``1 / sigma^2``, ``sigma^2`` = the ``q``-th percentile of squared
-                       pairwise distances (the IKA paper uses ``q = 10``)
+``"percentile"``       ``1 / (2 sigma^2)``, ``sigma^2`` = the ``q``-th percentile of squared
+                       pairwise distances (the IKA paper: ``q = 10`` with the kernel
+                       ``exp(-|x - y|^2 / (2 sigma^2))``)
 =====================  ==================================================================
 
 For the L1-distance kernels (``"laplacian"``) the same rules use L1 distances and
@@ -94,4 +95,4 @@ def gamma_from_data(
         )
     if l1:
         return 1.0 / sigma
-    return 1.0 / sigma2 if rule == "percentile" else 1.0 / (2.0 * sigma2)
+    return 1.0 / (2.0 * sigma2)

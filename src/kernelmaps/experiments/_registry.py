@@ -2,18 +2,33 @@
 
 A method is a feature map with fixed settings (``"rff-sobol"`` is random Fourier features
 with scrambled Sobol' frequencies).  Its factory takes the number of output features, the
-kernel parameters and a random state, and returns an unfitted estimator.
+kernel parameters and a random state, and returns an unfitted estimator::
+
+    factory(n_components, kernel_params, random_state) -> estimator
+
+``kernel_params`` may hold the key ``"kernel"`` (a kernel name) to approximate another
+kernel than the method's default; the other keys are the kernel's parameters
+(``gamma``, ``degree``, ...).
+
+Methods for the maps of :mod:`kernelmaps.feature_maps` are registered when those maps are
+available.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ..feature_maps import RandomBinningFeatures, RandomFourierFeatures
+from .. import feature_maps as _fm
 
 __all__ = ["MethodSpec", "get_method", "method_names", "register_method"]
+
+#: Kernels whose ``gamma`` is a bandwidth (set by a bandwidth rule when not given).
+BANDWIDTH_KERNELS = frozenset({"rbf", "gaussian", "laplacian", "cauchy", "matern"})
+
+_SHIFT_INVARIANT = ("rbf", "gaussian", "laplacian", "cauchy", "matern")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,17 +40,27 @@ class MethodSpec:
     name : str
         Registry key.
     kernel : str
-        Name of the kernel the method approximates in comparisons.
+        Name of the kernel the method approximates by default.
     factory : callable
         ``factory(n_components, kernel_params, random_state) -> estimator``.
     description : str
         One line for tables and ``--help``.
+    kernels : tuple of str or None, default=None
+        The kernels the method can approximate (``None``: any kernel).
+    kernel_params : dict, default={}
+        Default kernel parameters (e.g. ``{"degree": 2}`` for the polynomial maps).
     """
 
     name: str
     kernel: str
     factory: Callable[[int, dict[str, Any], Any], Any]
     description: str
+    kernels: tuple[str, ...] | None = None
+    kernel_params: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def supports(self, kernel: str) -> bool:
+        """Whether the method can approximate ``kernel``."""
+        return self.kernels is None or kernel in self.kernels or kernel == self.kernel
 
 
 _METHODS: dict[str, MethodSpec] = {}
@@ -64,16 +89,23 @@ def method_names() -> list[str]:
     return list(_METHODS)
 
 
-def _rff(variant: str, sampler: str) -> Callable[[int, dict[str, Any], Any], Any]:
+def _generic(
+    cls: type, default_kernel: str, size_param: str = "n_components", **fixed: Any
+) -> Callable[[int, dict[str, Any], Any], Any]:
+    """A factory for ``cls(kernel, kernel_params=..., <size_param>=D, **fixed)``."""
+    accepted = set(inspect.signature(cls).parameters)
+
     def factory(n_components: int, kernel_params: dict[str, Any], random_state: Any) -> Any:
-        return RandomFourierFeatures(
-            "rbf",
-            kernel_params=dict(kernel_params),
-            n_components=n_components,
-            variant=variant,
-            sampler=sampler,
-            random_state=random_state,
-        )
+        params = dict(kernel_params)
+        kernel = params.pop("kernel", default_kernel)
+        kwargs: dict[str, Any] = {size_param: n_components, **fixed}
+        if "random_state" in accepted:
+            kwargs["random_state"] = random_state
+        if "kernel_params" in accepted:
+            kwargs["kernel_params"] = params or None
+        else:  # pragma: no cover - maps without kernel_params take named parameters
+            kwargs.update(params)
+        return cls(kernel, **kwargs)
 
     return factory
 
@@ -88,37 +120,76 @@ for _sampler, _label in [
         MethodSpec(
             f"rff-{_sampler}",
             "rbf",
-            _rff("cos_sin", _sampler),
+            _generic(_fm.RandomFourierFeatures, "rbf", variant="cos_sin", sampler=_sampler),
             f"random Fourier features, cos/sin pairs, {_label} frequencies",
+            kernels=_SHIFT_INVARIANT,
         )
     )
 register_method(
     MethodSpec(
         "rff-cos-phase",
         "rbf",
-        _rff("cos_phase", "mc"),
+        _generic(_fm.RandomFourierFeatures, "rbf", variant="cos_phase", sampler="mc"),
         "random Fourier features, cos + random phase (Rahimi & Recht)",
+        kernels=_SHIFT_INVARIANT,
     )
 )
-
-
-def _binning(n_components: int, kernel_params: dict[str, Any], random_state: Any) -> Any:
-    # The output width of random binning depends on the data; each row holds one non-zero
-    # per grid, so n_grids = n_components gives the same cost per dot product as a dense
-    # map of n_components features.
-    return RandomBinningFeatures(
-        "laplacian",
-        kernel_params=dict(kernel_params),
-        n_grids=n_components,
-        random_state=random_state,
-    )
-
-
+# The output width of random binning depends on the data; each row holds one non-zero per
+# grid, so n_grids = n_components gives the same cost per dot product as a dense map of
+# n_components features.
 register_method(
     MethodSpec(
         "binning",
         "laplacian",
-        _binning,
+        _generic(_fm.RandomBinningFeatures, "laplacian", size_param="n_grids"),
         "random binning on the Laplacian kernel, n_grids = n_components",
+        kernels=("laplacian",),
     )
 )
+
+_Nystroem = getattr(_fm, "Nystroem", None)
+if _Nystroem is not None:
+    for _lm, _label in [
+        ("uniform", "uniformly sampled rows (Williams & Seeger)"),
+        ("kmeans", "k-means centres (Zhang, Tsang & Kwok)"),
+        ("leverage", "recursive ridge leverage scores (Musco & Musco)"),
+    ]:
+        register_method(
+            MethodSpec(
+                f"nystroem-{_lm}",
+                "rbf",
+                _generic(_Nystroem, "rbf", landmarks=_lm),
+                f"Nyström, landmarks: {_label}",
+            )
+        )
+
+_IKA = getattr(_fm, "IKA", None)
+if _IKA is not None:
+    for _c, _label in [("uniform", "sampled rows"), ("kmeans", "k-means centres")]:
+        register_method(
+            MethodSpec(
+                "ika" if _c == "uniform" else f"ika-{_c}",
+                "rbf",
+                _generic(_IKA, "rbf", centers=_c),
+                f"IKA (Ronchetti), Gaussian basis centred at {_label}",
+            )
+        )
+
+_POLY = {"degree": 2, "gamma": 1.0, "coef0": 0.0}
+for _name, _cls_name, _label in [
+    ("rmfm", "RandomMaclaurinFeatures", "random Maclaurin features (Kar & Karnick)"),
+    ("crfm", "CompactRandomFeatures", "compact random features (Hamid et al.)"),
+    ("tensorsketch", "TensorSketch", "TensorSketch (Pham & Pagh)"),
+]:
+    _cls = getattr(_fm, _cls_name, None)
+    if _cls is not None:
+        register_method(
+            MethodSpec(
+                _name,
+                "polynomial",
+                _generic(_cls, "polynomial"),
+                f"{_label}, polynomial kernel (x.y)^2 by default",
+                kernels=("polynomial", "homogeneous_polynomial", "exponential_dot_product"),
+                kernel_params=dict(_POLY),
+            )
+        )

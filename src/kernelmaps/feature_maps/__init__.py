@@ -2,12 +2,24 @@
 
 from ._base import BaseFeatureMap, maps_supporting, row_blocks
 from ._binning import RandomBinningFeatures
+from ._chi2 import AdditiveChi2Sampler, SkewedChi2Sampler
 from ._fourier import RandomFourierFeatures
+from ._ika import IKA
+from ._maclaurin import CompactRandomFeatures, RandomMaclaurinFeatures
+from ._nystroem import Nystroem
+from ._sketch import TensorSketch
 
 __all__ = [
+    "IKA",
+    "AdditiveChi2Sampler",
     "BaseFeatureMap",
+    "CompactRandomFeatures",
+    "Nystroem",
     "RandomBinningFeatures",
     "RandomFourierFeatures",
+    "RandomMaclaurinFeatures",
+    "SkewedChi2Sampler",
+    "TensorSketch",
     "maps_supporting",
     "row_blocks",
 ]

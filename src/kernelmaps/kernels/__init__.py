@@ -15,16 +15,33 @@ from ._base import (
     register_kernel,
     resolve_kernel,
 )
+from ._chi2 import AdditiveChi2, ExponentiatedChi2, HistogramIntersection, SkewedChi2
+from ._dot_product import (
+    DotProductKernel,
+    ExponentialDotProduct,
+    HomogeneousPolynomial,
+    MaclaurinKernel,
+    Polynomial,
+)
 from ._shift_invariant import Cauchy, Gaussian, Laplacian, Matern
 
 __all__ = [
+    "AdditiveChi2",
     "BinnableKernel",
     "Cauchy",
+    "DotProductKernel",
+    "ExponentialDotProduct",
+    "ExponentiatedChi2",
     "Gaussian",
+    "HistogramIntersection",
+    "HomogeneousPolynomial",
     "Kernel",
     "Laplacian",
+    "MaclaurinKernel",
     "Matern",
+    "Polynomial",
     "ShiftInvariantKernel",
+    "SkewedChi2",
     "get_kernel_class",
     "kernel_names",
     "make_kernel",

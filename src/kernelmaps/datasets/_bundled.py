@@ -1,0 +1,314 @@
+"""Small real data sets shipped inside the package (``kernelmaps/datasets/data``).
+
+=======================  ============  ===============  =========================================
+name                     rows x cols   task             source and licence
+=======================  ============  ===============  =========================================
+``letter``               20000 x 16    26 classes       UCI Letter Recognition (Frey & Slate
+                                                        1991), LIBSVM's ``letter.scale`` and
+                                                        ``letter.scale.t``; CC BY 4.0
+``covtype``              10000 x 54    7 classes        UCI Covertype (Blackard & Dean 1999), a
+                                                        10 000-row random sample; reuse
+                                                        unlimited with retention of the
+                                                        copyright notice for Jock A. Blackard
+                                                        and Colorado State University
+``cpu_act``              8192 x 21     regression       Delve comp-activ ``cpuAct`` (Rasmussen
+                                                        et al., University of Toronto); Delve
+                                                        data are distributed freely
+``california_housing``   20640 x 8     regression       StatLib ``houses`` (Pace & Barry 1997),
+                                                        the file scikit-learn's
+                                                        ``fetch_california_housing`` builds on;
+                                                        public
+``ijcnn1``               10000 x 22    2 classes        IJCNN 2001 challenge (Prokhorov), the
+                                                        LIBSVM copy; a stratified 10 000-row
+                                                        sample of the 49 990 training rows;
+                                                        the copy is BSD-3-Clause
+=======================  ============  ===============  =========================================
+
+The files are the original compressed files, unchanged, except ``ijcnn1`` (the sample,
+written in svmlight format).  See ``kernelmaps/datasets/README.md`` for the exact
+origins and checksums.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._files import Dataset, load_csv, load_svmlight
+
+__all__ = [
+    "BUNDLED",
+    "BundledInfo",
+    "list_datasets",
+    "load_california_housing",
+    "load_covtype",
+    "load_cpu_act",
+    "load_ijcnn1",
+    "load_letter",
+]
+
+
+def _data_path(filename: str) -> Path:
+    return Path(str(resources.files("kernelmaps.datasets") / "data" / filename))
+
+
+@dataclasses.dataclass(frozen=True)
+class BundledInfo:
+    """What :func:`list_datasets` reports about one bundled data set."""
+
+    name: str
+    shape: tuple[int, int]
+    task: str
+    n_classes: int | None
+    files: tuple[str, ...]
+    source: str
+    licence: str
+    loader: Callable[..., Any]
+
+
+def _result(ds: Dataset, return_X_y: bool) -> Any:
+    return (ds.X, ds.y) if return_X_y else ds
+
+
+def load_letter(*, return_X_y: bool = False) -> Any:
+    """The letter recognition data: 20000 x 16, 26 classes (0 = 'A' ... 25 = 'Z').
+
+    Features are LIBSVM's scaling of the 16 integer attributes to [-1, 1]; the first
+    15000 rows are LIBSVM's ``letter.scale``, the last 5000 its ``letter.scale.t``.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a :class:`Dataset`.
+
+    Returns
+    -------
+    Dataset or tuple of ndarray
+    """
+    parts = [load_svmlight(_data_path(f), n_features=16) for f in BUNDLED["letter"].files]
+    X = np.vstack([p.X for p in parts])
+    y = np.concatenate([np.asarray(p.y) for p in parts]) - 1.0
+    info = BUNDLED["letter"]
+    ds = Dataset(
+        name="letter",
+        X=X,
+        y=y,
+        task="classification",
+        description=(
+            "UCI Letter Recognition: 16 statistics of images of capital letters in 20 fonts; "
+            "LIBSVM scaling to [-1, 1]. Target 0-25 = A-Z."
+        ),
+        feature_names=[
+            "x-box",
+            "y-box",
+            "width",
+            "high",
+            "onpix",
+            "x-bar",
+            "y-bar",
+            "x2bar",
+            "y2bar",
+            "xybar",
+            "x2ybr",
+            "xy2br",
+            "x-ege",
+            "xegvy",
+            "y-ege",
+            "yegvx",
+        ],
+        target_name="letter",
+        source=info.source,
+        licence=info.licence,
+    )
+    return _result(ds, return_X_y)
+
+
+def load_covtype(*, return_X_y: bool = False) -> Any:
+    """A 10 000-row random sample of the forest covertype data: 10000 x 54, 7 classes.
+
+    Ten cartographic variables, 4 wilderness-area and 40 soil-type indicators; target
+    ``Cover_Type`` 1-7.  The class mix matches that of the full 581 012 rows.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a :class:`Dataset`.
+    """
+    info = BUNDLED["covtype"]
+    ds = load_csv(_data_path(info.files[0]), "Cover_Type", name="covtype")
+    ds.task = "classification"
+    ds.description = (
+        "UCI Covertype, 10 000 random rows: forest cover type (7 classes) from "
+        "cartographic variables."
+    )
+    ds.source, ds.licence = info.source, info.licence
+    return _result(ds, return_X_y)
+
+
+_CPU_ACT_NAMES = [
+    "lread", "lwrite", "scall", "sread", "swrite", "fork", "exec", "rchar", "wchar",
+    "pgout", "ppgout", "pgfree", "pgscan", "atch", "pgin", "ppgin", "pflt", "vflt",
+    "runqsz", "freemem", "freeswap",
+]  # fmt: skip
+
+
+def load_cpu_act(*, return_X_y: bool = False) -> Any:
+    """Delve's cpuAct: 8192 x 21 system activity measures; target ``usr``, the percentage
+    of time the CPUs ran in user mode (regression).
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a :class:`Dataset`.
+    """
+    info = BUNDLED["cpu_act"]
+    ds = load_csv(_data_path(info.files[0]), "22", name="cpu_act")
+    ds.task = "regression"
+    ds.feature_names = list(_CPU_ACT_NAMES)
+    ds.target_name = "usr"
+    ds.description = (
+        "Delve comp-activ cpuAct: activity counters of a Sun SPARCstation; target usr, "
+        "the percentage of time in user mode."
+    )
+    ds.source, ds.licence = info.source, info.licence
+    return _result(ds, return_X_y)
+
+
+def load_california_housing(*, return_X_y: bool = False) -> Any:
+    """California housing: 20640 block groups x 8 features; target the median house
+    value in units of 100 000 dollars (regression).
+
+    The features are those of scikit-learn's ``fetch_california_housing``, derived from
+    the StatLib file: MedInc, HouseAge, AveRooms, AveBedrms, Population, AveOccup,
+    Latitude, Longitude.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a :class:`Dataset`.
+    """
+    info = BUNDLED["california_housing"]
+    raw = load_csv(_data_path(info.files[0]), "median_house_value")
+    cols = {name: raw.X[:, j] for j, name in enumerate(raw.feature_names)}
+    households = cols["households"]
+    X = np.column_stack(
+        [
+            cols["median_income"],
+            cols["housing_median_age"],
+            cols["total_rooms"] / households,
+            cols["total_bedrooms"] / households,
+            cols["population"],
+            cols["population"] / households,
+            cols["latitude"],
+            cols["longitude"],
+        ]
+    )
+    ds = Dataset(
+        name="california_housing",
+        X=X,
+        y=np.asarray(raw.y, dtype=np.float64) / 100_000.0,
+        task="regression",
+        description=(
+            "California housing (1990 census block groups): median house value "
+            "(100 000 dollars) from income, age, rooms, occupancy and location."
+        ),
+        feature_names=[
+            "MedInc",
+            "HouseAge",
+            "AveRooms",
+            "AveBedrms",
+            "Population",
+            "AveOccup",
+            "Latitude",
+            "Longitude",
+        ],
+        target_name="MedHouseVal",
+        source=info.source,
+        licence=info.licence,
+    )
+    return _result(ds, return_X_y)
+
+
+def load_ijcnn1(*, return_X_y: bool = False) -> Any:
+    """A stratified 10 000-row sample of ijcnn1: 10000 x 22, labels -1 / +1 (9029 / 971).
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a :class:`Dataset`.
+    """
+    info = BUNDLED["ijcnn1"]
+    ds = load_svmlight(_data_path(info.files[0]), n_features=22, name="ijcnn1")
+    ds.task = "classification"
+    ds.description = (
+        "IJCNN 2001 neural network challenge (engine misfire detection), LIBSVM copy; "
+        "a stratified 10 000-row sample of the training rows."
+    )
+    ds.source, ds.licence = info.source, info.licence
+    return _result(ds, return_X_y)
+
+
+BUNDLED: dict[str, BundledInfo] = {
+    "letter": BundledInfo(
+        "letter",
+        (20000, 16),
+        "classification",
+        26,
+        ("letter.scale.bz2", "letter.scale.t.bz2"),
+        "UCI Letter Recognition (P. W. Frey and D. J. Slate, 1991), LIBSVM copy",
+        "CC BY 4.0",
+        load_letter,
+    ),
+    "covtype": BundledInfo(
+        "covtype",
+        (10000, 54),
+        "classification",
+        7,
+        ("covtype_small.csv.gz",),
+        "UCI Covertype (J. A. Blackard and D. J. Dean, 1999), 10 000 random rows",
+        "reuse unlimited with retention of the copyright notice for Jock A. Blackard "
+        "and Colorado State University",
+        load_covtype,
+    ),
+    "cpu_act": BundledInfo(
+        "cpu_act",
+        (8192, 21),
+        "regression",
+        None,
+        ("cpu_act.csv.gz",),
+        "Delve comp-activ cpuAct (C. E. Rasmussen et al., University of Toronto)",
+        "freely distributed Delve data; no licence stated",
+        load_cpu_act,
+    ),
+    "california_housing": BundledInfo(
+        "california_housing",
+        (20640, 8),
+        "regression",
+        None,
+        ("cal_housing.data.gz",),
+        "StatLib houses.zip (R. K. Pace and R. Barry, 1997)",
+        "public (StatLib); no licence stated",
+        load_california_housing,
+    ),
+    "ijcnn1": BundledInfo(
+        "ijcnn1",
+        (10000, 22),
+        "classification",
+        2,
+        ("ijcnn1_10k.svm.bz2",),
+        "IJCNN 2001 challenge (D. Prokhorov), LIBSVM copy via X-DataInitiative/tick-datasets; "
+        "stratified 10 000-row sample",
+        "BSD-3-Clause (the copy); data from the LIBSVM collection",
+        load_ijcnn1,
+    ),
+}
+
+
+def list_datasets() -> list[str]:
+    """Names of the data sets bundled with the package."""
+    return list(BUNDLED)

@@ -1,0 +1,384 @@
+"""Declarative experiments: data sets x methods x n_components x seeds x metrics.
+
+An :class:`ExperimentConfig` is built in Python or read from a TOML file with
+:func:`load_config`::
+
+    name = "seed-study"
+    n_components = [16, 64, 256]
+    seeds = 5                      # or a list: [0, 1, 2, 3, 4]
+    metrics = ["fro_error", "fit_time", "transform_time"]
+    bandwidth = "mean_distance"    # or "median", "percentile", or a number (gamma)
+
+    [[datasets]]
+    name = "letter"                # bundled name, data-home name or file path
+    n_fit = 1000
+    n_eval = 1000
+
+    [[methods]]
+    name = "rff-mc"                # a registered method (see ``kernelmaps compare --help``)
+
+    [[methods]]
+    name = "nystroem-kmeans"
+    label = "Nyström k-means"      # shown in tables and figures
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "DOWNSTREAM_MODELS",
+    "METRICS",
+    "PREPROCESSING",
+    "DatasetConfig",
+    "ExperimentConfig",
+    "MethodConfig",
+    "load_config",
+]
+
+#: Metrics a runner can record.  ``*_error`` are relative kernel approximation errors on
+#: the held-out rows; times are in seconds, memory in bytes; ``accuracy`` (classification)
+#: and ``rmse`` (regression) score a linear model trained on the features of the fit rows
+#: and tested on the held-out rows (``downstream`` asks for whichever fits the task).
+METRICS = (
+    "fro_error",
+    "spectral_error",
+    "max_error",
+    "fit_time",
+    "transform_time",
+    "peak_memory",
+    "n_features_out",
+    "accuracy",
+    "rmse",
+    "downstream",
+)
+PREPROCESSING = ("minmax", "standard", "none")
+DOWNSTREAM_MODELS = ("ridge", "linear_svc")
+BANDWIDTH_RULES = ("mean_distance", "median", "percentile")
+
+
+def _check_keys(where: str, data: Mapping[str, Any], cls: type) -> None:
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"known keys are {', '.join(sorted(known))}."
+        )
+
+
+@dataclasses.dataclass
+class DatasetConfig:
+    """One data set of an experiment and how its rows are used.
+
+    Parameters
+    ----------
+    name : str
+        A bundled name (``"letter"``), a data-home name (``"usps"``) or a file path.
+    target : str or int, default=None
+        Target column of a user file.
+    label : str, default=None
+        Name shown in tables (default: ``name``, or the file's stem).
+    n_fit : int, default=1000
+        Rows the maps are fitted on (a random subset of the data).
+    n_eval : int, default=500
+        Held-out rows on which the kernel matrix is compared (and downstream scores are
+        measured); drawn from the rows not used for fitting.
+    preprocess : {"minmax", "standard", "none"}, default="minmax"
+        Scaling learned on the fit rows: to the unit hypercube, to zero mean and unit
+        variance, or none.
+    data_seed : int, default=0
+        Seed of the choice of fit and held-out rows (the same for every method and seed,
+        so that methods are compared on the same rows).
+    in_sample : bool, default=False
+        Measure the kernel error on the fit rows themselves (the kernel matrix of the data
+        the map was fitted on, as in Deshmukh's study) instead of held-out rows;
+        ``n_eval`` is then unused (downstream scores still use held-out rows).
+    """
+
+    name: str
+    target: str | int | None = None
+    label: str | None = None
+    n_fit: int = 1000
+    n_eval: int = 500
+    preprocess: str = "minmax"
+    data_seed: int = 0
+    in_sample: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"datasets: name must be a non-empty string; got {self.name!r}.")
+        for key in ("n_fit", "n_eval"):
+            value = getattr(self, key)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 2:
+                raise ValueError(f"datasets[{self.name!r}]: {key} must be an integer >= 2.")
+        if self.preprocess not in PREPROCESSING:
+            raise ValueError(
+                f"datasets[{self.name!r}]: preprocess must be one of {PREPROCESSING}; "
+                f"got {self.preprocess!r}."
+            )
+
+    @property
+    def display(self) -> str:
+        """The name shown in tables."""
+        if self.label:
+            return self.label
+        if os.sep in self.name or "/" in self.name:
+            return Path(self.name).name.split(".")[0]
+        return self.name
+
+    def key(self) -> str:
+        """A digest of the settings that change results."""
+        return _digest(dataclasses.asdict(self) | {"label": None})
+
+
+@dataclasses.dataclass
+class MethodConfig:
+    """One method of an experiment: a registered name with optional settings.
+
+    Parameters
+    ----------
+    name : str
+        A registered method (:func:`kernelmaps.experiments.method_names`).
+    label : str, default=None
+        Name shown in tables and figures (default: ``name``).
+    kernel : str, default=None
+        Kernel to approximate (default: the method's own).
+    kernel_params : dict, default={}
+        Kernel parameters overriding the defaults (e.g. ``{"degree": 3}``); an explicit
+        ``gamma`` here overrides the bandwidth rule.
+    params : dict, default={}
+        Estimator parameters set on the map after construction (``set_params``).
+    """
+
+    name: str
+    label: str | None = None
+    kernel: str | None = None
+    kernel_params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def display(self) -> str:
+        """The name shown in tables."""
+        return self.label or self.name
+
+    def key(self) -> str:
+        """A digest of the settings that change results."""
+        return _digest(dataclasses.asdict(self) | {"label": None})
+
+
+def _digest(obj: Any) -> str:
+    text = json.dumps(obj, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclasses.dataclass
+class ExperimentConfig:
+    """A full experiment.
+
+    Parameters
+    ----------
+    datasets : list of DatasetConfig
+    methods : list of MethodConfig
+    n_components : list of int
+        The grid of output dimensions (for random binning: the number of grids).
+    seeds : list of int
+        Seeds of the maps; each (data set, method, n_components) cell runs once per seed.
+    metrics : list of str, default=["fro_error", "fit_time", "transform_time"]
+        See :data:`METRICS`.
+    bandwidth : str or float, default="mean_distance"
+        Rule choosing ``gamma`` of the shift-invariant kernels from the fit rows
+        (:func:`kernelmaps.bandwidth.gamma_from_data`): ``"mean_distance"`` (the kernel
+        approximation study's rule), ``"median"``, ``"percentile"``; or a number, used as
+        ``gamma`` itself.
+    bandwidth_q : float, default=10.0
+        Percentile for ``bandwidth="percentile"`` (the IKA paper's 10th).
+    downstream_model : {"ridge", "linear_svc"}, default="ridge"
+        Linear model trained on the features for the downstream metrics.
+    alpha : float, default=1e-3
+        Its regularisation (ridge ``alpha``; ``C = 1 / alpha`` for the linear SVC).
+    name : str, default="experiment"
+        Recorded in the results.
+    data_home : str, default=None
+        Data home for the data-home sets (default ``$KERNELMAPS_DATA``).
+    """
+
+    datasets: list[DatasetConfig]
+    methods: list[MethodConfig]
+    n_components: list[int]
+    seeds: list[int] = dataclasses.field(default_factory=lambda: [0, 1, 2])
+    metrics: list[str] = dataclasses.field(
+        default_factory=lambda: ["fro_error", "fit_time", "transform_time"]
+    )
+    bandwidth: str | float = "mean_distance"
+    bandwidth_q: float = 10.0
+    downstream_model: str = "ridge"
+    alpha: float = 1e-3
+    name: str = "experiment"
+    data_home: str | None = None
+
+    def __post_init__(self) -> None:
+        self.datasets = [
+            d if isinstance(d, DatasetConfig) else DatasetConfig(d) if isinstance(d, str)
+            else _dataset_from_dict(d)
+            for d in self.datasets
+        ]  # fmt: skip
+        self.methods = [
+            m if isinstance(m, MethodConfig) else MethodConfig(m) if isinstance(m, str)
+            else _method_from_dict(m)
+            for m in self.methods
+        ]  # fmt: skip
+        if isinstance(self.seeds, int) and not isinstance(self.seeds, bool):
+            if self.seeds < 1:
+                raise ValueError(f"seeds must be >= 1 (a count) or a list; got {self.seeds}.")
+            self.seeds = list(range(self.seeds))
+        self.seeds = [int(s) for s in self.seeds]
+        if not self.datasets:
+            raise ValueError("The experiment needs at least one data set.")
+        if not self.methods:
+            raise ValueError("The experiment needs at least one method.")
+        if not self.n_components or any(
+            not isinstance(d, int) or isinstance(d, bool) or d < 1 for d in self.n_components
+        ):
+            raise ValueError(
+                f"n_components must be a non-empty list of positive integers; "
+                f"got {self.n_components!r}."
+            )
+        if not self.seeds:
+            raise ValueError("seeds must not be empty.")
+        unknown = [m for m in self.metrics if m not in METRICS]
+        if unknown:
+            raise ValueError(f"Unknown metric(s) {unknown}; known metrics: {', '.join(METRICS)}.")
+        if isinstance(self.bandwidth, str):
+            if self.bandwidth not in BANDWIDTH_RULES:
+                raise ValueError(
+                    f"bandwidth must be one of {BANDWIDTH_RULES} or a positive number "
+                    f"(gamma); got {self.bandwidth!r}."
+                )
+        elif not isinstance(self.bandwidth, (int, float)) or self.bandwidth <= 0:
+            raise ValueError(f"bandwidth as gamma must be positive; got {self.bandwidth!r}.")
+        if self.downstream_model not in DOWNSTREAM_MODELS:
+            raise ValueError(
+                f"downstream_model must be one of {DOWNSTREAM_MODELS}; "
+                f"got {self.downstream_model!r}."
+            )
+        labels = [m.display for m in self.methods]
+        if len(set(labels)) != len(labels):
+            raise ValueError(
+                "Two methods share a name; give each a distinct label "
+                f"(methods: {', '.join(labels)})."
+            )
+
+    def settings_key(self) -> str:
+        """A digest of the settings shared by all cells that change their results."""
+        return _digest(
+            {
+                "bandwidth": self.bandwidth,
+                "bandwidth_q": self.bandwidth_q,
+                "downstream_model": self.downstream_model,
+                "alpha": self.alpha,
+            }
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict (JSON/TOML-able; ``None`` values dropped)."""
+        return _drop_none(dataclasses.asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, where: str = "config") -> ExperimentConfig:
+        """Build from a dict shaped like the TOML file."""
+        data = dict(data)
+        _check_keys(where, data, cls)
+        for key in ("datasets", "methods", "n_components"):
+            if key not in data:
+                raise ValueError(f"{where}: missing key {key!r}.")
+        if not isinstance(data["datasets"], list) or not isinstance(data["methods"], list):
+            raise ValueError(f"{where}: datasets and methods must be lists ([[datasets]] tables).")
+        data["datasets"] = [
+            DatasetConfig(d) if isinstance(d, str) else _dataset_from_dict(d, where)
+            for d in data["datasets"]
+        ]
+        data["methods"] = [
+            MethodConfig(m) if isinstance(m, str) else _method_from_dict(m, where)
+            for m in data["methods"]
+        ]
+        return cls(**data)
+
+
+def _drop_none(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _drop_none(v) for k, v in obj.items() if v is not None}
+    if isinstance(obj, list):
+        return [_drop_none(v) for v in obj]
+    return obj
+
+
+def _dataset_from_dict(d: Mapping[str, Any], where: str = "config") -> DatasetConfig:
+    if not isinstance(d, Mapping):
+        raise ValueError(f"{where}: each data set must be a name or a table; got {d!r}.")
+    _check_keys(f"{where}: [[datasets]]", d, DatasetConfig)
+    if "name" not in d:
+        raise ValueError(f"{where}: a [[datasets]] table has no 'name'.")
+    return DatasetConfig(**d)
+
+
+def _method_from_dict(m: Mapping[str, Any], where: str = "config") -> MethodConfig:
+    if not isinstance(m, Mapping):
+        raise ValueError(f"{where}: each method must be a name or a table; got {m!r}.")
+    _check_keys(f"{where}: [[methods]]", m, MethodConfig)
+    if "name" not in m:
+        raise ValueError(f"{where}: a [[methods]] table has no 'name'.")
+    return MethodConfig(**m)
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        try:
+            import tomli as tomllib
+        except ImportError as exc:
+            raise ImportError(
+                "Reading TOML files on Python 3.10 needs the tomli package: pip install tomli"
+            ) from exc
+    with open(path, "rb") as fh:
+        try:
+            return tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: not valid TOML ({exc}).") from None
+
+
+def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
+    """Read an :class:`ExperimentConfig` from a TOML (or JSON) file.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    ValueError
+        For invalid TOML, unknown keys or invalid values, naming the file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such configuration file.")
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc}).") from None
+    else:
+        data = _load_toml(path)
+    try:
+        return ExperimentConfig.from_dict(data, where=str(path))
+    except (TypeError, ValueError) as exc:
+        message = str(exc)
+        if not message.startswith(str(path)):
+            message = f"{path}: {message}"
+        raise ValueError(message) from None

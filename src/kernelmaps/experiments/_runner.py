@@ -1,0 +1,574 @@
+"""Running an :class:`ExperimentConfig`: tidy results, provenance, resumable.
+
+Every *cell* (data set x method x n_components x seed) fits one feature map on the fit rows
+of the data set and records each asked metric as one row of a tidy table::
+
+    experiment, dataset, method, kernel, gamma, n_components, seed, metric, value
+
+With an output folder, each finished cell is appended at once to ``cells.jsonl`` there
+(one JSON line per cell, flushed and synced), so a run that is interrupted (Ctrl-C, a
+killed process) and started again with the same folder redoes no finished cell.  A cell is
+identified by the data set's settings, the method's settings, ``n_components``, the seed
+and the shared settings (bandwidth, downstream model); changing the grid, the seeds or the
+list of methods reuses every cell already computed.  At the end ``results.csv`` and
+``results.json`` (the rows with the configuration and provenance: package versions,
+machine, seeds, times) are written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import dataclasses
+import datetime as _dt
+import json
+import os
+import platform
+import sys
+import time
+import tracemalloc
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from ..bandwidth import gamma_from_data
+from ._config import DatasetConfig, ExperimentConfig, MethodConfig
+from ._registry import BANDWIDTH_KERNELS, MethodSpec, get_method
+
+__all__ = [
+    "RESULT_COLUMNS",
+    "ExperimentResult",
+    "PreparedData",
+    "prepare_data",
+    "read_results",
+    "run_experiment",
+]
+
+#: Columns of the tidy result table, in order.
+RESULT_COLUMNS = (
+    "experiment",
+    "dataset",
+    "method",
+    "kernel",
+    "gamma",
+    "n_components",
+    "seed",
+    "metric",
+    "value",
+)
+
+CELLS_FILE = "cells.jsonl"
+
+
+@dataclasses.dataclass
+class PreparedData:
+    """The rows of one data set as an experiment uses them."""
+
+    name: str
+    X_fit: np.ndarray
+    X_eval: np.ndarray
+    y_fit: np.ndarray | None
+    y_eval: np.ndarray | None
+    task: str
+    in_sample: bool
+    n_rows: int
+    n_features: int
+
+
+def prepare_data(config: DatasetConfig, data_home: str | None = None) -> PreparedData:
+    """Load a data set, draw its fit and held-out rows and scale them.
+
+    The rows are a random choice (``config.data_seed``) of ``n_fit`` fit rows and
+    ``n_eval`` held-out rows, disjoint; when the data set is smaller, the held-out rows
+    are a third of it.  The scaling (``config.preprocess``) is learned on the fit rows.
+    """
+    from ..datasets import load_dataset
+
+    ds = load_dataset(config.name, target=config.target, data_home=data_home)
+    X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X, dtype=np.float64)
+    n = X.shape[0]
+    if n < 4:
+        raise ValueError(f"{config.display}: {n} rows; at least 4 are needed.")
+    n_eval = min(config.n_eval, n // 3) if config.n_fit + config.n_eval > n else config.n_eval
+    n_fit = min(config.n_fit, n - n_eval)
+    rng = np.random.default_rng(config.data_seed)
+    order = rng.permutation(n)
+    fit_rows, eval_rows = order[:n_fit], order[n_fit : n_fit + n_eval]
+    X_fit, X_eval = X[fit_rows], X[eval_rows]
+    if config.preprocess == "minmax":
+        lo, hi = X_fit.min(axis=0), X_fit.max(axis=0)
+        span = np.where(hi > lo, hi - lo, 1.0)
+        X_fit, X_eval = (X_fit - lo) / span, (X_eval - lo) / span
+    elif config.preprocess == "standard":
+        mu, sd = X_fit.mean(axis=0), X_fit.std(axis=0)
+        sd = np.where(sd > 0, sd, 1.0)
+        X_fit, X_eval = (X_fit - mu) / sd, (X_eval - mu) / sd
+    y = None if ds.y is None else np.asarray(ds.y)
+    return PreparedData(
+        name=config.display,
+        X_fit=np.ascontiguousarray(X_fit),
+        X_eval=np.ascontiguousarray(X_eval),
+        y_fit=None if y is None else y[fit_rows],
+        y_eval=None if y is None else y[eval_rows],
+        task=ds.task,
+        in_sample=config.in_sample,
+        n_rows=n,
+        n_features=X.shape[1],
+    )
+
+
+@dataclasses.dataclass
+class ExperimentResult:
+    """What :func:`run_experiment` returns.
+
+    Attributes
+    ----------
+    rows : list of dict
+        The tidy table (columns :data:`RESULT_COLUMNS`).
+    provenance : dict
+        Package versions, machine, times, the configuration.
+    n_cells : int
+        Cells of the experiment.
+    n_computed : int
+        Cells computed by this call (the rest came from an earlier, interrupted run).
+    failures : list of dict
+        Cells whose method raised an error, with the message.
+    output_dir : Path or None
+        Where the files were written.
+    """
+
+    rows: list[dict[str, Any]]
+    provenance: dict[str, Any]
+    n_cells: int
+    n_computed: int
+    failures: list[dict[str, Any]]
+    output_dir: Path | None = None
+
+    def values(self, **where: Any) -> list[float]:
+        """Values of the rows matching every ``column=value`` given."""
+        return [
+            float(r["value"]) for r in self.rows if all(r.get(k) == v for k, v in where.items())
+        ]
+
+
+class _Progress:
+    """A one-line progress bar on a terminal; silent elsewhere."""
+
+    def __init__(self, total: int, enabled: bool, stream: TextIO) -> None:
+        self.total, self.enabled, self.stream = total, enabled, stream
+        self.done = 0
+        self.start = time.perf_counter()
+
+    def update(self, done: int, label: str) -> None:
+        self.done = done
+        if not self.enabled:
+            return
+        width = 24
+        filled = int(width * done / max(self.total, 1))
+        elapsed = time.perf_counter() - self.start
+        eta = ""
+        if 0 < done < self.total:
+            eta = f" ETA {elapsed / done * (self.total - done):4.0f}s"
+        line = f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} {label}{eta}"
+        self.stream.write(line[:119].ljust(119))
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * 119 + "\r")
+            self.stream.flush()
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for pkg in ("kernelmaps", "numpy", "scipy", "scikit-learn", "matplotlib"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def _machine() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+        "cpu_count": os.cpu_count(),
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
+    }
+    try:
+        from threadpoolctl import threadpool_info
+
+        info["blas"] = [
+            {k: p.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
+            for p in threadpool_info()
+        ]
+    except Exception:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        pass
+    return info
+
+
+def _cell_key(
+    config: ExperimentConfig, d: DatasetConfig, m: MethodConfig, n_components: int, seed: int
+) -> str:
+    return "|".join(
+        [
+            d.key(),
+            m.key(),
+            str(n_components),
+            str(seed),
+            config.settings_key(),
+            d.display,
+            m.display,
+        ]
+    )
+
+
+def _read_cells(path: Path) -> dict[str, dict[str, Any]]:
+    done: dict[str, dict[str, Any]] = {}
+    if not path.is_file():
+        return done
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by an interruption
+            if isinstance(record, dict) and "key" in record:
+                done[record["key"]] = record
+    return done
+
+
+def _downstream(
+    config: ExperimentConfig, data: PreparedData, Z_fit: Any, Z_eval: Any
+) -> tuple[str, float] | None:
+    if data.y_fit is None or data.y_eval is None:
+        return None
+    if data.task == "classification":
+        if config.downstream_model == "linear_svc":
+            from sklearn.svm import LinearSVC
+
+            clf: Any = LinearSVC(C=1.0 / config.alpha)
+        else:
+            from sklearn.linear_model import RidgeClassifier
+
+            clf = RidgeClassifier(alpha=config.alpha)
+        clf.fit(Z_fit, data.y_fit)
+        return "accuracy", float(np.mean(clf.predict(Z_eval) == data.y_eval))
+    from sklearn.linear_model import Ridge
+
+    reg = Ridge(alpha=config.alpha).fit(Z_fit, data.y_fit.astype(np.float64))
+    residual = reg.predict(Z_eval) - data.y_eval.astype(np.float64)
+    return "rmse", float(np.sqrt(np.mean(residual**2)))
+
+
+def _run_cell(
+    config: ExperimentConfig,
+    data: PreparedData,
+    spec: MethodSpec,
+    kernel_params: dict[str, Any],
+    extra_params: dict[str, Any],
+    n_components: int,
+    seed: int,
+) -> dict[str, float]:
+    from ..metrics import feature_map_error
+
+    def build() -> Any:
+        est = spec.factory(n_components, dict(kernel_params), seed)
+        if extra_params:
+            est.set_params(**extra_params)
+        return est
+
+    metrics = config.metrics
+    out: dict[str, float] = {}
+    est = build()
+    t0 = time.perf_counter()
+    est.fit(data.X_fit)
+    t1 = time.perf_counter()
+    Z_eval = est.transform(data.X_eval)
+    t2 = time.perf_counter()
+    if "fit_time" in metrics:
+        out["fit_time"] = t1 - t0
+    if "transform_time" in metrics:
+        out["transform_time"] = t2 - t1
+    if "n_features_out" in metrics:
+        out["n_features_out"] = float(Z_eval.shape[1])
+    for norm in ("fro", "spectral", "max"):
+        if f"{norm}_error" in metrics:
+            rows = data.X_fit if data.in_sample else data.X_eval
+            out[f"{norm}_error"] = feature_map_error(est, rows, norm=norm, random_state=0)
+    if {"accuracy", "rmse", "downstream"} & set(metrics):
+        scored = _downstream(config, data, est.transform(data.X_fit), Z_eval)
+        if scored is not None and ("downstream" in metrics or scored[0] in metrics):
+            out[scored[0]] = scored[1]
+    if "peak_memory" in metrics:
+        est = build()
+        tracemalloc.start()
+        try:
+            est.fit(data.X_fit)
+            est.transform(data.X_eval)
+            out["peak_memory"] = float(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    return out
+
+
+def _method_kernel(
+    config: ExperimentConfig,
+    spec: MethodSpec,
+    m: MethodConfig,
+    data: PreparedData,
+    gamma_cache: dict[tuple[str, str], float],
+) -> tuple[str, dict[str, Any]]:
+    kernel = m.kernel or spec.kernel
+    if not spec.supports(kernel):
+        raise ValueError(
+            f"method {spec.name!r} cannot approximate the {kernel!r} kernel; it handles "
+            f"{', '.join(spec.kernels or ())}."
+        )
+    params = dict(spec.kernel_params) if kernel == spec.kernel else {}
+    params.update(m.kernel_params)
+    if kernel in BANDWIDTH_KERNELS and "gamma" not in params:
+        if isinstance(config.bandwidth, str):
+            key = (data.name, kernel)
+            if key not in gamma_cache:
+                gamma_cache[key] = gamma_from_data(
+                    data.X_fit, config.bandwidth, kernel=kernel, q=config.bandwidth_q
+                )
+            params["gamma"] = gamma_cache[key]
+        else:
+            params["gamma"] = float(config.bandwidth)
+    params["kernel"] = kernel
+    return kernel, params
+
+
+@contextlib.contextmanager
+def _limit_threads(threads: int | None) -> Iterator[None]:
+    if threads is None:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(threads):
+        yield
+
+
+def _write_tables(
+    out_dir: Path, rows: list[dict[str, Any]], provenance: dict[str, Any], failures: list[Any]
+) -> None:
+    tmp = out_dir / "results.csv.tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(RESULT_COLUMNS))
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(out_dir / "results.csv")
+    tmp = out_dir / "results.json.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(
+            {"provenance": provenance, "failures": failures, "results": rows},
+            fh,
+            indent=1,
+            default=str,
+        )
+    tmp.replace(out_dir / "results.json")
+
+
+def run_experiment(
+    config: ExperimentConfig,
+    output_dir: str | os.PathLike[str] | None = None,
+    *,
+    resume: bool = True,
+    progress: bool | None = None,
+    stream: TextIO | None = None,
+    on_cell: Callable[[dict[str, Any]], None] | None = None,
+    threads: int | None = 1,
+) -> ExperimentResult:
+    """Run every cell of ``config`` and collect a tidy table of results.
+
+    Parameters
+    ----------
+    config : ExperimentConfig
+    output_dir : str or path-like, default=None
+        Folder for ``cells.jsonl`` (the resumable log), ``results.csv`` and
+        ``results.json``; created if needed.  ``None`` keeps everything in memory.
+    resume : bool, default=True
+        Reuse the finished cells recorded in ``output_dir`` (``False`` starts afresh).
+    progress : bool, default=None
+        Show a progress bar; by default only when ``stream`` is a terminal.
+    stream : file, default=sys.stderr
+        Where the progress bar goes.
+    on_cell : callable, default=None
+        Called with each newly finished cell's record (used to observe or stop a run).
+    threads : int or None, default=1
+        Threads of the BLAS and OpenMP pools inside a cell (``None``: leave them as they
+        are).  One thread by default: the cells are small, and threaded BLAS on small
+        matrices is slower, much slower when the cores are busy with other work.
+
+    Returns
+    -------
+    ExperimentResult
+    """
+    stream = stream if stream is not None else sys.stderr
+    if progress is None:
+        progress = bool(getattr(stream, "isatty", lambda: False)())
+    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    specs = {m.display: get_method(m.name) for m in config.methods}
+    out_dir = Path(output_dir) if output_dir is not None else None
+    cells_path = None
+    done: dict[str, dict[str, Any]] = {}
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        cells_path = out_dir / CELLS_FILE
+        if resume:
+            done = _read_cells(cells_path)
+        elif cells_path.exists():
+            cells_path.unlink()
+    plan = [
+        (d, m, n_components, seed)
+        for d in config.datasets
+        for m in config.methods
+        for n_components in config.n_components
+        for seed in config.seeds
+    ]
+    bar = _Progress(len(plan), progress, stream)
+    records: list[dict[str, Any]] = []
+    n_computed = 0
+    prepared: dict[str, PreparedData] = {}
+    gamma_cache: dict[tuple[str, str], float] = {}
+    log: TextIO | None = None
+    if cells_path is not None:
+        needs_newline = False
+        if cells_path.is_file() and cells_path.stat().st_size > 0:
+            with open(cells_path, "rb") as fh:
+                fh.seek(-1, os.SEEK_END)
+                needs_newline = fh.read(1) != b"\n"
+        log = open(cells_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in `finally`
+        if needs_newline:  # the last line was cut short by an interruption
+            log.write("\n")
+    try:
+        for i, (d, m, n_components, seed) in enumerate(plan):
+            key = _cell_key(config, d, m, n_components, seed)
+            label = f"{d.display} {m.display} D={n_components} seed={seed}"
+            if key in done:
+                records.append(done[key])
+                bar.update(i + 1, label)
+                continue
+            if d.display not in prepared:
+                prepared[d.display] = prepare_data(d, config.data_home)
+            data = prepared[d.display]
+            spec = specs[m.display]
+            record: dict[str, Any] = {
+                "key": key,
+                "dataset": d.display,
+                "method": m.display,
+                "n_components": n_components,
+                "seed": seed,
+            }
+            try:
+                kernel, kparams = _method_kernel(config, spec, m, data, gamma_cache)
+                record["kernel"] = kernel
+                record["gamma"] = kparams.get("gamma")
+                with warnings.catch_warnings(record=True) as caught, _limit_threads(threads):
+                    warnings.simplefilter("always")
+                    record["metrics"] = _run_cell(
+                        config, data, spec, kparams, m.params, n_components, seed
+                    )
+                if caught:
+                    record["warnings"] = sorted({str(w.message) for w in caught})
+                record["status"] = "ok"
+            except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
+                record["status"] = "failed"
+                record["message"] = f"{type(exc).__name__}: {exc}"
+                record.setdefault("kernel", m.kernel or spec.kernel)
+            n_computed += 1
+            if log is not None:
+                log.write(json.dumps(record, default=float) + "\n")
+                log.flush()
+                os.fsync(log.fileno())
+            records.append(record)
+            bar.update(i + 1, label)
+            if on_cell is not None:
+                on_cell(record)
+    finally:
+        bar.close()
+        if log is not None:
+            log.close()
+    rows, failures = _tidy(config.name, records)
+    provenance = {
+        "experiment": config.name,
+        "started": started,
+        "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "versions": _versions(),
+        "machine": _machine(),
+        "seeds": list(config.seeds),
+        "config": config.to_dict(),
+        "n_cells": len(plan),
+        "n_computed": n_computed,
+        "n_reused": len(plan) - n_computed,
+        "gamma": {f"{k[0]}/{k[1]}": v for k, v in gamma_cache.items()},
+        "threads_per_cell": threads,
+    }
+    if out_dir is not None:
+        _write_tables(out_dir, rows, provenance, failures)
+    return ExperimentResult(rows, provenance, len(plan), n_computed, failures, out_dir)
+
+
+def _tidy(
+    experiment: str, records: Iterable[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    rows: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    for rec in records:
+        if rec.get("status") != "ok":
+            failures.append(
+                {k: rec.get(k) for k in ("dataset", "method", "n_components", "seed", "message")}
+            )
+            continue
+        for metric, value in rec["metrics"].items():
+            rows.append(
+                {
+                    "experiment": experiment,
+                    "dataset": rec["dataset"],
+                    "method": rec["method"],
+                    "kernel": rec.get("kernel"),
+                    "gamma": rec.get("gamma"),
+                    "n_components": rec["n_components"],
+                    "seed": rec["seed"],
+                    "metric": metric,
+                    "value": value,
+                }
+            )
+    return rows, failures
+
+
+def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a tidy result table written by :func:`run_experiment` (CSV or JSON)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.csv"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such result table.")
+    if path.suffix == ".json":
+        rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["results"]
+        return rows
+    out = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            missing = [
+                c for c in ("dataset", "method", "n_components", "metric", "value") if c not in row
+            ]
+            if missing:
+                raise ValueError(f"{path}: not a result table; columns {missing} are missing.")
+            rec: dict[str, Any] = dict(row)
+            rec["n_components"] = int(row["n_components"])
+            rec["seed"] = int(row["seed"]) if row.get("seed") not in (None, "") else 0
+            rec["value"] = float(row["value"])
+            rec["gamma"] = float(row["gamma"]) if row.get("gamma") not in (None, "") else None
+            out.append(rec)
+    return out

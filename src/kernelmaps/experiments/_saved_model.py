@@ -1,0 +1,100 @@
+"""A fitted model saved by ``kernelmaps fit`` and used by ``kernelmaps predict``.
+
+:class:`SavedModel` holds the fitted scikit-learn pipeline (standardisation, feature map,
+linear model) with what is needed to check new data: the feature names and their order,
+the target's name, the task and the classes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ..datasets import Dataset
+
+__all__ = ["ColumnMismatchError", "SavedModel", "build_pipeline"]
+
+#: Candidate ridge penalties; the one with the smallest leave-one-out error is kept.
+ALPHAS = tuple(float(a) for a in np.logspace(-6, 2, 9))
+
+
+class ColumnMismatchError(ValueError):
+    """New data whose columns do not match those the model was fitted on."""
+
+
+def build_pipeline(feature_map: Any, task: str) -> Any:
+    """``StandardScaler -> ridge on feature_map``, the penalty chosen by leave-one-out.
+
+    Uses :class:`kernelmaps.models.FeatureRidge` / ``FeatureRidgeClassifier`` (streamed
+    Gram matrix, exact leave-one-out over :data:`ALPHAS`).
+    """
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from ..models import FeatureRidge, FeatureRidgeClassifier
+
+    model: Any
+    if task == "classification":
+        model = FeatureRidgeClassifier(feature_map=feature_map, alphas=list(ALPHAS))
+    else:
+        model = FeatureRidge(feature_map=feature_map, alphas=list(ALPHAS))
+    return make_pipeline(StandardScaler(), model)
+
+
+@dataclasses.dataclass
+class SavedModel:
+    """A fitted pipeline with the description of the data it was fitted on.
+
+    Attributes
+    ----------
+    pipeline : sklearn Pipeline
+        ``StandardScaler -> FeatureRidge / FeatureRidgeClassifier(feature_map)``.
+    feature_names : list of str
+        The columns, in order, that new data must provide.
+    target : str or None
+        Name of the target column (ignored when present in new data).
+    task : {"classification", "regression"}
+    data_format : str
+        Format of the training file (``"csv"``, ``"svmlight"``, ...).
+    info : dict
+        Method, n_components, kernel, gamma and its rule, alpha, training rows, versions.
+    """
+
+    pipeline: Any
+    feature_names: list[str]
+    target: str | None
+    task: str
+    data_format: str
+    info: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def check_columns(self, ds: Dataset, by_name: bool) -> np.ndarray:
+        """The columns of ``ds`` in the order of training, or an error naming the mismatch.
+
+        With ``by_name`` (CSV files), columns are matched by name: missing ones are an
+        error, extra ones (the target among them) are ignored.  Otherwise the number of
+        columns must match.
+        """
+        X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X)
+        if by_name and self.data_format == "csv":
+            names = list(ds.feature_names)
+            missing = [c for c in self.feature_names if c not in names]
+            if missing:
+                shown = ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")
+                raise ColumnMismatchError(
+                    f"the data lacks {len(missing)} column(s) the model was fitted on: {shown}. "
+                    "Give a file with the same column names as the training file."
+                )
+            order = [names.index(c) for c in self.feature_names]
+            return X[:, order]
+        if X.shape[1] != len(self.feature_names):
+            raise ColumnMismatchError(
+                f"the data has {X.shape[1]} feature columns but the model was fitted on "
+                f"{len(self.feature_names)}."
+            )
+        return X
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predictions of the pipeline for rows already checked by :meth:`check_columns`."""
+        return np.asarray(self.pipeline.predict(X))

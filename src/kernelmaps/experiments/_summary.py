@@ -1,0 +1,113 @@
+"""Summaries of tidy result tables: mean and spread over seeds, and a text table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["format_table", "summarize"]
+
+_METRIC_TITLES = {
+    "fro_error": "relative Frobenius error",
+    "spectral_error": "relative spectral error",
+    "max_error": "relative max-entry error",
+    "fit_time": "fit time (s)",
+    "transform_time": "transform time (s)",
+    "peak_memory": "peak memory (MiB)",
+    "accuracy": "test accuracy",
+    "rmse": "test RMSE",
+    "n_features_out": "output features",
+}
+
+
+def metric_title(metric: str) -> str:
+    """A readable name of ``metric``."""
+    return _METRIC_TITLES.get(metric, metric)
+
+
+def summarize(rows: Iterable[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
+    """Mean, standard deviation, min, max and count over seeds of ``metric``.
+
+    Returns one dict per (dataset, method, n_components), in the order of first
+    appearance, with keys ``dataset, method, kernel, gamma, n_components, mean, std, min,
+    max, n``.
+    """
+    groups: dict[tuple[str, str, int], list[float]] = {}
+    meta: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for r in rows:
+        if r["metric"] != metric:
+            continue
+        key = (str(r["dataset"]), str(r["method"]), int(r["n_components"]))
+        groups.setdefault(key, []).append(float(r["value"]))
+        meta.setdefault(key, {"kernel": r.get("kernel"), "gamma": r.get("gamma")})
+    out = []
+    for key, values in groups.items():
+        v = np.asarray(values)
+        out.append(
+            {
+                "dataset": key[0],
+                "method": key[1],
+                "n_components": key[2],
+                **meta[key],
+                "mean": float(v.mean()),
+                "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
+                "min": float(v.min()),
+                "max": float(v.max()),
+                "n": int(v.size),
+            }
+        )
+    return out
+
+
+def _fmt(value: float, metric: str) -> str:
+    if metric == "peak_memory":
+        return f"{value / 2**20:.1f}"
+    if metric == "n_features_out":
+        return f"{value:.0f}"
+    if metric.endswith("_time"):
+        return f"{value:.3g}"
+    return f"{value:.4f}"
+
+
+def format_table(rows: Iterable[dict[str, Any]], metric: str = "fro_error") -> str:
+    """A text table of ``metric``: one line per data set and method, one column per
+    ``n_components``, each cell ``mean ± std`` over seeds (std with ``ddof=1``).
+    """
+    summary = summarize(rows, metric)
+    if not summary:
+        return f"(no {metric} results)"
+    grid = sorted({s["n_components"] for s in summary})
+    cells = {(s["dataset"], s["method"], s["n_components"]): s for s in summary}
+    lines_keys: list[tuple[str, str]] = []
+    for s in summary:
+        if (s["dataset"], s["method"]) not in lines_keys:
+            lines_keys.append((s["dataset"], s["method"]))
+    n_seeds = max(s["n"] for s in summary)
+    texts = {
+        k: f"{_fmt(v['mean'], metric)} ± {_fmt(v['std'], metric)}" if v["n"] > 1
+        else _fmt(v["mean"], metric)
+        for k, v in cells.items()
+    }  # fmt: skip
+    width = max([len(t) for t in texts.values()] + [len(f"D={d}") for d in grid])
+    ds_w = max(len("dataset"), *(len(k[0]) for k in lines_keys))
+    me_w = max(len("method"), *(len(k[1]) for k in lines_keys))
+    header = f"{'dataset':<{ds_w}}  {'method':<{me_w}}  {'kernel':<10}  " + "  ".join(
+        f"{'D=' + str(d):>{width}}" for d in grid
+    )
+    title = f"{metric_title(metric)}" + (
+        f", mean ± std over {n_seeds} seeds" if n_seeds > 1 else ""
+    )
+    lines = [title, header, "-" * len(header)]
+    previous = None
+    for ds, method in lines_keys:
+        first = next(s for s in summary if s["dataset"] == ds and s["method"] == method)
+        row_cells = [texts.get((ds, method, d), "-") for d in grid]
+        shown = ds if ds != previous else ""
+        previous = ds
+        lines.append(
+            f"{shown:<{ds_w}}  {method:<{me_w}}  {first['kernel'] or ''!s:<10}  "
+            + "  ".join(f"{c:>{width}}" for c in row_cells)
+        )
+    return "\n".join(lines)

@@ -1,0 +1,413 @@
+"""IKA, the Independent Kernel Approximator: leading kernel eigenfunctions in a chosen basis."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.special import expit
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.extmath import safe_sparse_dot
+
+from ..kernels import Kernel, ShiftInvariantKernel, resolve_kernel
+from ._base import BaseFeatureMap, row_blocks
+from ._landmarks import select_landmarks
+from ._nystroem import _CallableKernel, _flip_signs
+
+__all__ = ["IKA"]
+
+#: Relative eigenvalue threshold of ``P`` below which the basis is reduced (see Notes).
+_P_RCOND = 1e-10
+
+
+class IKA(BaseFeatureMap):
+    """IKA (Independent Kernel Approximator): the leading eigenfunctions of the kernel
+    operator projected on the span of chosen basis functions.
+
+    Approximates ``k(x, y)`` by ``psi(x) . psi(y)`` with
+    ``psi(x) = (sqrt(lambda_i) sum_j v_j^(i) b_j(x))_{i <= m}``, where
+    ``(lambda_i, v^(i))`` are the leading solutions of the generalized eigenproblem
+    ``M v = lambda P v`` on a sample (Ronchetti 2018, Algorithm 1).
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable, default="rbf"
+        A kernel name of :mod:`kernelmaps.kernels`, a
+        :class:`~kernelmaps.kernels.Kernel` object or a callable
+        ``k(X, Y, **kernel_params)`` returning the kernel matrix.
+    gamma, degree, coef0 : float, default=None
+        Kernel parameters for a kernel given by name.
+    kernel_params : dict, default=None
+        Other kernel parameters; for a callable, keyword arguments passed to it.
+    n_components : int, default=100
+        Number ``m`` of eigenfunctions kept (output width); at most ``n_basis``.
+    basis : {"kernel", "relu", "sigmoid", "fourier"} or callable, default="kernel"
+        The basis functions ``b_j``: ``"kernel"``: ``k(x, c_j)``, kernel functions at the
+        centres (the paper's filters; IKA and :class:`Nystroem` then span the same
+        functions and differ only in how the coefficients are fitted); ``"relu"``:
+        ``max(0, c_j . x)``; ``"sigmoid"``: ``1 / (1 + exp(-c_j . x))``; ``"fourier"``:
+        ``cos(w_j . x + u_j)`` with ``w_j`` drawn from the kernel's spectral measure and
+        ``u_j ~ U[0, 2 pi)`` (shift-invariant kernels only); a callable ``f(X)`` returning
+        the ``(n_samples, n_basis)`` matrix of basis values (``n_basis`` and ``centers``
+        are then ignored).
+    n_basis : int, default=None
+        Number ``n`` of basis functions; ``None`` means ``n_components``.  With centres
+        drawn from the data, at most ``n_samples`` (more: all samples, with a warning).
+    centers : {"uniform", "kmeans"}, default="uniform"
+        Centres ``c_j`` (filters) of the ``"kernel"``, ``"relu"`` and ``"sigmoid"`` bases:
+        training rows drawn uniformly, or k-means centres (Zhang, Tsang & Kwok 2008).
+    sample_size : int, default=None
+        Number ``S`` of training rows sampled (uniformly, without replacement) to estimate
+        ``P`` and ``M``; ``None`` means ``max(2000, 10 n_basis)``.  Capped at
+        ``n_samples``.  The paper asks for ``S >> n``.
+    random_state : int, Generator, SeedSequence, RandomState or None, default=None
+        Source of the sample, the centres and the Fourier frequencies.
+
+    Attributes
+    ----------
+    kernel_ : Kernel or callable
+        The resolved kernel.
+    centers_ : ndarray of shape (n_basis_, n_features_in_) or None
+        Centres of the basis functions (``None`` for ``"fourier"`` and callables).
+    frequencies_, offsets_ : ndarray or None
+        ``w_j`` (as columns) and ``u_j`` of the ``"fourier"`` basis.
+    sample_indices_ : ndarray of int
+        Training rows used to estimate ``P`` and ``M``.
+    eigenvalues_ : ndarray of shape (n_components,)
+        ``lambda_1 >= ... >= lambda_m``: estimated eigenvalues of the kernel operator
+        ``(K f)(x) = int k(x, y) f(y) p(y) dy`` (zero beyond the rank of the reduced
+        problem; negative values from a non-PSD kernel are clipped to zero).
+    coefficients_ : ndarray of shape (n_basis_, n_components)
+        ``sqrt(lambda_i) v^(i)`` as columns: ``psi(x) = b(x) @ coefficients_``.
+    basis_rank_ : int
+        Numerical rank of ``P`` (``n_basis_`` unless the basis was reduced).
+    n_basis_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` has string column names.
+
+    Notes
+    -----
+    With ``G_ij = k(y_i, y_j)`` on the sample and ``B_ij = b_j(y_i)``,
+    ``P = B^T B / S`` estimates ``<b_i, b_j>`` in ``L2(p)`` and ``M = B^T G B / S^2``
+    estimates ``<K b_i, b_j>``; the Rayleigh quotient ``<Kf, f> / <f, f>`` of
+    ``f = sum_j v_j b_j`` is ``v^T M v / v^T P v``, so the generalized eigenproblem
+    ``M v = lambda P v`` (:func:`scipy.linalg.eigh`, ``v^T P v = 1``) gives the best
+    approximations of the leading eigenfunctions in the span, and
+    ``psi = (sqrt(lambda_i) phi_i)`` is the truncated Mercer expansion, which minimizes
+    ``E[(k(x, y) - psi(x) . psi(y))^2]`` among rank-``m`` maps (Bengio et al. 2003).
+    On the sample this is Rayleigh-Ritz for the empirical operator ``G / S`` on the
+    range of ``B``, so ``lambda_i`` never exceeds the ``i``-th eigenvalue of ``G / S``.
+
+    ``P`` is singular when the basis is linearly dependent on the sample (``S`` too
+    small, duplicate centres).  If its smallest eigenvalue is below ``1e-10`` times its
+    largest, the problem is reduced to the eigenvectors of ``P`` above that threshold
+    (Rayleigh-Ritz on the remaining directions, which loses only functions of norm
+    ``< 1e-5 |b|`` in ``L2(p)``) and a warning says so; the output is always finite.
+
+    Cost: fit ``O(S^2)`` kernel evaluations and ``O(S^2 n)`` operations for ``B^T G B``
+    (``G`` is never stored whole: it is built in row blocks), ``O(n^3)`` for the
+    eigenproblem; transform ``O(n)`` basis evaluations and ``O(n m)`` operations per row.
+
+    The estimates of ``P`` and ``M`` converge at the Monte Carlo rate ``O(S^{-1/2})``:
+    for a kernel bounded by 1 the eigenvalues of ``G / S`` are within
+    ``||T_S - T||_HS <= 4 log(2/delta) / S + sqrt(2 (1 - sum lambda_i^2) log(2/delta)
+    / S)`` of those of the operator with probability ``1 - delta`` (Bernstein's inequality
+    in Hilbert space; Rosasco, Belkin & De Vito 2010).
+
+    References
+    ----------
+    Ronchetti, M. (2018). IKA: Independent Kernel Approximator. arXiv:1809.01353.
+    Bengio, Y., Vincent, P. and Paiement, J.-F. (2003). Spectral clustering and kernel
+    PCA are learning eigenfunctions. CIRANO.
+    Rosasco, L., Belkin, M. and De Vito, E. (2010). On learning with integral operators.
+    JMLR 11.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from kernelmaps import IKA
+    >>> X, _ = load_digits(return_X_y=True)
+    >>> Z = IKA(gamma=1e-3, n_components=64, n_basis=128, random_state=0).fit_transform(X)
+    >>> Z.shape
+    (1797, 64)
+    """
+
+    _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "kernel": [str, Kernel, callable],
+        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
+        "degree": [Interval(Real, 0.0, None, closed="left"), None],
+        "coef0": [Interval(Real, None, None, closed="neither"), None],
+        "kernel_params": [dict, None],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "basis": [StrOptions({"kernel", "relu", "sigmoid", "fourier"}), callable],
+        "n_basis": [Interval(Integral, 1, None, closed="left"), None],
+        "centers": [StrOptions({"uniform", "kmeans"})],
+        "sample_size": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+    }
+
+    def __init__(
+        self,
+        kernel: str | Kernel | Callable[..., Any] = "rbf",
+        *,
+        gamma: float | None = None,
+        degree: float | None = None,
+        coef0: float | None = None,
+        kernel_params: dict[str, Any] | None = None,
+        n_components: int = 100,
+        basis: str | Callable[..., Any] = "kernel",
+        n_basis: int | None = None,
+        centers: str = "uniform",
+        sample_size: int | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.basis = basis
+        self.n_basis = n_basis
+        self.centers = centers
+        self.sample_size = sample_size
+        self.random_state = random_state
+
+    @classmethod
+    def _supports_kernel(cls, kernel: Kernel) -> bool:
+        return True
+
+    def _resolve(self, n_features: int) -> Callable[..., Any]:
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
+            raise ValueError(
+                "IKA evaluates its basis functions on new points, so it needs the kernel "
+                "itself, not a precomputed matrix; use Nystroem(kernel='precomputed')."
+            )
+        if callable(self.kernel) and not isinstance(self.kernel, (str, Kernel)):
+            named = {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
+            given = sorted(k for k, v in named.items() if v is not None)
+            if given:
+                raise ValueError(
+                    f"{given} were given with a callable kernel; pass its parameters in "
+                    "kernel_params instead."
+                )
+            return _CallableKernel(self.kernel, self.kernel_params)
+        return self._check_kernel(
+            resolve_kernel(
+                self.kernel,
+                n_features,
+                self.kernel_params,
+                gamma=self.gamma,
+                degree=self.degree,
+                coef0=self.coef0,
+            )
+        )
+
+    # -- basis -------------------------------------------------------------------------
+
+    def _basis_values(self, X: Any) -> np.ndarray:
+        """``B_ij = b_j(x_i)`` in float64."""
+        if callable(self.basis):
+            B = self.basis(X)
+            B = np.asarray(B.toarray() if sp.issparse(B) else B, dtype=np.float64)
+            expected = getattr(self, "n_basis_", None)
+            if (
+                B.ndim != 2
+                or B.shape[0] != X.shape[0]
+                or (expected is not None and B.shape[1] != expected)
+            ):
+                raise ValueError(
+                    f"The basis callable returned an array of shape {B.shape} for "
+                    f"{X.shape[0]} rows; it must return a 2D array with one row per input "
+                    f"row{'' if expected is None else f' and {expected} columns'}."
+                )
+            return B
+        if self.basis == "fourier":
+            proj = safe_sparse_dot(X, self.frequencies_, dense_output=True).astype(np.float64)
+            proj += self.offsets_
+            return np.cos(proj, out=proj)
+        assert self.centers_ is not None
+        C = self.centers_.astype(np.float64)
+        if self.basis == "kernel":
+            Cx: Any = sp.csr_matrix(C) if sp.issparse(X) else C
+            B = np.asarray(self.kernel_(X, Cx), dtype=np.float64)
+            if B.shape != (X.shape[0], C.shape[0]):
+                raise ValueError(
+                    f"The kernel returned an array of shape {B.shape} for inputs with "
+                    f"{X.shape[0]} and {C.shape[0]} rows."
+                )
+            return B
+        proj = np.asarray(safe_sparse_dot(X, C.T, dense_output=True), dtype=np.float64)
+        if self.basis == "relu":
+            return np.maximum(proj, 0.0, out=proj)
+        return expit(proj, out=proj)
+
+    # -- fit ---------------------------------------------------------------------------
+
+    def _fit(self, X: Any, rng: np.random.Generator) -> None:
+        n_samples, n_features = X.shape
+        kernel = self._resolve(n_features)
+        self.kernel_ = kernel
+        self.centers_ = None
+        self.frequencies_ = None
+        self.offsets_ = None
+        m = int(self.n_components)
+
+        S = self.sample_size if self.sample_size is not None else None
+        if callable(self.basis):
+            self.n_basis_ = None  # set after the first evaluation
+        else:
+            n_basis = m if self.n_basis is None else int(self.n_basis)
+            if m > n_basis:
+                raise ValueError(
+                    f"n_components={m} cannot exceed n_basis={n_basis}: IKA finds at most "
+                    "as many eigenfunctions as it has basis functions. Increase n_basis or "
+                    "lower n_components."
+                )
+            if self.basis == "fourier":
+                if not isinstance(kernel, ShiftInvariantKernel):
+                    raise ValueError(
+                        f"basis='fourier' draws frequencies from the kernel's spectral "
+                        f"measure and needs a shift-invariant kernel; got {kernel!r}. Use "
+                        "basis='kernel', 'relu' or 'sigmoid' for it."
+                    )
+                W = kernel.sample_frequencies(n_basis, n_features, rng)
+                self.frequencies_ = np.ascontiguousarray(W.T)
+                self.offsets_ = rng.uniform(0.0, 2.0 * np.pi, size=n_basis)
+            else:
+                if n_basis > n_samples:
+                    warnings.warn(
+                        f"n_basis={n_basis} is larger than n_samples={n_samples}: "
+                        f"every sample is used as a centre, so n_basis_ = {n_samples}.",
+                        UserWarning,
+                        stacklevel=3,
+                    )
+                    n_basis = n_samples
+                    if m > n_basis:
+                        raise ValueError(
+                            f"n_components={m} cannot exceed the number of basis functions "
+                            f"{n_basis} (= n_samples); lower n_components or give more samples."
+                        )
+                self.centers_, _ = select_landmarks(
+                    X, n_basis, self.centers, kernel=kernel, rng=rng
+                )
+            self.n_basis_ = n_basis
+            if S is None:
+                S = max(2000, 10 * n_basis)
+        if S is None:
+            S = 2000
+        S = min(int(S), n_samples)
+        sample = np.sort(rng.choice(n_samples, size=S, replace=False))
+        Y = X[sample]
+        self.sample_indices_ = sample
+
+        B = self._basis_values(Y)
+        if self.n_basis_ is None:
+            self.n_basis_ = B.shape[1]
+            if m > self.n_basis_:
+                raise ValueError(
+                    f"n_components={m} cannot exceed the {self.n_basis_} basis functions "
+                    "returned by the basis callable."
+                )
+        if not np.all(np.isfinite(B)):
+            raise ValueError(
+                "The basis functions have non-finite values on the training sample; check "
+                "the basis and the data."
+            )
+        P = (B.T @ B) / S
+        M = self._project_gram(kernel, Y, B) / S**2
+        eigenvalues, vectors, rank = _generalized_top_eigh(M, P, m)
+        self.basis_rank_ = rank
+        lam = np.maximum(eigenvalues, 0.0)
+        self.eigenvalues_ = lam
+        self.coefficients_ = vectors * np.sqrt(lam)
+        self._n_features_out = m
+
+    def _project_gram(self, kernel: Callable[..., Any], Y: Any, B: np.ndarray) -> np.ndarray:
+        """``B^T G B`` with ``G = k(Y, Y)`` built in row blocks, never whole."""
+        S, n = B.shape
+        out = np.zeros((n, n))
+        asym = 0.0
+        scale = 0.0
+        for rows in row_blocks(S, 8.0 * (S + n), max_rows=1024):
+            G = np.asarray(kernel(Y[rows], Y), dtype=np.float64)
+            if G.shape != (rows.stop - rows.start, S):
+                raise ValueError(
+                    f"The kernel returned an array of shape {G.shape} for inputs with "
+                    f"{rows.stop - rows.start} and {S} rows."
+                )
+            if not np.all(np.isfinite(G)):
+                raise ValueError("The kernel has non-finite values on the training sample.")
+            # Symmetry is checked on a corner of the diagonal block (cheap, and enough to
+            # catch a kernel with k(x, y) != k(y, x)).
+            c = min(256, rows.stop - rows.start)
+            corner = G[:c, rows.start : rows.start + c]
+            asym = max(asym, float(np.max(np.abs(corner - corner.T), initial=0.0)))
+            scale = max(scale, float(np.max(np.abs(corner), initial=0.0)))
+            out += B[rows].T @ (G @ B)
+        if asym > 1e-7 * max(scale, 1e-300):
+            raise ValueError(
+                "The kernel matrix of the sample is not symmetric; the kernel must be a "
+                "symmetric positive semidefinite function k(x, y) = k(y, x)."
+            )
+        return 0.5 * (out + out.T)
+
+    def _block_bytes_per_row(self, X: Any) -> float:
+        return float(16 * (self.n_basis_ or 1)) + super()._block_bytes_per_row(X)
+
+    def _transform_block(self, X: Any, out: np.ndarray) -> None:
+        out[:] = self._basis_values(X) @ self.coefficients_
+
+
+def _generalized_top_eigh(
+    M: np.ndarray, P: np.ndarray, m: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Top ``m`` solutions of ``M v = lambda P v`` with ``v^T P v = 1``, decreasing.
+
+    When ``P`` is numerically singular (relative eigenvalue below ``_P_RCOND``) the problem
+    is reduced to the well-conditioned eigenvectors of ``P`` with a warning; the missing
+    solutions (beyond the reduced rank) are returned as zero vectors with eigenvalue 0.
+    """
+    n = P.shape[0]
+    p, U = scipy.linalg.eigh(P)
+    p_max = float(p[-1])
+    if p_max <= 0.0:
+        warnings.warn(
+            "IKA: every basis function vanishes on the training sample; the map is zero.",
+            UserWarning,
+            stacklevel=4,
+        )
+        return np.zeros(m), np.zeros((n, m)), 0
+    keep = p > _P_RCOND * p_max
+    rank = int(np.count_nonzero(keep))
+    if rank == n:
+        k = min(m, n)
+        w, V = scipy.linalg.eigh(M, P, subset_by_index=[n - k, n - 1])
+    else:
+        warnings.warn(
+            f"IKA: the basis Gram matrix P = B^T B / S is numerically singular (rank {rank} "
+            f"of {n}: basis functions are linearly dependent on the sample, e.g. duplicate "
+            "centres or too small a sample); the eigenproblem is reduced to its "
+            f"{rank} well-conditioned directions. Use fewer basis functions or a larger "
+            "sample_size.",
+            UserWarning,
+            stacklevel=4,
+        )
+        T = U[:, keep] / np.sqrt(p[keep])
+        k = min(m, rank)
+        Mr = T.T @ M @ T
+        w, Vr = scipy.linalg.eigh(0.5 * (Mr + Mr.T), subset_by_index=[rank - k, rank - 1])
+        V = T @ Vr
+    w, V = w[::-1], _flip_signs(V[:, ::-1])
+    if k < m:
+        w = np.concatenate([w, np.zeros(m - k)])
+        V = np.hstack([V, np.zeros((n, m - k))])
+    return w, V, rank

@@ -1,0 +1,398 @@
+"""Nyström features: landmarks drawn uniformly, by k-means, by ridge leverage scores or given."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.utils import check_array
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..kernels import Kernel, resolve_kernel
+from ._base import BaseFeatureMap
+from ._landmarks import select_landmarks
+
+__all__ = ["Nystroem"]
+
+
+class _CallableKernel:
+    """A user callable ``k(X, Y, **params)`` checked to return a matrix of the right shape."""
+
+    def __init__(self, func: Callable[..., Any], params: dict[str, Any] | None) -> None:
+        self.func = func
+        self.params = dict(params or {})
+
+    def __call__(self, X: Any, Y: Any) -> np.ndarray:
+        K = self.func(X, Y, **self.params)
+        if sp.issparse(K):
+            K = K.toarray()
+        K = np.asarray(K, dtype=np.float64)
+        if K.shape != (X.shape[0], Y.shape[0]):
+            raise ValueError(
+                f"The kernel callable returned an array of shape {K.shape} for inputs with "
+                f"{X.shape[0]} and {Y.shape[0]} rows; it must return the "
+                f"{X.shape[0]} x {Y.shape[0]} kernel matrix k(X, Y)."
+            )
+        return K
+
+    def __repr__(self) -> str:
+        return f"callable kernel {getattr(self.func, '__name__', self.func)!r}"
+
+
+class _PrecomputedIndexKernel:
+    """Kernel on row indices (stored as a float column) looked up in a precomputed K."""
+
+    def __init__(self, K: Any) -> None:
+        self.K = K
+
+    def __call__(self, A: Any, B: Any) -> np.ndarray:
+        rows = np.asarray(A, dtype=np.int64).reshape(-1)
+        cols = np.asarray(B, dtype=np.int64).reshape(-1)
+        sub = self.K[rows][:, cols]
+        return np.asarray(sub.toarray() if sp.issparse(sub) else sub, dtype=np.float64)
+
+    def diag(self, A: Any) -> np.ndarray:
+        rows = np.asarray(A, dtype=np.int64).reshape(-1)
+        d = self.K.diagonal() if sp.issparse(self.K) else np.diagonal(self.K)
+        return np.asarray(d, dtype=np.float64)[rows]
+
+
+def _flip_signs(V: np.ndarray) -> np.ndarray:
+    """Eigenvectors with their largest-magnitude entry positive (a deterministic sign)."""
+    if V.size == 0:
+        return V
+    pivots = V[np.argmax(np.abs(V), axis=0), np.arange(V.shape[1])]
+    return V * np.where(pivots < 0, -1.0, 1.0)
+
+
+def symmetric_normalization(
+    K_mm: np.ndarray, eigen_cutoff: float | None, *, owner: str = "Nystroem"
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``K_mm^{+1/2}`` restricted to eigenvalues above the cut-off.
+
+    Returns ``(normalization, eigenvalues, rank)`` where ``normalization`` has shape
+    ``(m, m)``: its first ``rank`` columns are ``v_i / sqrt(w_i)`` for the eigenpairs of
+    ``K_mm`` in decreasing order with ``w_i > cutoff * w_max``, the others are zero.
+    """
+    m = K_mm.shape[0]
+    if not np.all(np.isfinite(K_mm)):
+        raise ValueError(
+            f"{owner}: the kernel matrix of the landmarks has non-finite entries; check the "
+            "kernel and its parameters."
+        )
+    scale = float(np.max(np.abs(K_mm))) if m else 0.0
+    asym = float(np.max(np.abs(K_mm - K_mm.T))) if m else 0.0
+    if asym > 1e-7 * max(scale, np.finfo(np.float64).tiny):
+        raise ValueError(
+            f"{owner}: the kernel matrix of the landmarks is not symmetric (max |K - K^T| = "
+            f"{asym:.3g}, max |K| = {scale:.3g}); the kernel must be a symmetric positive "
+            "semidefinite function k(x, y) = k(y, x)."
+        )
+    K_sym = 0.5 * (K_mm + K_mm.T)
+    w, V = scipy.linalg.eigh(K_sym)
+    w, V = w[::-1], _flip_signs(V[:, ::-1])
+    w_max = float(w[0]) if m else 0.0
+    cutoff = m * np.finfo(np.float64).eps if eigen_cutoff is None else float(eigen_cutoff)
+    if w_max <= 0.0:
+        warnings.warn(
+            f"{owner}: the kernel matrix of the landmarks has no positive eigenvalue; the "
+            "kernel is not positive semidefinite or vanishes on the landmarks, and every "
+            "output feature is zero.",
+            UserWarning,
+            stacklevel=4,
+        )
+        keep = np.zeros(m, dtype=bool)
+    else:
+        keep = w > cutoff * w_max
+        if w[-1] < -np.sqrt(np.finfo(np.float64).eps) * w_max:
+            warnings.warn(
+                f"{owner}: the kernel matrix of the landmarks has negative eigenvalues (down "
+                f"to {w[-1]:.3g}, largest {w_max:.3g}); the kernel is not positive "
+                "semidefinite. Their directions are dropped.",
+                UserWarning,
+                stacklevel=4,
+            )
+    rank = int(np.count_nonzero(keep))
+    normalization = np.zeros((m, m))
+    normalization[:, :rank] = V[:, :rank] / np.sqrt(w[:rank])
+    return normalization, w, rank
+
+
+class Nystroem(BaseFeatureMap):
+    """Nyström features from landmarks chosen uniformly, by k-means, by leverage or given.
+
+    Approximates ``k(x, y)`` by ``z(x) . z(y)`` with ``z(x) = K_mm^{+1/2} k_m(x)``, where
+    ``k_m(x) = (k(x, c_1), ..., k(x, c_m))`` for landmarks ``c_1..c_m``.
+
+    Parameters
+    ----------
+    kernel : str, Kernel, callable or "precomputed", default="rbf"
+        A kernel name of :mod:`kernelmaps.kernels` (``"rbf"``, ``"laplacian"``, ...), a
+        :class:`~kernelmaps.kernels.Kernel` object, a callable ``k(X, Y, **kernel_params)``
+        returning the kernel matrix, or ``"precomputed"``: ``fit`` then takes the
+        ``n x n`` training kernel matrix ``K`` and ``transform`` takes
+        ``K(X_new, X_train)`` of shape ``(n_new, n_train)``.
+    gamma, degree, coef0 : float, default=None
+        Kernel parameters for a kernel given by name (``None``: the kernel's default).
+    kernel_params : dict, default=None
+        Other kernel parameters; for a callable, keyword arguments passed to it.
+    n_components : int, default=100
+        Number of landmarks ``m`` (the output width).  More than ``n_samples`` is not
+        possible: every sample is then a landmark (``m = n_samples``, the exact kernel
+        on the training points) and a warning says so.  Ignored when ``landmarks`` is
+        an array.
+    landmarks : {"uniform", "kmeans", "leverage"} or array-like, default="uniform"
+        ``"uniform"``: ``m`` distinct training rows drawn uniformly (Williams & Seeger
+        2001).  ``"kmeans"``: the k-means centres (Zhang, Tsang & Kwok 2008; mini-batch
+        k-means above 20 000 samples).  ``"leverage"``: ``m`` distinct rows sampled by
+        approximate ridge leverage scores, recursive scheme of Musco & Musco (2017),
+        without forming the ``n x n`` matrix.  An array of shape ``(m, n_features)``:
+        the landmarks themselves.  With ``kernel="precomputed"`` only ``"uniform"`` and
+        ``"leverage"`` apply.
+    eigen_cutoff : float, default=None
+        Relative cut-off for the eigenvalues of ``K_mm``: directions with
+        ``w_i <= eigen_cutoff * w_max`` are dropped (their output columns are zero).
+        ``None`` means ``m * eps`` with ``eps`` the float64 machine epsilon, the rank
+        tolerance of :func:`numpy.linalg.matrix_rank`.  Duplicate or nearly duplicate
+        landmarks make ``K_mm`` singular; the cut-off keeps the output finite.
+    random_state : int, Generator, SeedSequence, RandomState or None, default=None
+        Source of the landmark choice.
+
+    Attributes
+    ----------
+    kernel_ : Kernel or callable or None
+        The resolved kernel (``None`` for ``"precomputed"``).
+    components_ : ndarray of shape (n_components_, n_features_in_)
+        The landmarks, dense, in the training dtype (for ``"precomputed"``, the rows of
+        the training kernel matrix at the landmark indices).
+    component_indices_ : ndarray of int or None
+        Training rows used as landmarks (``None`` for k-means or given landmarks).
+    normalization_ : ndarray of shape (n_components_, n_components_)
+        ``K_mm^{+1/2}``: column ``i < rank_`` is ``v_i / sqrt(w_i)`` for the ``i``-th
+        largest eigenpair of ``K_mm``, the other columns are zero.
+    eigenvalues_ : ndarray of shape (n_components_,)
+        Eigenvalues of ``K_mm`` in decreasing order.
+    rank_ : int
+        Effective rank: number of eigenvalues above the cut-off (non-zero columns).
+    n_components_ : int
+        Number of landmarks and output features.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` has string column names.
+
+    Notes
+    -----
+    With ``C = K_nm`` (kernel between the data and the landmarks), the features
+    ``Z = C K_mm^{+1/2}`` give ``Z Z^T = C P_r K_mm^+ P_r C^T``, the Nyström
+    approximation (Williams & Seeger 2001) restricted to the top ``rank_`` eigenvectors
+    ``P_r`` of ``K_mm`` (Bach, *On the equivalence...*; the ``K_11^{-1/2}``
+    normalization of the Nyström feature map).  Because it is the kernel of an
+    orthogonal projection in the feature space, ``K - Z Z^T`` is positive semidefinite
+    for any landmarks and any cut-off, and ``|z(x)|^2 <= k(x, x)``; with every training
+    point as a landmark and no eigenvalue cut, ``Z Z^T = K`` on the training set.
+
+    Cost: fit ``O(m^2)`` kernel evaluations and an ``O(m^3)`` eigendecomposition (plus
+    k-means, or ``O(n m)`` kernel evaluations and ``O(n m^2)`` operations for
+    ``"leverage"``); transform ``O(n m)`` kernel evaluations and ``O(n m^2)``
+    operations, in row blocks.
+
+    Bounds: with ``m = O(d_eff(lambda) log(d_eff / delta))`` leverage landmarks,
+    ``K - Z Z^T <= lambda I`` with probability ``1 - delta`` (Musco & Musco 2017,
+    Theorem 3), ``d_eff`` the effective dimension ``tr(K (K + lambda I)^{-1})``.  For
+    k-means landmarks the error is bounded by the quantization error of the k-means
+    partition (Zhang, Tsang & Kwok 2008).  For any landmarks the Frobenius error is at
+    least the best rank-``m`` error (the SVD of ``K``).
+
+    References
+    ----------
+    Williams, C. K. I. and Seeger, M. (2001). Using the Nyström method to speed up kernel
+    machines. NIPS.
+    Zhang, K., Tsang, I. W. and Kwok, J. T. (2008). Improved Nyström low-rank approximation
+    and error analysis. ICML.
+    Musco, C. and Musco, C. (2017). Recursive sampling for the Nyström method. NIPS.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from kernelmaps import Nystroem
+    >>> X, _ = load_digits(return_X_y=True)
+    >>> Z = Nystroem(gamma=1e-3, n_components=100, landmarks="kmeans",
+    ...              random_state=0).fit_transform(X)
+    >>> Z.shape
+    (1797, 100)
+    """
+
+    _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "kernel": [str, Kernel, callable],
+        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
+        "degree": [Interval(Real, 0.0, None, closed="left"), None],
+        "coef0": [Interval(Real, None, None, closed="neither"), None],
+        "kernel_params": [dict, None],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "landmarks": [StrOptions({"uniform", "kmeans", "leverage"}), "array-like"],
+        "eigen_cutoff": [Interval(Real, 0.0, 1.0, closed="left"), None],
+        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+    }
+
+    def __init__(
+        self,
+        kernel: str | Kernel | Callable[..., Any] = "rbf",
+        *,
+        gamma: float | None = None,
+        degree: float | None = None,
+        coef0: float | None = None,
+        kernel_params: dict[str, Any] | None = None,
+        n_components: int = 100,
+        landmarks: str | Any = "uniform",
+        eigen_cutoff: float | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.eigen_cutoff = eigen_cutoff
+        self.random_state = random_state
+
+    @classmethod
+    def _supports_kernel(cls, kernel: Kernel) -> bool:
+        return True
+
+    def _resolve(self, n_features: int) -> Callable[..., Any]:
+        if callable(self.kernel) and not isinstance(self.kernel, (str, Kernel)):
+            given = {
+                k: v
+                for k, v in {
+                    "gamma": self.gamma,
+                    "degree": self.degree,
+                    "coef0": self.coef0,
+                }.items()
+                if v is not None
+            }
+            if given:
+                raise ValueError(
+                    f"{sorted(given)} were given with a callable kernel; pass its parameters "
+                    "in kernel_params instead."
+                )
+            return _CallableKernel(self.kernel, self.kernel_params)
+        return self._check_kernel(
+            resolve_kernel(
+                self.kernel,
+                n_features,
+                self.kernel_params,
+                gamma=self.gamma,
+                degree=self.degree,
+                coef0=self.coef0,
+            )
+        )
+
+    def _n_landmarks(self, n_samples: int) -> int:
+        m = int(self.n_components)
+        if m > n_samples:
+            warnings.warn(
+                f"n_components={m} is larger than n_samples={n_samples}: every sample is "
+                f"used as a landmark, so n_components_ = {n_samples}. Give fewer components "
+                "or more samples.",
+                UserWarning,
+                stacklevel=4,
+            )
+            m = n_samples
+        return m
+
+    def _fit(self, X: Any, rng: np.random.Generator) -> None:
+        n_samples, n_features = X.shape
+        dtype = X.dtype
+        given = not isinstance(self.landmarks, str)
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
+            if n_samples != n_features:
+                raise ValueError(
+                    f"With kernel='precomputed', fit takes the square n x n kernel matrix of "
+                    f"the training data; got an array of shape {X.shape}."
+                )
+            if given or self.landmarks == "kmeans":
+                raise ValueError(
+                    f"landmarks={'an array' if given else repr(self.landmarks)} needs "
+                    "feature vectors; with kernel='precomputed' use landmarks='uniform' or "
+                    "'leverage'."
+                )
+            m = self._n_landmarks(n_samples)
+            index_kernel = _PrecomputedIndexKernel(X)
+            positions = np.arange(n_samples, dtype=np.float64)[:, None]
+            _, idx_f = select_landmarks(
+                positions, m, str(self.landmarks), kernel=index_kernel, rng=rng
+            )
+            assert idx_f is not None
+            idx = np.asarray(idx_f, dtype=np.intp)
+            K_mm = index_kernel(idx, idx)
+            components = X[idx]
+            components = components.toarray() if sp.issparse(components) else components
+            self.kernel_ = None
+            self.components_ = np.asarray(components, dtype=dtype)
+            self.component_indices_ = idx
+        else:
+            kernel = self._resolve(n_features)
+            if given:
+                landmarks = check_array(
+                    self.landmarks, accept_sparse=("csr",), dtype=(np.float64, np.float32)
+                )
+                if sp.issparse(landmarks):
+                    landmarks = landmarks.toarray()
+                if landmarks.shape[1] != n_features:
+                    raise ValueError(
+                        f"landmarks has {landmarks.shape[1]} features, but X has "
+                        f"{n_features} features; the landmarks must live in the input space."
+                    )
+                components = np.asarray(landmarks, dtype=dtype)
+                idx = None
+            else:
+                m = self._n_landmarks(n_samples)
+                components, idx = select_landmarks(
+                    X, m, str(self.landmarks), kernel=kernel, rng=rng
+                )
+            L64 = components.astype(np.float64)
+            K_mm = np.asarray(kernel(L64, L64), dtype=np.float64)
+            if K_mm.shape != (L64.shape[0],) * 2:
+                raise ValueError(
+                    f"The kernel returned an array of shape {K_mm.shape} for "
+                    f"{L64.shape[0]} landmarks; expected {(L64.shape[0],) * 2}."
+                )
+            self.kernel_ = kernel
+            self.components_ = components
+            self.component_indices_ = idx  # type: ignore[assignment]
+        normalization, eigenvalues, rank = symmetric_normalization(K_mm, self.eigen_cutoff)
+        self.normalization_ = normalization
+        self.eigenvalues_ = eigenvalues
+        self.rank_ = rank
+        self.n_components_ = normalization.shape[0]
+        self._n_features_out = self.n_components_
+
+    def _kernel_to_landmarks(self, X: Any) -> np.ndarray:
+        if self.kernel_ is None:
+            block = X[:, self.component_indices_]
+            return np.asarray(block.toarray() if sp.issparse(block) else block, dtype=np.float64)
+        L: Any = self.components_.astype(np.float64)
+        if sp.issparse(X):
+            L = sp.csr_matrix(L)
+        K = np.asarray(self.kernel_(X, L), dtype=np.float64)
+        if K.shape != (X.shape[0], self.n_components_):
+            raise ValueError(
+                f"The kernel returned an array of shape {K.shape} for inputs with "
+                f"{X.shape[0]} and {self.n_components_} rows."
+            )
+        return K
+
+    def _block_bytes_per_row(self, X: Any) -> float:
+        return float(16 * self.n_components_) + super()._block_bytes_per_row(X)
+
+    def _transform_block(self, X: Any, out: np.ndarray) -> None:
+        out[:] = self._kernel_to_landmarks(X) @ self.normalization_

@@ -1,0 +1,347 @@
+"""Dot-product kernels ``k(x, y) = f(x . y)`` and their Maclaurin coefficients.
+
+A function ``f`` gives a positive-definite kernel ``f(x . y)`` on the unit sphere of every
+dimension exactly when ``f(t) = sum_n a_n t^n`` with every ``a_n >= 0`` (Schoenberg 1942;
+Theorem 2 of the report's section 3.1).  Random Maclaurin features (Kar & Karnick 2012)
+need the coefficients ``a_n`` and the radius of convergence ``R`` of the series; the
+estimate they give is unbiased wherever the series converges absolutely, that is for
+``|x| |y| < R``.
+
+======================  ========================  =======================================
+kernel                  f(t)                      a_n
+======================  ========================  =======================================
+Polynomial              (gamma t + coef0)^degree  C(degree, n) gamma^n coef0^(degree - n)
+HomogeneousPolynomial   t^degree                  1 if n = degree else 0
+ExponentialDotProduct   exp(gamma t)              gamma^n / n!
+MaclaurinKernel         sum_n a_n t^n             given
+======================  ========================  =======================================
+
+References
+----------
+Schoenberg, I. J. (1942). Positive definite functions on spheres. Duke Math. J. 9.
+Kar, P. and Karnick, H. (2012). Random feature maps for dot product kernels. AISTATS.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from abc import abstractmethod
+from collections.abc import Callable
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.extmath import safe_sparse_dot
+
+from ._base import Kernel, _check_positive, register_kernel
+
+__all__ = [
+    "DotProductKernel",
+    "ExponentialDotProduct",
+    "HomogeneousPolynomial",
+    "MaclaurinKernel",
+    "Polynomial",
+]
+
+#: Number of leading coefficients checked for sign when a MaclaurinKernel is built.
+_N_CHECKED_COEFFICIENTS = 64
+
+
+def _check_degree(owner: str, degree: Any) -> None:
+    if isinstance(degree, bool) or not isinstance(degree, Integral) or degree < 1:
+        raise ValueError(
+            f"{owner}: degree must be an integer >= 1; got {degree!r}. A degree-0 "
+            "polynomial kernel is a constant; use an integer degree of at least 1."
+        )
+
+
+def squared_row_norms(X: Any) -> np.ndarray:
+    """``|x|^2`` of every row of a dense or sparse ``X``, in float64."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    Xd = np.asarray(X, dtype=np.float64)
+    return np.einsum("ij,ij->i", Xd, Xd)
+
+
+def _gram(X: Any, Y: Any) -> np.ndarray:
+    return np.asarray(safe_sparse_dot(X, Y.T, dense_output=True), dtype=np.float64)
+
+
+class DotProductKernel(Kernel):
+    """A kernel ``k(x, y) = f(x . y)`` with ``f(t) = sum_n a_n t^n``, every ``a_n >= 0``.
+
+    Subclasses give the coefficients (:meth:`maclaurin_coefficient`), the radius of
+    convergence of the series (:meth:`radius_of_convergence`, ``inf`` for entire
+    functions) and, for finite polynomials, :meth:`polynomial_degree`.  Random
+    Maclaurin and compact random features accept any such kernel; TensorSketch accepts
+    the polynomial ones.
+    """
+
+    def radius_of_convergence(self) -> float:
+        """Radius of convergence ``R`` of ``sum_n a_n t^n`` (``inf`` by default)."""
+        return math.inf
+
+    def polynomial_degree(self) -> int | None:
+        """Largest ``n`` with ``a_n != 0`` for a polynomial ``f``; ``None`` for a series."""
+        return None
+
+    @abstractmethod
+    def maclaurin_coefficient(self, n: int) -> float:
+        """The coefficient ``a_n = f^(n)(0) / n!`` (``>= 0``)."""
+
+    @abstractmethod
+    def _f(self, t: np.ndarray) -> np.ndarray:
+        """``f`` applied elementwise to the Gram matrix ``t`` (may overwrite it)."""
+
+    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+        return self._f(_gram(X, Y))
+
+    def diag(self, X: Any) -> np.ndarray:
+        kernel = self.resolve(X.shape[1])
+        assert isinstance(kernel, DotProductKernel)
+        return kernel._f(squared_row_norms(X))
+
+    def check_norms(self, squared_norms: np.ndarray, owner: str) -> None:
+        """Refuse data on which the Maclaurin series diverges.
+
+        The series ``sum_n a_n |x . y|^n`` is bounded by ``sum_n a_n (|x| |y|)^n``, which
+        converges for every pair of rows when ``max |x|^2 < R``; at or beyond the radius
+        ``k(x, x)`` itself is not given by a convergent series and a random Maclaurin
+        estimate has no finite mean.  Such data is refused (not only warned about).
+        """
+        R = self.radius_of_convergence()
+        if not math.isfinite(R) or squared_norms.size == 0:
+            return
+        worst = float(np.max(squared_norms))
+        if worst >= R:
+            raise ValueError(
+                f"{owner}: the Maclaurin series of {self!r} has radius of convergence "
+                f"{R:g}, but the data has a row with squared norm {worst:g} >= {R:g}, "
+                "where the series diverges. Rescale X so that every row has squared norm "
+                f"below {R:g} (e.g. sklearn.preprocessing.normalize and a factor < 1)."
+            )
+
+
+@register_kernel("polynomial", "poly")
+@dataclasses.dataclass(frozen=True)
+class Polynomial(DotProductKernel):
+    """Polynomial kernel ``k(x, y) = (gamma x . y + coef0)^degree``.
+
+    The same kernel and defaults as :func:`sklearn.metrics.pairwise.polynomial_kernel`.
+
+    Parameters
+    ----------
+    degree : int, default=3
+        Integer degree, >= 1.
+    gamma : float, default=None
+        Scale of the dot product, > 0; ``None`` means ``1 / n_features``.
+    coef0 : float, default=1.0
+        Constant term, >= 0 (a negative ``coef0`` gives negative Maclaurin coefficients
+        and, for even degrees, a kernel that is not positive definite).
+
+    Notes
+    -----
+    ``a_n = C(degree, n) gamma^n coef0^(degree - n)`` for ``n <= degree``, 0 beyond.
+    """
+
+    degree: int = 3
+    gamma: float | None = None
+    coef0: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_degree("Polynomial", self.degree)
+        _check_positive("Polynomial", "gamma", self.gamma)
+        if (
+            isinstance(self.coef0, bool)
+            or not isinstance(self.coef0, (int, float, np.integer, np.floating))
+            or not np.isfinite(self.coef0)
+            or self.coef0 < 0
+        ):
+            raise ValueError(
+                f"Polynomial: coef0 must be a finite number >= 0; got {self.coef0!r}. A "
+                "negative coef0 gives negative Maclaurin coefficients (no valid kernel)."
+            )
+
+    def polynomial_degree(self) -> int:
+        return int(self.degree)
+
+    def maclaurin_coefficient(self, n: int) -> float:
+        if n < 0 or n > self.degree:
+            return 0.0
+        gamma = float(self.gamma)  # type: ignore[arg-type]
+        return float(math.comb(self.degree, n) * gamma**n * float(self.coef0) ** (self.degree - n))
+
+    def _f(self, t: np.ndarray) -> np.ndarray:
+        t *= self.gamma
+        t += self.coef0
+        return np.power(t, self.degree, out=t)
+
+
+@register_kernel("homogeneous_polynomial")
+@dataclasses.dataclass(frozen=True)
+class HomogeneousPolynomial(DotProductKernel):
+    """Homogeneous polynomial kernel ``k(x, y) = (x . y)^degree``.
+
+    Parameters
+    ----------
+    degree : int, default=2
+        Integer degree ``p >= 1``.
+
+    Notes
+    -----
+    ``a_degree = 1``, every other coefficient 0; ``Polynomial(degree, gamma=1, coef0=0)``.
+    """
+
+    degree: int = 2
+
+    def __post_init__(self) -> None:
+        _check_degree("HomogeneousPolynomial", self.degree)
+
+    def polynomial_degree(self) -> int:
+        return int(self.degree)
+
+    def maclaurin_coefficient(self, n: int) -> float:
+        return 1.0 if n == self.degree else 0.0
+
+    def _f(self, t: np.ndarray) -> np.ndarray:
+        return np.power(t, self.degree, out=t)
+
+
+@register_kernel("exponential_dot_product", "exp_dot")
+@dataclasses.dataclass(frozen=True)
+class ExponentialDotProduct(DotProductKernel):
+    """Exponential dot-product kernel ``k(x, y) = exp(gamma x . y)``.
+
+    Parameters
+    ----------
+    gamma : float, default=None
+        Scale, > 0; ``None`` means ``1 / n_features``.
+
+    Notes
+    -----
+    ``a_n = gamma^n / n!``; the series converges everywhere (``R = inf``).  On the unit
+    sphere, ``exp(-gamma |x - y|^2 / 2) = exp(-gamma) exp(gamma x . y)``.
+    """
+
+    gamma: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_positive("ExponentialDotProduct", "gamma", self.gamma)
+
+    def maclaurin_coefficient(self, n: int) -> float:
+        if n < 0:
+            return 0.0
+        return float(math.exp(n * math.log(float(self.gamma)) - math.lgamma(n + 1)))  # type: ignore[arg-type]
+
+    def _f(self, t: np.ndarray) -> np.ndarray:
+        t *= self.gamma
+        return np.exp(t, out=t)
+
+
+@register_kernel("maclaurin")
+@dataclasses.dataclass(frozen=True)
+class MaclaurinKernel(DotProductKernel):
+    """Any dot-product kernel ``f(x . y)`` given by its Maclaurin coefficients.
+
+    Parameters
+    ----------
+    coefficients : callable
+        ``n -> a_n``, non-negative for every ``n >= 0``.  The first 64 (or up to
+        ``max_degree``) are checked when the kernel is built, and every coefficient a
+        feature map uses is checked again when it is drawn.
+    function : callable, default=None
+        ``f`` itself, applied elementwise to an array of dot products, for exact
+        evaluation.  Without it the kernel sums the series until the terms fall below
+        ``1e-16`` of the running sum (at most 10 000 terms).
+    radius : float, default=inf
+        Radius of convergence of the series; data with a row of squared norm
+        ``>= radius`` is refused by the random Maclaurin maps.
+    max_degree : int, default=None
+        For a polynomial ``f``: the largest ``n`` with ``a_n != 0``.
+
+    Examples
+    --------
+    ``f(t) = 1 / (1 - t / 2)`` (radius 2):
+
+    >>> from kernelmaps.kernels import MaclaurinKernel
+    >>> k = MaclaurinKernel(lambda n: 0.5**n, function=lambda t: 1 / (1 - t / 2), radius=2.0)
+    """
+
+    coefficients: Callable[[int], float]
+    function: Callable[[np.ndarray], np.ndarray] | None = None
+    radius: float = math.inf
+    max_degree: int | None = None
+
+    def __post_init__(self) -> None:
+        if not callable(self.coefficients):
+            raise TypeError(
+                "MaclaurinKernel: coefficients must be a callable n -> a_n; got "
+                f"{self.coefficients!r}."
+            )
+        if self.function is not None and not callable(self.function):
+            raise TypeError(f"MaclaurinKernel: function must be callable; got {self.function!r}.")
+        if self.radius != math.inf:
+            _check_positive("MaclaurinKernel", "radius", self.radius, allow_none=False)
+        if self.max_degree is not None and (
+            isinstance(self.max_degree, bool)
+            or not isinstance(self.max_degree, Integral)
+            or self.max_degree < 0
+        ):
+            raise ValueError(
+                f"MaclaurinKernel: max_degree must be None or an integer >= 0; got "
+                f"{self.max_degree!r}."
+            )
+        n_checked = _N_CHECKED_COEFFICIENTS if self.max_degree is None else int(self.max_degree) + 1
+        for n in range(n_checked):
+            self.maclaurin_coefficient(n)
+
+    def radius_of_convergence(self) -> float:
+        return float(self.radius)
+
+    def polynomial_degree(self) -> int | None:
+        return None if self.max_degree is None else int(self.max_degree)
+
+    def maclaurin_coefficient(self, n: int) -> float:
+        if self.max_degree is not None and n > self.max_degree:
+            return 0.0
+        value = self.coefficients(n)
+        try:
+            a = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"MaclaurinKernel: coefficients({n}) returned {value!r}, not a number."
+            ) from None
+        if not np.isfinite(a) or a < 0:
+            raise ValueError(
+                f"MaclaurinKernel: coefficients({n}) = {a!r}; every Maclaurin coefficient "
+                "must be finite and >= 0 for f(x . y) to be a positive-definite kernel "
+                "(Schoenberg 1942). Check the coefficient callable."
+            )
+        return a
+
+    def _f(self, t: np.ndarray) -> np.ndarray:
+        if self.function is not None:
+            return np.asarray(self.function(t), dtype=np.float64)
+        if math.isfinite(self.radius) and t.size and np.max(np.abs(t)) >= self.radius:
+            raise ValueError(
+                f"MaclaurinKernel: a dot product reaches {np.max(np.abs(t)):g}, at or beyond "
+                f"the radius of convergence {self.radius:g}; the series diverges there."
+            )
+        total = np.zeros_like(t)
+        power = np.ones_like(t)
+        n_max = 10_000 if self.max_degree is None else int(self.max_degree)
+        for n in range(n_max + 1):
+            a = self.maclaurin_coefficient(n)
+            if a:
+                term = a * power
+                total += term
+                if (
+                    self.max_degree is None
+                    and n > 8
+                    and np.all(np.abs(term) <= 1e-16 * np.abs(total))
+                ):
+                    break
+            power = power * t
+        return total

@@ -1,0 +1,26 @@
+"""Models that learn on kernels and on explicit feature maps.
+
+* :class:`KernelRidge` -- exact kernel ridge regression (dual, Cholesky), the reference.
+* :class:`FeatureRidge` -- ridge regression on any feature map, ``Z^T Z`` streamed over row
+  blocks, leave-one-out / GCV choice of the penalty, ``partial_fit``.
+* :class:`NystroemKernelRidge` -- Nyström kernel ridge regression by FALKON's
+  preconditioned conjugate gradient, memory ``O(m^2 + block m)``.
+* :class:`FeatureRidgeClassifier` -- one-vs-rest ridge classification on a feature map (the
+  module :mod:`kernelmaps.models._classifiers` also gives the recipe with scikit-learn's
+  linear classifiers).
+"""
+
+from ._cg import CGResult, conjugate_gradient
+from ._classifiers import FeatureRidgeClassifier
+from ._feature_ridge import FeatureRidge
+from ._kernel_ridge import KernelRidge
+from ._nystroem_ridge import NystroemKernelRidge
+
+__all__ = [
+    "CGResult",
+    "FeatureRidge",
+    "FeatureRidgeClassifier",
+    "KernelRidge",
+    "NystroemKernelRidge",
+    "conjugate_gradient",
+]

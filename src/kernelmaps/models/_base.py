@@ -1,0 +1,94 @@
+"""Helpers shared by the models: kernel arguments, targets and row-block prediction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels import Kernel, resolve_kernel
+
+__all__ = [
+    "FLOAT_DTYPES",
+    "as_row_sliceable",
+    "kernel_from_params",
+    "kernel_matrix",
+    "output_dtype",
+]
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+KernelLike = str | Kernel | Callable[..., Any]
+
+
+def kernel_from_params(
+    owner: str,
+    kernel: KernelLike,
+    n_features: int,
+    kernel_params: Mapping[str, Any] | None,
+    **named: Any,
+) -> Callable[..., Any]:
+    """The kernel an estimator evaluates: a resolved :class:`Kernel` or the user's callable.
+
+    A callable that is not a :class:`Kernel` must take two 2D arrays and return their kernel
+    matrix; ``kernel_params`` are passed to it as keyword arguments, and the named
+    parameters (``gamma``, ``degree``, ``coef0``) are refused with it.
+    """
+    if isinstance(kernel, (str, Kernel)):
+        return resolve_kernel(kernel, n_features, kernel_params, **named)
+    if callable(kernel):
+        given = sorted(key for key, value in named.items() if value is not None)
+        if given:
+            raise ValueError(
+                f"{owner}: {given} cannot be used with a callable kernel; pass the "
+                "callable's own arguments in kernel_params instead."
+            )
+        params = dict(kernel_params or {})
+        if not params:
+            return kernel
+
+        def bound(X: Any, Y: Any) -> Any:
+            return kernel(X, Y, **params)
+
+        return bound
+    raise TypeError(
+        f"{owner}: kernel must be a kernel name, a kernelmaps.kernels.Kernel object or a "
+        f"callable returning the kernel matrix; got {kernel!r}."
+    )
+
+
+def kernel_matrix(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:
+    """``kernel(X, Y)`` as a dense float64 array, with its shape checked."""
+    K = kernel(X, Y)
+    if sp.issparse(K):
+        K = K.toarray()
+    K = np.asarray(K, dtype=np.float64)
+    if K.shape != (X.shape[0], Y.shape[0]):
+        raise ValueError(
+            f"The kernel returned a matrix of shape {K.shape} for inputs with {X.shape[0]} "
+            f"and {Y.shape[0]} rows; expected {(X.shape[0], Y.shape[0])}."
+        )
+    return K
+
+
+def output_dtype(X: Any) -> np.dtype:
+    """float32 for float32 input, float64 otherwise."""
+    return np.dtype(np.float32) if getattr(X, "dtype", None) == np.float32 else np.dtype(np.float64)
+
+
+def as_row_sliceable(X: Any) -> Any:
+    """CSR for sparse input (row blocks slice cheaply), with 32-bit indices when they fit.
+
+    Some of scikit-learn's pairwise routines (Manhattan distances) accept only 32-bit
+    sparse indices; the values are unchanged.
+    """
+    if not sp.issparse(X):
+        return X
+    X = X.tocsr()
+    if X.indices.dtype != np.int32 and X.nnz < np.iinfo(np.int32).max:
+        X = sp.csr_matrix(
+            (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
+        )
+    return X

@@ -1,0 +1,235 @@
+"""Classification on explicit features.
+
+:class:`FeatureRidgeClassifier` is one-vs-rest ridge regression on ``{-1, 1}`` targets with
+the streaming solver of :class:`FeatureRidge`: one pass over the data accumulates ``Z^T Z``
+once for all classes.
+
+Recipe: feature maps with scikit-learn's linear classifiers
+----------------------------------------------------------
+Every map is a transformer, so it goes in a :class:`~sklearn.pipeline.Pipeline` in front of
+any linear classifier; the classifier then learns ``w^T z(x) + b``, a kernel machine with the
+approximate kernel ``z(x)^T z(y)`` (Rahimi & Recht 2007), at the cost of a linear one::
+
+    from sklearn.linear_model import LogisticRegression, SGDClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+    from kernelmaps import RandomFourierFeatures
+
+    rff = RandomFourierFeatures(gamma=0.2, n_components=1000, random_state=0)
+    logistic = make_pipeline(StandardScaler(), rff, LogisticRegression(max_iter=1000))
+    svm = make_pipeline(StandardScaler(), rff, LinearSVC(C=1.0))
+    logistic.fit(X_train, y_train).score(X_test, y_test)
+
+For data that arrive in pieces, fit the map once (a data-independent map such as random
+Fourier features needs only the number of columns; a data-dependent one, such as Nyström,
+should be fitted on a representative sample) and feed the mapped blocks to
+:meth:`SGDClassifier.partial_fit <sklearn.linear_model.SGDClassifier.partial_fit>`, giving
+every class on the first call (a ``Pipeline`` has no ``partial_fit``)::
+
+    rff = RandomFourierFeatures(gamma=0.2, n_components=1000, random_state=0).fit(X_first)
+    sgd = SGDClassifier(loss="hinge", alpha=1e-4)
+    for X_block, y_block in blocks:
+        sgd.partial_fit(rff.transform(X_block), y_block, classes=all_classes)
+    predictions = sgd.predict(rff.transform(X_new))
+
+``FeatureRidgeClassifier(feature_map=rff).partial_fit`` does the same with the exact ridge
+solution of everything seen so far instead of stochastic steps.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import FLOAT_DTYPES
+from ._feature_ridge import _StreamingRidgeMixin
+
+__all__ = ["FeatureRidgeClassifier"]
+
+
+class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
+    """One-vs-rest ridge classification on the outputs of a feature map.
+
+    Each class ``c`` gets the ridge regression of the target ``+1`` (class ``c``) / ``-1``
+    (other classes) on ``z(x)`` (with two classes, one regression for the second class),
+    solved together by the streaming primal solver of :class:`FeatureRidge`; the predicted
+    class has the largest decision value.
+
+    Parameters
+    ----------
+    feature_map : transformer, "passthrough" or None, default=None
+        As in :class:`FeatureRidge` (fitted on the first data seen).
+    alpha : float, default=1.0
+        Ridge penalty ``alpha > 0``.
+    alphas : array-like of float, default=None
+        Candidate penalties, compared by leave-one-out (or GCV) squared error on the
+        ``{-1, 1}`` targets, averaged over classes (as
+        :class:`~sklearn.linear_model.RidgeClassifierCV` does).
+    alpha_selection : {"auto", "loo", "gcv"}, default="auto"
+        See :class:`FeatureRidge`.
+    fit_intercept : bool, default=True
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    feature_map_ : transformer or None
+    coef_ : ndarray of shape (1, D) for two classes, else (n_classes, D)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    alpha_ : float
+    cv_errors_ : ndarray of shape (n_alphas,)
+        With ``alphas`` only.
+    n_features_out_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` has string column names.
+
+    Notes
+    -----
+    Cost and memory are those of :class:`FeatureRidge` with ``n_classes`` targets (one
+    target for two classes): ``O(n D^2 + D^3)`` time, ``O(D^2 + block D)`` memory.  See the
+    module docstring for the recipe with :class:`~sklearn.linear_model.LogisticRegression`,
+    :class:`~sklearn.svm.LinearSVC` and :class:`~sklearn.linear_model.SGDClassifier`.
+
+    References
+    ----------
+    Rifkin, R. and Klautau, A. (2004). In defense of one-vs-all classification. JMLR 5.
+    Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from kernelmaps import FeatureRidgeClassifier, RandomFourierFeatures
+    >>> X, y = load_digits(return_X_y=True)
+    >>> rff = RandomFourierFeatures(gamma=1e-3, n_components=500, random_state=0)
+    >>> clf = FeatureRidgeClassifier(rff, alpha=1e-2).fit(X, y)
+    >>> clf.predict(X[:2]).shape
+    (2,)
+    """
+
+    def __init__(
+        self,
+        feature_map: Any = None,
+        *,
+        alpha: float = 1.0,
+        alphas: Any = None,
+        alpha_selection: str = "auto",
+        fit_intercept: bool = True,
+    ) -> None:
+        self.feature_map = feature_map
+        self.alpha = alpha
+        self.alphas = alphas
+        self.alpha_selection = alpha_selection
+        self.fit_intercept = fit_intercept
+
+    def _encode(self, y: Any) -> np.ndarray:
+        Y = self._binarizer.transform(y).astype(np.float64)
+        return Y
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> FeatureRidgeClassifier:
+        """Fit the feature map on ``X``, then one ridge regression per class.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES)
+        check_classification_targets(y)
+        self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(y)
+        self.classes_ = self._binarizer.classes_
+        if self.classes_.shape[0] < 2:
+            raise ValueError(
+                "The classifier needs samples of at least 2 classes in the data; got only "
+                f"one class: {self.classes_[0]!r}."
+            )
+        self._fit_targets(X, self._encode(y), sample_weight)
+        return self
+
+    def partial_fit(
+        self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None
+    ) -> FeatureRidgeClassifier:
+        """Add a block of labelled rows and re-solve (exact ridge on everything seen).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (n_classes,), default=None
+            Every class, required on the first call (later blocks may lack some classes).
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        first = getattr(self, "_gram", None) is None
+        if first:
+            self._validate_params()
+            if classes is None:
+                raise ValueError(
+                    "classes must be given on the first call to partial_fit: pass "
+                    "classes=np.unique(y_all) listing every class."
+                )
+            all_classes = np.unique(np.asarray(classes))
+            if all_classes.shape[0] < 2:
+                raise ValueError(f"classes must list at least 2 classes; got {all_classes!r}.")
+            self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(all_classes)
+            self.classes_ = self._binarizer.classes_
+        X, y = validate_data(
+            self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=first
+        )
+        check_classification_targets(y)
+        unseen = np.setdiff1d(np.unique(y), self.classes_)
+        if unseen.size:
+            raise ValueError(
+                f"y holds classes {unseen.tolist()} not in classes={self.classes_.tolist()}; "
+                "list every class in classes on the first call to partial_fit."
+            )
+        self._partial_fit_targets(X, self._encode(y), sample_weight)
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Decision values ``w_c^T z(x) + b_c``, in row blocks.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes (positive means ``classes_[1]``),
+        else (n_samples, n_classes)
+        """
+        scores = self._decision(X)
+        if scores.ndim == 2 and scores.shape[1] == 1:
+            return scores[:, 0]
+        return scores
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predict the class with the largest decision value.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "classes_")
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]

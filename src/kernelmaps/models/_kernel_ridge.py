@@ -1,0 +1,214 @@
+"""Exact kernel ridge regression in the dual, solved by a Cholesky factorization."""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Real
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..feature_maps import row_blocks
+from ..kernels import Kernel
+from ._base import (
+    FLOAT_DTYPES,
+    KernelLike,
+    as_row_sliceable,
+    kernel_from_params,
+    kernel_matrix,
+    output_dtype,
+)
+
+__all__ = ["EXACT_MEMORY_WARNING_BYTES", "KernelRidge"]
+
+#: KernelRidge warns when its ``n x n`` float64 kernel matrix would exceed this many bytes.
+EXACT_MEMORY_WARNING_BYTES = 2 * 2**30
+
+
+class KernelRidge(RegressorMixin, BaseEstimator):
+    """Exact kernel ridge regression (the reference the approximations are measured against).
+
+    Solves the dual problem ``(K + alpha I) c = y`` with ``K[i, j] = k(x_i, x_j)`` by a
+    Cholesky factorization and predicts ``f(x) = sum_i c_i k(x, x_i)``.  There is no
+    intercept (as in :class:`sklearn.kernel_ridge.KernelRidge`): centre ``y`` first when its
+    mean is far from zero.
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable, default="rbf"
+        A kernel name (see :func:`kernelmaps.kernels.kernel_names`), a kernel object from
+        :mod:`kernelmaps.kernels`, or a callable ``kernel(X, Y, **kernel_params)`` returning
+        the kernel matrix between the rows of ``X`` and ``Y``.
+    gamma : float, default=None
+        Kernel parameter (``None`` means ``1 / n_features`` for the kernels that have it).
+    degree : float, default=None
+        Degree, for the dot-product kernels that take one.
+    coef0 : float, default=None
+        Constant term, for the dot-product kernels that take one.
+    kernel_params : dict, default=None
+        Other kernel parameters, e.g. ``{"nu": 2.5}`` for Matérn.
+    alpha : float, default=1.0
+        Ridge penalty ``alpha > 0``, on the scale of ``K`` (``alpha = n * lambda`` for the
+        risk ``(1/n) sum (y_i - f(x_i))^2 + lambda |f|_H^2``).
+
+    Attributes
+    ----------
+    kernel_ : Kernel or callable
+        The kernel evaluated, with its parameters resolved.
+    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        The dual coefficients ``c`` (float64).
+    X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features)
+        The training inputs, needed for prediction.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` has string column names.
+
+    Notes
+    -----
+    Cost: ``O(n^2 d)`` to form ``K``, ``O(n^3 / 3)`` for the factorization, memory
+    ``O(n^2)``; prediction ``O(n d)`` per point, evaluated in row blocks bounded by
+    scikit-learn's ``working_memory``.  Past ``EXACT_MEMORY_WARNING_BYTES`` (2 GiB, about
+    16,000 samples) a ``UserWarning`` points to :class:`NystroemKernelRidge` (memory
+    ``O(m^2)``) and :class:`FeatureRidge` with random features (memory ``O(D^2)``).
+    Computations are in float64; float32 input gives float32 predictions.  If ``K + alpha I``
+    is numerically not positive definite (a callable that is not a positive-definite
+    kernel), a symmetric indefinite solve is used with a warning.
+
+    References
+    ----------
+    Saunders, C., Gammerman, A. and Vovk, V. (1998). Ridge regression learning algorithm in
+    dual variables. ICML.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from kernelmaps import KernelRidge
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> model = KernelRidge(gamma=0.5, alpha=0.1).fit(X, y - y.mean())
+    >>> model.predict(X[:2]).shape
+    (2,)
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "kernel": [str, Kernel, callable],
+        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
+        "degree": [Interval(Real, 0.0, None, closed="left"), None],
+        "coef0": [Interval(Real, None, None, closed="neither"), None],
+        "kernel_params": [dict, None],
+        "alpha": [Interval(Real, 0.0, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        kernel: KernelLike = "rbf",
+        *,
+        gamma: float | None = None,
+        degree: float | None = None,
+        coef0: float | None = None,
+        kernel_params: dict[str, Any] | None = None,
+        alpha: float = 1.0,
+    ) -> None:
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.alpha = alpha
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = isinstance(self.kernel, (str, Kernel))
+        tags.target_tags.multi_output = True
+        return tags
+
+    def _make_kernel(self, n_features: int) -> Any:
+        return kernel_from_params(
+            type(self).__name__,
+            self.kernel,
+            n_features,
+            self.kernel_params,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+        )
+
+    def fit(self, X: Any, y: Any) -> KernelRidge:
+        """Fit on ``X`` and targets ``y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse=("csr", "csc"),
+            dtype=FLOAT_DTYPES,
+            multi_output=True,
+            y_numeric=True,
+        )
+        X = as_row_sliceable(X)
+        n = X.shape[0]
+        if n * n * 8 > EXACT_MEMORY_WARNING_BYTES:
+            warnings.warn(
+                f"KernelRidge forms the {n} x {n} kernel matrix ({n * n * 8 / 2**30:.1f} GiB "
+                "in float64) and factorizes it in O(n^3). For this many samples use "
+                "NystroemKernelRidge (memory O(m^2) for m landmarks) or FeatureRidge with "
+                "RandomFourierFeatures (memory O(D^2)), or fit on a subsample.",
+                UserWarning,
+                stacklevel=2,
+            )
+        kernel = self._make_kernel(X.shape[1])
+        K = kernel_matrix(kernel, X, X)
+        K[np.diag_indices_from(K)] += self.alpha
+        Y = np.asarray(y, dtype=np.float64)
+        try:
+            factor = scipy.linalg.cho_factor(K, lower=True, overwrite_a=True, check_finite=False)
+            coef = scipy.linalg.cho_solve(factor, Y, check_finite=False)
+        except scipy.linalg.LinAlgError:
+            warnings.warn(
+                "K + alpha I is not positive definite (is the kernel positive "
+                "definite?); solving it as a symmetric indefinite system instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+            K = kernel_matrix(kernel, X, X)
+            K[np.diag_indices_from(K)] += self.alpha
+            coef = scipy.linalg.solve(K, Y, assume_a="sym")
+        self.kernel_ = kernel
+        self.X_fit_ = X
+        self.dual_coef_ = coef
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predict ``f(x) = sum_i c_i k(x, x_i)``, in row blocks.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_targets)
+            float32 for float32 input.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=False)
+        X = as_row_sliceable(X)
+        coef = self.dual_coef_
+        out = np.empty((X.shape[0], *coef.shape[1:]), dtype=output_dtype(X))
+        n_fit = self.X_fit_.shape[0]
+        for rows in row_blocks(X.shape[0], 3.0 * 8 * n_fit):
+            out[rows] = kernel_matrix(self.kernel_, X[rows], self.X_fit_) @ coef
+        return out

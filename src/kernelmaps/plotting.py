@@ -1,0 +1,205 @@
+"""Figures drawn from tidy result tables only (the output of the experiment runner).
+
+matplotlib is an optional dependency (``pip install "kernelmaps[plot]"``), imported when a
+figure is drawn; the figures are rendered with the Agg canvas, so no display is needed.
+
+* :func:`plot_error_curves` -- the figure of the kernel approximation study: error against
+  the number of features, one panel per data set, one curve per method (mean over seeds,
+  with a band from the smallest to the largest seed), log-log axes.
+* :func:`plot_score_curves` -- test accuracy (or RMSE) against the number of features.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["matplotlib_available", "plot_error_curves", "plot_score_curves"]
+
+_INSTALL_HINT = 'Plotting needs matplotlib: pip install "kernelmaps[plot]"'
+
+
+def matplotlib_available() -> bool:
+    """Whether matplotlib can be imported (it is imported to find out)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return False
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _figure_class() -> Any:
+    if not matplotlib_available():
+        raise ImportError(_INSTALL_HINT)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    return Figure, FigureCanvasAgg
+
+
+def _rows(results: Any) -> list[dict[str, Any]]:
+    if isinstance(results, (str, os.PathLike)):
+        from .experiments import read_results
+
+        return read_results(results)
+    rows = getattr(results, "rows", results)
+    return list(rows)
+
+
+def _panels(
+    rows: Sequence[dict[str, Any]], metric: str
+) -> dict[str, dict[str, list[tuple[int, float, float, float]]]]:
+    from .experiments import summarize
+
+    panels: dict[str, dict[str, list[tuple[int, float, float, float]]]] = {}
+    for s in summarize(rows, metric):
+        curve = panels.setdefault(s["dataset"], {}).setdefault(s["method"], [])
+        curve.append((s["n_components"], s["mean"], s["min"], s["max"]))
+    for curves in panels.values():
+        for points in curves.values():
+            points.sort()
+    return panels
+
+
+def _plot_panels(
+    rows: Sequence[dict[str, Any]],
+    metric: str,
+    ylabel: str,
+    title: str | None,
+    path: str | os.PathLike[str] | None,
+    log_y: bool,
+    ncols: int | None,
+    methods: Iterable[str] | None,
+) -> Any:
+    Figure, FigureCanvasAgg = _figure_class()
+    if methods is not None:
+        wanted = list(methods)
+        rows = [r for r in rows if r["method"] in wanted]
+    panels = _panels(rows, metric)
+    if not panels:
+        raise ValueError(f"The results hold no {metric!r} rows to plot.")
+    n = len(panels)
+    ncols = ncols or min(n, 3)
+    nrows = math.ceil(n / ncols)
+    width = 4.2 * ncols + (1.8 if ncols == 1 else 0.0)
+    fig = Figure(figsize=(width, 3.4 * nrows + 0.9), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    method_order: list[str] = []
+    for r in rows:
+        if r["metric"] == metric and r["method"] not in method_order:
+            method_order.append(r["method"])
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab20" if len(method_order) > 10 else "tab10"]
+    markers = "osD^v<>pPXh*"
+    style = {m: (cmap(i % cmap.N), markers[i % len(markers)]) for i, m in enumerate(method_order)}
+    for ax, (dataset, curves) in zip(axes.flat, panels.items(), strict=False):
+        for method in method_order:
+            if method not in curves:
+                continue
+            pts = curves[method]
+            xs = [p[0] for p in pts]
+            color, marker = style[method]
+            ax.plot(xs, [p[1] for p in pts], marker=marker, ms=4, color=color, label=method)
+            if any(p[2] != p[3] for p in pts):
+                ax.fill_between(xs, [p[2] for p in pts], [p[3] for p in pts], color=color,
+                                alpha=0.15, linewidth=0)  # fmt: skip
+        ax.set_xscale("log", base=2)
+        if log_y:
+            ax.set_yscale("log")
+        ax.set_title(dataset)
+        ax.set_xlabel("number of features D (landmarks m)")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="major", alpha=0.3)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    seen = set(labels)
+    for ax in list(axes.flat)[1:n]:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in seen:
+                handles.append(h)
+                labels.append(lab)
+                seen.add(lab)
+    if ncols == 1:
+        fig.legend(handles, labels, loc="outside right center", fontsize="small", frameon=False)
+    else:
+        fig.legend(handles, labels, loc="outside lower center", frameon=False,
+                   ncols=min(len(labels), 2 * ncols), fontsize="small")  # fmt: skip
+    if title:
+        fig.suptitle(title)
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=110)
+    return fig
+
+
+def plot_error_curves(
+    results: Any,
+    metric: str = "fro_error",
+    *,
+    path: str | os.PathLike[str] | None = None,
+    title: str | None = None,
+    methods: Iterable[str] | None = None,
+    ncols: int | None = None,
+) -> Any:
+    """Approximation error against the number of features.
+
+    Parameters
+    ----------
+    results : list of dict, ExperimentResult, or path
+        A tidy result table (rows), a runner result, or a ``results.csv`` / ``.json`` path.
+    metric : str, default="fro_error"
+        The error metric to plot (``"fro_error"``, ``"spectral_error"``, ``"max_error"``).
+    path : str or path-like, default=None
+        Save the figure there (PNG, PDF or SVG by the suffix).
+    title : str, default=None
+    methods : iterable of str, default=None
+        Only these methods (default: all, in the order of the table).
+    ncols : int, default=None
+        Panels per row (default: up to 3).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per data set, one curve per method (mean over seeds, band from the
+        smallest to the largest value), log-log axes.
+
+    Raises
+    ------
+    ImportError
+        When matplotlib is not installed, with the command that installs it.
+    """
+    from .experiments._summary import metric_title
+
+    return _plot_panels(
+        _rows(results), metric, metric_title(metric), title, path, True, ncols, methods
+    )
+
+
+def plot_score_curves(
+    results: Any,
+    metric: str = "accuracy",
+    *,
+    path: str | os.PathLike[str] | None = None,
+    title: str | None = None,
+    methods: Iterable[str] | None = None,
+    ncols: int | None = None,
+) -> Any:
+    """Downstream score (``"accuracy"`` or ``"rmse"``) against the number of features.
+
+    Same layout as :func:`plot_error_curves`, with a linear score axis.
+    """
+    from .experiments._summary import metric_title
+
+    return _plot_panels(
+        _rows(results), metric, metric_title(metric), title, path, metric == "rmse", ncols,
+        methods,
+    )  # fmt: skip

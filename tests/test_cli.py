@@ -1,0 +1,252 @@
+"""The ``kernelmaps`` command through its installed entry point (subprocesses)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+def _command() -> list[str]:
+    script = Path(sys.executable).with_name("kernelmaps")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("kernelmaps")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "kernelmaps.cli"]  # pragma: no cover
+
+
+def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):
+    full_env = {**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})}
+    return subprocess.run(
+        [*_command(), *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=300
+    )
+
+
+def run_inprocess(capsys, *args: str) -> subprocess.CompletedProcess:
+    """``main(args)`` in this process (no start-up cost), captured like a subprocess."""
+    from kernelmaps.cli import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse: --help and usage errors
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+
+
+def _assert_user_error(proc, *fragments: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in proc.stderr, proc.stderr
+
+
+def test_golden_small_compare(tmp_path, capsys):
+    out = tmp_path / "out"
+    proc = run(
+        "compare", "--datasets", "letter", "--methods", "rff-mc", "nystroem-uniform",
+        "--n-components", "8", "32", "128", "--seeds", "3", "--n-fit", "300", "--n-eval",
+        "200", "--output", str(out), "--no-plot",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    title = lines.index("relative Frobenius error, mean ± std over 3 seeds")
+    assert lines[title + 1].split() == ["dataset", "method", "kernel", "D=8", "D=32", "D=128"]
+    assert set(lines[title + 2]) == {"-"}
+    body = [line.split() for line in lines[title + 3 : title + 5]]
+    assert body[0][:3] == ["letter", "rff-mc", "rbf"]
+    assert body[1][:2] == ["nystroem-uniform", "rbf"]
+    for row in body:
+        cells = row[-9:]  # three "mean ± std" cells
+        errors = [float(cells[i]) for i in (0, 3, 6)]
+        # The squared Frobenius error of random features is a sum of independent terms
+        # of variance O(1/D), so its root falls as D^{-1/2}: a factor 4 from D = 8 to
+        # D = 128 (and Nyström with more landmarks does better still).  Each mean is over
+        # 3 seeds; requiring only a factor 2 leaves room for the spread of 3 draws.
+        assert errors[2] < 0.5 * errors[0], row
+        assert errors[0] > errors[1] > errors[2], row
+    assert (out / "results.csv").exists() and (out / "results.json").exists()
+    with open(out / "results.csv", newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert len(table) == 2 * 3 * 3 * 3  # methods x D x seeds x default metrics
+    # Running again reuses every finished cell.
+    again = run_inprocess(
+        capsys,
+        "compare", "--datasets", "letter", "--methods", "rff-mc", "--n-components", "8",
+        "--seeds", "3", "--n-fit", "300", "--n-eval", "200", "--output", str(out), "--no-plot",
+    )  # fmt: skip
+    assert again.returncode == 0 and "(3 reused from an earlier run)" in again.stdout
+
+
+def test_compare_figure_and_missing_matplotlib(tmp_path, capsys):
+    args = ["compare", "--datasets", "ijcnn1", "--methods", "rff-mc", "--n-components", "8",
+            "16", "--seeds", "1", "--n-fit", "100", "--n-eval", "50", "--quiet"]  # fmt: skip
+    proc = run_inprocess(capsys, *args, "--output", str(tmp_path / "a"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""  # --quiet
+    pytest.importorskip("matplotlib")
+    assert (tmp_path / "a" / "figure.png").stat().st_size > 1000
+    fake = tmp_path / "fake"
+    (fake / "matplotlib").mkdir(parents=True)
+    (fake / "matplotlib" / "__init__.py").write_text("raise ImportError('no matplotlib')\n")
+    proc = run(*args, "--output", str(tmp_path / "b"), env={"PYTHONPATH": str(fake)})
+    assert proc.returncode == 0, proc.stderr
+    assert "figure skipped" in proc.stderr and 'pip install "kernelmaps[plot]"' in proc.stderr
+    assert (tmp_path / "b" / "results.csv").exists()
+    assert not (tmp_path / "b" / "figure.png").exists()
+
+
+def test_compare_user_errors(tmp_path, capsys):
+    _assert_user_error(run("compare", "--methods", "nope"), "Unknown method 'nope'")
+    _assert_user_error(
+        run("compare", "--datasets", str(tmp_path / "missing.csv"), "--target", "y",
+            "--output", str(tmp_path / "o")),
+        "missing.csv: no such file",
+    )  # fmt: skip
+    _assert_user_error(
+        run_inprocess(capsys, "compare", "--n-components", "0"), "expected a positive integer"
+    )
+    bad = tmp_path / "bad.toml"
+    bad.write_text("n_components = [8]\ndatasets = ['letter']\nmethods = ['rff-mc']\nx = 1\n")
+    _assert_user_error(
+        run_inprocess(capsys, "compare", "--config", str(bad)), str(bad), "unknown key(s) 'x'"
+    )
+    _assert_user_error(
+        run_inprocess(capsys, "compare", "--kernel", "nope"), "unknown kernel 'nope'"
+    )
+
+
+def _regression_csv(path: Path, n: int, rng: np.random.Generator, drop: str | None = None):
+    X = rng.uniform(-1, 1, size=(n, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2]
+    cols = {"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "price": y}
+    if drop:
+        cols.pop(drop)
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(list(cols))
+        writer.writerows(zip(*cols.values(), strict=True))
+    return y
+
+
+def test_fit_and_predict_regression_and_classification(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    _regression_csv(tmp_path / "train.csv", 300, rng)
+    y_new = _regression_csv(tmp_path / "new.csv", 50, rng)
+    model = tmp_path / "model.joblib"
+    proc = run("fit", str(tmp_path / "train.csv"), "--target", "price", "--n-components", "256",
+               "-o", str(model))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "task: regression, inferred from the target" in proc.stdout
+    assert "median heuristic" in proc.stdout
+    proc = run("predict", str(model), str(tmp_path / "new.csv"), "-o", str(tmp_path / "p.csv"))
+    assert proc.returncode == 0, proc.stderr
+    with open(tmp_path / "p.csv", newline="") as fh:
+        pred = [float(r["predicted_price"]) for r in csv.DictReader(fh)]
+    assert len(pred) == 50
+    # The target is a smooth function of the inputs: the model must beat predicting the mean.
+    assert np.mean((np.asarray(pred) - y_new) ** 2) < 0.5 * np.var(y_new)
+    assert "RMSE on these rows" in proc.stdout
+
+    X = rng.normal(size=(200, 2))
+    labels = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 < 1.0, "inside", "outside")
+    with open(tmp_path / "cls.csv", "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["u", "v", "kind"])
+        writer.writerows(zip(X[:, 0], X[:, 1], labels, strict=True))
+    proc = run_inprocess(
+        capsys, "fit", str(tmp_path / "cls.csv"), "--target", "kind", "--method", "nystroem",
+        "--n-components", "64", "-o", str(model),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "task: classification (2 classes), inferred from the target" in proc.stdout
+    proc = run_inprocess(capsys, "predict", str(model), str(tmp_path / "cls.csv"))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    assert out[0] == "predicted_kind" and set(out[1:]) <= {"inside", "outside"}
+    assert len(out) == 201
+
+
+def test_fit_and_predict_user_errors(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    _regression_csv(tmp_path / "train.csv", 60, rng)
+    _regression_csv(tmp_path / "no_b.csv", 10, rng, drop="b")
+    model = tmp_path / "m.joblib"
+    _assert_user_error(
+        run("fit", str(tmp_path / "train.csv"), "--target", "cost", "-o", str(model)),
+        "train.csv, line 1: no column named 'cost'", "a, b, c, price",
+    )  # fmt: skip
+    (tmp_path / "ragged.csv").write_text("a,b,y\n1,2,3\n4,5\n")
+    _assert_user_error(
+        run_inprocess(capsys, "fit", str(tmp_path / "ragged.csv"), "--target", "y", "-o",
+                      str(model)),
+        "ragged.csv, line 3", "ragged row",
+    )  # fmt: skip
+    _assert_user_error(
+        run_inprocess(capsys, "fit", str(tmp_path / "train.csv"), "-o", str(model)), "--target"
+    )
+    proc = run_inprocess(capsys, "fit", str(tmp_path / "train.csv"), "--target", "price",
+                         "--n-components", "32", "-o", str(model))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    _assert_user_error(
+        run("predict", str(model), str(tmp_path / "no_b.csv")), "lacks 1 column", "b"
+    )
+    _assert_user_error(
+        run_inprocess(capsys, "predict", str(tmp_path / "train.csv"), str(tmp_path / "no_b.csv")),
+        "not a model file",
+    )  # fmt: skip
+
+
+def test_datasets_methods_and_help(tmp_path, capsys, monkeypatch):
+    proc = run("datasets", env={"KERNELMAPS_DATA": ""})
+    assert proc.returncode == 0, proc.stderr
+    for name in ("letter", "covtype", "cpu_act", "california_housing", "ijcnn1"):
+        assert name in proc.stdout
+    assert "data home: not set" in proc.stdout
+    proc = run("--help")
+    assert proc.returncode == 0 and "examples:" in proc.stdout
+    proc = run_inprocess(capsys, "datasets", "--data-home", str(tmp_path))
+    assert proc.returncode == 0 and "usps" in proc.stdout and "missing" in proc.stdout
+    proc = run_inprocess(capsys, "methods")
+    assert proc.returncode == 0 and "rff-mc" in proc.stdout
+    monkeypatch.setenv("COLUMNS", "100")
+    for command in (["compare"], ["fit"], ["predict"], ["datasets"], ["methods"]):
+        proc = run_inprocess(capsys, *command, "--help")
+        assert proc.returncode == 0 and "examples:" in proc.stdout, command
+
+
+def test_compare_on_a_user_file_and_array_models(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    _regression_csv(tmp_path / "mine.csv", 120, rng)
+    proc = run_inprocess(
+        capsys, "compare", "--datasets", str(tmp_path / "mine.csv"), "--target", "price",
+        "--methods", "rff-mc", "--n-components", "8", "--seeds", "1", "--n-fit", "60",
+        "--n-eval", "40", "--quiet", "--no-plot", "--output", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    with open(tmp_path / "out" / "results.csv", newline="") as fh:
+        assert {r["dataset"] for r in csv.DictReader(fh)} == {"mine"}
+
+    X = rng.normal(size=(80, 4))
+    np.savez(tmp_path / "train.npz", X=X, y=X[:, 0] - X[:, 1])
+    model = tmp_path / "m.joblib"
+    proc = run_inprocess(
+        capsys, "fit", str(tmp_path / "train.npz"), "--n-components", "16", "-o", str(model)
+    )
+    assert proc.returncode == 0, proc.stderr
+    np.save(tmp_path / "new.npy", X[:5, :3])
+    _assert_user_error(
+        run_inprocess(capsys, "predict", str(model), str(tmp_path / "new.npy")),
+        "has 3 feature columns but the model was fitted on 4",
+    )
+    np.save(tmp_path / "ok.npy", X[:5])
+    proc = run_inprocess(capsys, "predict", str(model), str(tmp_path / "ok.npy"))
+    assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 6

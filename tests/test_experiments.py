@@ -1,0 +1,227 @@
+"""Declarative experiments: configuration, the tidy runner, resuming, summaries."""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kernelmaps import RandomFourierFeatures
+from kernelmaps.experiments import (
+    RESULT_COLUMNS,
+    DatasetConfig,
+    ExperimentConfig,
+    MethodConfig,
+    MethodSpec,
+    format_table,
+    get_method,
+    load_config,
+    method_names,
+    read_results,
+    register_method,
+    run_experiment,
+    summarize,
+)
+
+#: Every factory call of the counting method, as (n_components, seed).
+CALLS: list[tuple[int, int]] = []
+
+
+def _counting_factory(n_components: int, kernel_params: dict[str, Any], random_state: Any):
+    CALLS.append((n_components, random_state))
+    params = dict(kernel_params)
+    params.pop("kernel", None)
+    return RandomFourierFeatures(
+        "rbf", kernel_params=params, n_components=n_components, random_state=random_state
+    )
+
+
+def _failing_factory(n_components: int, kernel_params: dict[str, Any], random_state: Any):
+    raise ValueError("this method always fails")
+
+
+if "test-counting" not in method_names():
+    register_method(MethodSpec("test-counting", "rbf", _counting_factory, "RFF, counted"))
+    register_method(MethodSpec("test-failing", "rbf", _failing_factory, "always fails"))
+
+
+def _small_config(**kw: Any) -> ExperimentConfig:
+    base: dict[str, Any] = {
+        "datasets": [DatasetConfig("letter", n_fit=120, n_eval=80)],
+        "methods": [MethodConfig("test-counting")],
+        "n_components": [8, 32],
+        "seeds": [0, 1],
+        "metrics": ["fro_error", "fit_time"],
+    }
+    base.update(kw)
+    return ExperimentConfig(**base)
+
+
+def test_config_from_toml(tmp_path):
+    path = tmp_path / "study.toml"
+    path.write_text(
+        """
+name = "study"
+n_components = [8, 16]
+seeds = 2
+metrics = ["fro_error", "spectral_error"]
+bandwidth = "median"
+
+[[datasets]]
+name = "letter"
+n_fit = 100
+n_eval = 50
+
+[[methods]]
+name = "rff-mc"
+
+[[methods]]
+name = "rff-sobol"
+label = "QMC RFF"
+""",
+        encoding="utf-8",
+    )
+    config = load_config(path)
+    assert config.seeds == [0, 1]
+    assert config.datasets[0].n_fit == 100
+    assert [m.display for m in config.methods] == ["rff-mc", "QMC RFF"]
+    assert config.bandwidth == "median"
+    again = ExperimentConfig.from_dict(config.to_dict())
+    assert again == config
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("n_components = [8]\ndatasets = ['letter']\nmethods = ['rff-mc']\ncolour = 1\n",
+         r"unknown key\(s\) 'colour'"),
+        ("n_components = [8]\ndatasets = ['letter']\nmethods = ['rff-mc']\n"
+         "metrics = ['speed']\n", r"Unknown metric\(s\) \['speed'\]"),
+        ("n_components = [0]\ndatasets = ['letter']\nmethods = ['rff-mc']\n",
+         "positive integers"),
+        ("datasets = ['letter']\nmethods = ['rff-mc']\n", "missing key 'n_components'"),
+        ("n_components = [8\n", "not valid TOML"),
+    ],
+)  # fmt: skip
+def test_config_errors_name_the_file(tmp_path, text, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=message) as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+def test_runner_writes_tidy_tables_with_provenance(tmp_path):
+    config = _small_config(methods=[MethodConfig("test-counting"), MethodConfig("rff-orthogonal")])
+    result = run_experiment(config, tmp_path)
+    n_cells = 1 * 2 * 2 * 2
+    assert result.n_cells == n_cells and result.n_computed == n_cells
+    assert len(result.rows) == n_cells * 2  # one row per cell and metric
+    assert all(set(r) == set(RESULT_COLUMNS) for r in result.rows)
+    keys = {(r["dataset"], r["method"], r["n_components"], r["seed"], r["metric"])
+            for r in result.rows}  # fmt: skip
+    assert len(keys) == len(result.rows)
+    errors = result.values(metric="fro_error")
+    assert all(0.0 < e < 2.0 for e in errors)
+    with open(tmp_path / "results.csv", newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert len(table) == len(result.rows) and list(table[0]) == list(RESULT_COLUMNS)
+    doc = json.loads((tmp_path / "results.json").read_text())
+    prov = doc["provenance"]
+    assert prov["seeds"] == [0, 1]
+    assert {"numpy", "scipy", "scikit-learn", "kernelmaps", "python"} <= set(prov["versions"])
+    assert prov["machine"]["cpu_count"] >= 1
+    assert prov["config"]["n_components"] == [8, 32]
+    assert "letter/rbf" in prov["gamma"]
+    assert read_results(tmp_path) == read_results(tmp_path / "results.csv")
+    assert len(read_results(tmp_path / "results.json")) == len(result.rows)
+
+
+def test_runner_resumes_without_redoing_finished_cells(tmp_path):
+    config = _small_config()
+    CALLS.clear()
+    seen: list[dict[str, Any]] = []
+
+    def stop_after_three(record: dict[str, Any]) -> None:
+        seen.append(record)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(config, tmp_path, on_cell=stop_after_three)
+    assert CALLS == [(8, 0), (8, 1), (32, 0)]
+    assert not (tmp_path / "results.csv").exists()
+    # A line cut short by a killed process is ignored.
+    with open(tmp_path / "cells.jsonl", "a") as fh:
+        fh.write('{"key": "trunc')
+    CALLS.clear()
+    result = run_experiment(config, tmp_path)
+    assert CALLS == [(32, 1)]
+    assert result.n_computed == 1 and result.n_cells == 4
+    assert len(result.values(metric="fro_error")) == 4
+    # A larger grid reuses every finished cell; resume=False redoes them all.
+    CALLS.clear()
+    result = run_experiment(_small_config(n_components=[8, 32, 64]), tmp_path)
+    assert sorted(CALLS) == [(64, 0), (64, 1)]
+    CALLS.clear()
+    run_experiment(config, tmp_path, resume=False)
+    assert len(CALLS) == 4
+
+
+def test_runner_changed_settings_recompute(tmp_path):
+    run_experiment(_small_config(), tmp_path)
+    CALLS.clear()
+    run_experiment(_small_config(bandwidth="median"), tmp_path)
+    assert len(CALLS) == 4
+
+
+def test_runner_records_failures_and_downstream_scores(tmp_path):
+    config = _small_config(
+        methods=[MethodConfig("test-failing"), MethodConfig("rff-mc")],
+        metrics=["fro_error", "downstream", "peak_memory", "n_features_out"],
+        seeds=[0],
+        n_components=[16],
+        datasets=[DatasetConfig("cpu_act", n_fit=100, n_eval=50, preprocess="standard")],
+    )
+    result = run_experiment(config)
+    assert [f["method"] for f in result.failures] == ["test-failing"]
+    assert "always fails" in result.failures[0]["message"]
+    metrics = {r["metric"]: r["value"] for r in result.rows}
+    assert set(metrics) == {"fro_error", "rmse", "peak_memory", "n_features_out"}
+    assert metrics["n_features_out"] == 16 and metrics["peak_memory"] > 0
+    config.metrics = ["accuracy"]
+    config.datasets = [DatasetConfig("letter", n_fit=100, n_eval=50)]
+    acc = run_experiment(config).values(metric="accuracy")
+    assert len(acc) == 1 and 0.0 <= acc[0] <= 1.0
+
+
+def test_method_kernel_override_and_refusal():
+    config = _small_config(methods=[MethodConfig("rff-mc", kernel="laplacian")], seeds=[0])
+    result = run_experiment(config)
+    assert {r["kernel"] for r in result.rows} == {"laplacian"}
+    config = _small_config(methods=[MethodConfig("binning", kernel="rbf")], seeds=[0])
+    result = run_experiment(config)
+    assert not result.rows and "cannot approximate" in result.failures[0]["message"]
+    assert get_method("binning").supports("laplacian")
+
+
+def test_summary_and_table():
+    rows = [
+        {"dataset": "d", "method": m, "kernel": "rbf", "gamma": 1.0, "n_components": D,
+         "seed": s, "metric": "fro_error", "value": v}
+        for m, D, s, v in [("a", 8, 0, 0.4), ("a", 8, 1, 0.6), ("a", 32, 0, 0.2),
+                           ("a", 32, 1, 0.2), ("b", 8, 0, 0.1)]
+    ]  # fmt: skip
+    summary = summarize(rows, "fro_error")
+    first = summary[0]
+    assert first["mean"] == pytest.approx(0.5)
+    assert first["std"] == pytest.approx(np.std([0.4, 0.6], ddof=1))
+    assert (first["min"], first["max"], first["n"]) == (0.4, 0.6, 2)
+    table = format_table(rows).splitlines()
+    assert table[0].startswith("relative Frobenius error")
+    assert table[1].split() == ["dataset", "method", "kernel", "D=8", "D=32"]
+    assert table[3].split() == ["d", "a", "rbf", "0.5000", "±", "0.1414", "0.2000", "±", "0.0000"]
+    assert table[4].split() == ["b", "rbf", "0.1000", "-"]
