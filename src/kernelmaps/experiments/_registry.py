@@ -193,3 +193,28 @@ for _name, _cls_name, _label in [
                 kernel_params=dict(_POLY),
             )
         )
+
+_Skewed = getattr(_fm, "SkewedChi2Sampler", None)
+if _Skewed is not None:
+    _skewed_cls = _Skewed
+
+    def _skewed_chi2(n_components: int, kernel_params: dict[str, Any], random_state: Any) -> Any:
+        params = dict(kernel_params)
+        params.pop("kernel", None)
+        return _skewed_cls(
+            skewedness=params.pop("skewedness", 1.0),
+            n_components=n_components,
+            random_state=random_state,
+        )
+
+    register_method(
+        MethodSpec(
+            "skewed-chi2",
+            "skewed_chi2",
+            _skewed_chi2,
+            "random Fourier features of the skewed chi-squared kernel (Li et al.), "
+            "skewedness 1; inputs above -1",
+            kernels=("skewed_chi2",),
+            kernel_params={"skewedness": 1.0},
+        )
+    )

@@ -93,7 +93,8 @@ def format_table(rows: Iterable[dict[str, Any]], metric: str = "fro_error") -> s
     width = max([len(t) for t in texts.values()] + [len(f"D={d}") for d in grid])
     ds_w = max(len("dataset"), *(len(k[0]) for k in lines_keys))
     me_w = max(len("method"), *(len(k[1]) for k in lines_keys))
-    header = f"{'dataset':<{ds_w}}  {'method':<{me_w}}  {'kernel':<10}  " + "  ".join(
+    ke_w = max(len("kernel"), *(len(str(s["kernel"] or "")) for s in summary))
+    header = f"{'dataset':<{ds_w}}  {'method':<{me_w}}  {'kernel':<{ke_w}}  " + "  ".join(
         f"{'D=' + str(d):>{width}}" for d in grid
     )
     title = f"{metric_title(metric)}" + (
@@ -107,7 +108,7 @@ def format_table(rows: Iterable[dict[str, Any]], metric: str = "fro_error") -> s
         shown = ds if ds != previous else ""
         previous = ds
         lines.append(
-            f"{shown:<{ds_w}}  {method:<{me_w}}  {first['kernel'] or ''!s:<10}  "
+            f"{shown:<{ds_w}}  {method:<{me_w}}  {first['kernel'] or ''!s:<{ke_w}}  "
             + "  ".join(f"{c:>{width}}" for c in row_cells)
         )
     return "\n".join(lines)

@@ -190,8 +190,9 @@ class Nystroem(BaseFeatureMap):
     With ``C = K_nm`` (kernel between the data and the landmarks), the features
     ``Z = C K_mm^{+1/2}`` give ``Z Z^T = C P_r K_mm^+ P_r C^T``, the Nyström
     approximation (Williams & Seeger 2001) restricted to the top ``rank_`` eigenvectors
-    ``P_r`` of ``K_mm`` (Bach, *On the equivalence...*; the ``K_11^{-1/2}``
-    normalization of the Nyström feature map).  Because it is the kernel of an
+    ``P_r`` of ``K_mm`` (the ``K_11^{-1/2}`` normalization of the scikit-learn user
+    guide, section 6.7.1, here with a cut-off instead of a floor on the eigenvalues).
+    Because it is the kernel of an
     orthogonal projection in the feature space, ``K - Z Z^T`` is positive semidefinite
     for any landmarks and any cut-off, and ``|z(x)|^2 <= k(x, x)``; with every training
     point as a landmark and no eigenvalue cut, ``Z Z^T = K`` on the training set.

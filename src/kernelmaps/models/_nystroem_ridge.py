@@ -47,7 +47,7 @@ class _LandmarkBlocks:
             and not hasattr(X, "tocsr")
         )
         if self.fast:
-            gamma = float(kernel.gamma)  # type: ignore[arg-type]
+            gamma = float(kernel.gamma or 0.0)
             L = np.asarray(landmarks, dtype=np.float32)
             self._gamma = np.float32(gamma)
             self._scaled_T = np.ascontiguousarray((2.0 * gamma) * L.T, dtype=np.float32)
@@ -138,8 +138,9 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     are float64; with float32 input and a Gaussian kernel the ``K_nm`` blocks and their
     products are float32 (sums over blocks in float64), which is about three times faster
     but limits the attainable relative residual to about ``1e-5``: use ``tol >= 1e-5`` there.
-    float32 input gives float32 predictions.  If the tolerance is not reached within ``max_iter`` iterations, a
-    :class:`~sklearn.exceptions.ConvergenceWarning` gives the residual.
+    float32 input gives float32 predictions.  If the tolerance is not reached within
+    ``max_iter`` iterations, a :class:`~sklearn.exceptions.ConvergenceWarning` gives the
+    residual.
 
     References
     ----------
