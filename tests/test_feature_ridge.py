@@ -313,7 +313,9 @@ def test_rff_ridge_bound_catches_planted_bug(bug) -> None:
     gap = np.abs(buggy_exact - exact)[0]
     assert gap > bound[0] + buggy_bound[0]
     # and one draw showing it (a fixed random_state: this part is a demonstration, the
-    # inequality above is what holds for every seed)
+    # inequality above is what holds for every seed; one D = 4096 fit costs a few seconds)
+    if bug != "gamma_doubled":
+        return
     rff = RandomFourierFeatures(gamma=g_bug, n_components=D, random_state=0)
     buggy = FeatureRidge(rff, alpha=a_bug, fit_intercept=False).fit(X, y).predict(X_test)
     assert np.abs(buggy - exact)[0] > bound[0]
