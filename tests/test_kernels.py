@@ -176,3 +176,10 @@ def test_laplacian_bin_pitch_law(seed: int) -> None:
     )
     eps = hoeffding_radius(N_DRAWS, 1.0, n_events=len(gaps))
     assert np.max(np.abs(same.mean(axis=0) - np.exp(-gamma * gaps))) < eps
+
+
+def test_sparse_input_with_64_bit_indices() -> None:
+    Xs = sp.csr_matrix(X)
+    Xs.indices = Xs.indices.astype(np.int64)
+    Xs.indptr = Xs.indptr.astype(np.int64)
+    np.testing.assert_allclose(Laplacian(0.3)(Xs, Y), Laplacian(0.3)(X, Y), rtol=1e-12)

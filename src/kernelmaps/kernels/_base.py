@@ -68,7 +68,13 @@ def get_kernel_class(name: str) -> type[Kernel]:
 
 def _as_float_array(X: Any) -> np.ndarray | sp.spmatrix:
     if sp.issparse(X):
-        return X.astype(np.float64) if X.dtype != np.float64 else X
+        X = sp.csr_matrix(X, dtype=np.float64)
+        # scikit-learn's sparse distance kernels take 32-bit indices only.
+        if X.nnz < np.iinfo(np.int32).max and X.indices.dtype != np.int32:
+            X = sp.csr_matrix(
+                (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
+            )
+        return X
     return np.asarray(X, dtype=np.float64)
 
 
