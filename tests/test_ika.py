@@ -45,8 +45,9 @@ def test_eigenvalues_match_mehler_expansion(seed):
     gives |T_S - T|_HS <= 4 log(2/DELTA) / S + sqrt(2 (1 - sum lambda^2) log(2/DELTA) / S)
     (= 0.078) with probability 1 - DELTA, and by Weyl's inequality every eigenvalue of
     G / S is that close to the operator's.  IKA is Rayleigh-Ritz for G / S on the span of
-    its basis, so its lambda_i are at most those of G / S and, with a basis this rich in
-    1-D, equal to them up to 1e-6 (checked in test_ritz_values_equal_sample_eigenvalues).
+    its basis, so its lambda_i are at most those of G / S and, with 40 kernel functions in
+    1-D, below them by at most 1e-4 (the basis and the reduction of a nearly singular P
+    lose up to 5e-5 on lambda_5: test_ritz_values_equal_sample_eigenvalues).
     Planted bug: gamma off by a factor 2 moves lambda_1 from 0.618 to 0.5, beyond 0.078.
     """
     S, m = 4000, 5
@@ -58,17 +59,20 @@ def test_eigenvalues_match_mehler_expansion(seed):
     model = _fit_quietly(
         IKA(gamma=0.5, n_components=m, n_basis=40, sample_size=S, random_state=seed), X
     )
-    np.testing.assert_array_less(np.abs(model.eigenvalues_ - lam[:m]), eps + 1e-6)
+    np.testing.assert_array_less(np.abs(model.eigenvalues_ - lam[:m]), eps + 1e-4)
     if seed == 0:  # the planted bug is caught
         wrong = _fit_quietly(
             IKA(gamma=1.0, n_components=m, n_basis=40, sample_size=S, random_state=seed), X
         )
-        assert np.max(np.abs(wrong.eigenvalues_ - lam[:m])) > eps + 1e-6
+        assert np.max(np.abs(wrong.eigenvalues_ - lam[:m])) > eps + 1e-4
 
 
 def test_ritz_values_equal_sample_eigenvalues(seed):
-    """With S = n the eigenvalues are Ritz values of G / S: never above its eigenvalues,
-    and equal to them when the basis spans the leading eigenvectors."""
+    """With S = n the eigenvalues are Ritz values of G / S: never above its eigenvalues
+    (Cauchy interlacing, exact up to round-off), and close to them when the basis nearly
+    spans the leading eigenvectors.  The gap is not random noise but the approximation
+    error of 40 kernel functions (after the reduction of a nearly singular P): at most
+    5e-5 over seeds 0-59, so 1e-4 is allowed; a wrong gamma moves lambda_1 by 0.1."""
     X = np.random.default_rng(seed).normal(size=(500, 1))
     G = Gaussian(gamma=0.5)(X)
     top = np.linalg.eigvalsh(G / 500)[::-1][:5]
@@ -76,7 +80,7 @@ def test_ritz_values_equal_sample_eigenvalues(seed):
         IKA(gamma=0.5, n_components=5, n_basis=40, sample_size=500, random_state=seed), X
     )
     assert np.all(model.eigenvalues_ <= top * (1 + 1e-9))
-    np.testing.assert_allclose(model.eigenvalues_, top, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(model.eigenvalues_, top, rtol=0, atol=1e-4)
 
 
 @pytest.fixture(scope="module")
