@@ -17,8 +17,13 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
         {"n_components": 20, "random_state": 0},
         {"n_components": 20, "variant": "cos_phase", "sampler": "orthogonal", "random_state": 0},
         {"n_components": 20, "sampler": "sobol", "kernel": "laplacian", "random_state": 0},
-        {"n_components": 21, "variant": "cos_phase", "sampler": "halton", "kernel": "matern",
-         "random_state": 0},
+        {
+            "n_components": 21,
+            "variant": "cos_phase",
+            "sampler": "halton",
+            "kernel": "matern",
+            "random_state": 0,
+        },
     ],
     "RandomBinningFeatures": [{"n_grids": 10, "random_state": 0}],
     "RandomMaclaurinFeatures": [
@@ -37,20 +42,22 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
     "SkewedChi2Sampler": [{"n_components": 20, "skewedness": 0.5, "random_state": 0}],
     "KernelRidge": [{"alpha": 0.1}, {"kernel": "laplacian", "gamma": 0.5, "alpha": 0.1}],
     "FeatureRidge": [
-        {"feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),
-         "alpha": 0.1},
-        {"feature_map": kernelmaps.RandomBinningFeatures(n_grids=10, random_state=0),
-         "alpha": 0.1},
+        {
+            "feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),
+            "alpha": 0.1,
+        },
+        {"feature_map": kernelmaps.RandomBinningFeatures(n_grids=10, random_state=0), "alpha": 0.1},
         {"feature_map": "passthrough", "alpha": 0.1, "fit_intercept": False},
     ],
     "NystroemKernelRidge": [
         {"n_components": 20, "alpha": 0.1, "random_state": 0},
-        {"n_components": 20, "kernel": "laplacian", "alpha": 0.1, "tol": 1e-8,
-         "random_state": 0},
+        {"n_components": 20, "kernel": "laplacian", "alpha": 0.1, "tol": 1e-8, "random_state": 0},
     ],
     "FeatureRidgeClassifier": [
-        {"feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),
-         "alpha": 0.1},
+        {
+            "feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),
+            "alpha": 0.1,
+        },
     ],
     "Nystroem": [
         {"n_components": 10, "random_state": 0},
@@ -60,8 +67,14 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
     "IKA": [
         {"n_components": 5, "n_basis": 10, "random_state": 0},
         {"n_components": 5, "n_basis": 10, "basis": "fourier", "random_state": 0},
-        {"n_components": 5, "n_basis": 10, "basis": "relu", "centers": "kmeans",
-         "kernel": "laplacian", "random_state": 0},
+        {
+            "n_components": 5,
+            "n_basis": 10,
+            "basis": "relu",
+            "centers": "kmeans",
+            "kernel": "laplacian",
+            "random_state": 0,
+        },
     ],
 }
 

@@ -49,13 +49,13 @@ def test_pickle_roundtrip_gives_same_output(estimator) -> None:
     np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("estimator", check_instances(), ids=repr)
+@pytest.mark.parametrize(
+    "estimator", [e for e in check_instances() if hasattr(e, "transform")], ids=repr
+)
 def test_feature_names_out(estimator) -> None:
     rng = np.random.default_rng(0)
     X = rng.uniform(0.0, 1.0, size=(40, 5))
     fitted = clone(estimator).fit(X, (X[:, 0] > 0.5).astype(int))
-    if not hasattr(fitted, "get_feature_names_out"):
-        pytest.skip("not a transformer")
     names = fitted.get_feature_names_out()
     Z = fitted.transform(X)
     assert names.shape == (Z.shape[1],)
