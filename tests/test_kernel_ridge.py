@@ -128,5 +128,19 @@ def test_bad_input_messages(data) -> None:
         KernelRidge("gausian").fit(X, y)
     with pytest.raises(ValueError, match="cannot be used with a callable kernel"):
         KernelRidge(lambda A, B: A @ B.T, gamma=0.1).fit(X, y)
-    with pytest.raises(ValueError, match="The kernel returned a matrix of shape"):
+    with pytest.raises(ValueError, match="The kernel callable returned an array of shape"):
         KernelRidge(lambda A, B: np.ones((2, 2))).fit(X, y)
+
+
+def _scaled_rbf(X, Y, scale=1.0):
+    return np.exp(-scale * ((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1))
+
+
+def test_callable_kernel_with_params_pickles() -> None:
+    import pickle
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
+    model = KernelRidge(kernel=_scaled_rbf, kernel_params={"scale": 0.5}).fit(X, y)
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict(X), model.predict(X))

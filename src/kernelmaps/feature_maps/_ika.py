@@ -14,10 +14,10 @@ from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
-from ..kernels import Kernel, ShiftInvariantKernel, resolve_kernel
+from ..kernels import Kernel, ShiftInvariantKernel, kernel_from_params
 from ._base import BaseFeatureMap, row_blocks
 from ._landmarks import select_landmarks
-from ._nystroem import _CallableKernel, _flip_signs
+from ._nystroem import _flip_signs
 
 __all__ = ["IKA"]
 
@@ -191,25 +191,16 @@ class IKA(BaseFeatureMap):
                 "IKA evaluates its basis functions on new points, so it needs the kernel "
                 "itself, not a precomputed matrix; use Nystroem(kernel='precomputed')."
             )
-        if callable(self.kernel) and not isinstance(self.kernel, (str, Kernel)):
-            named = {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
-            given = sorted(k for k, v in named.items() if v is not None)
-            if given:
-                raise ValueError(
-                    f"{given} were given with a callable kernel; pass its parameters in "
-                    "kernel_params instead."
-                )
-            return _CallableKernel(self.kernel, self.kernel_params)
-        return self._check_kernel(
-            resolve_kernel(
-                self.kernel,
-                n_features,
-                self.kernel_params,
-                gamma=self.gamma,
-                degree=self.degree,
-                coef0=self.coef0,
-            )
+        kernel = kernel_from_params(
+            type(self).__name__,
+            self.kernel,
+            n_features,
+            self.kernel_params,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
         )
+        return self._check_kernel(kernel) if isinstance(kernel, Kernel) else kernel
 
     # -- basis -------------------------------------------------------------------------
 

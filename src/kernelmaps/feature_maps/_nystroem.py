@@ -13,35 +13,11 @@ import scipy.sparse as sp
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..kernels import Kernel, resolve_kernel
+from ..kernels import Kernel, kernel_from_params
 from ._base import BaseFeatureMap
 from ._landmarks import select_landmarks
 
 __all__ = ["Nystroem"]
-
-
-class _CallableKernel:
-    """A user callable ``k(X, Y, **params)`` checked to return a matrix of the right shape."""
-
-    def __init__(self, func: Callable[..., Any], params: dict[str, Any] | None) -> None:
-        self.func = func
-        self.params = dict(params or {})
-
-    def __call__(self, X: Any, Y: Any) -> np.ndarray:
-        K = self.func(X, Y, **self.params)
-        if sp.issparse(K):
-            K = K.toarray()
-        K = np.asarray(K, dtype=np.float64)
-        if K.shape != (X.shape[0], Y.shape[0]):
-            raise ValueError(
-                f"The kernel callable returned an array of shape {K.shape} for inputs with "
-                f"{X.shape[0]} and {Y.shape[0]} rows; it must return the "
-                f"{X.shape[0]} x {Y.shape[0]} kernel matrix k(X, Y)."
-            )
-        return K
-
-    def __repr__(self) -> str:
-        return f"callable kernel {getattr(self.func, '__name__', self.func)!r}"
 
 
 class _PrecomputedIndexKernel:
@@ -270,32 +246,16 @@ class Nystroem(BaseFeatureMap):
         return True
 
     def _resolve(self, n_features: int) -> Callable[..., Any]:
-        if callable(self.kernel) and not isinstance(self.kernel, (str, Kernel)):
-            given = {
-                k: v
-                for k, v in {
-                    "gamma": self.gamma,
-                    "degree": self.degree,
-                    "coef0": self.coef0,
-                }.items()
-                if v is not None
-            }
-            if given:
-                raise ValueError(
-                    f"{sorted(given)} were given with a callable kernel; pass its parameters "
-                    "in kernel_params instead."
-                )
-            return _CallableKernel(self.kernel, self.kernel_params)
-        return self._check_kernel(
-            resolve_kernel(
-                self.kernel,
-                n_features,
-                self.kernel_params,
-                gamma=self.gamma,
-                degree=self.degree,
-                coef0=self.coef0,
-            )
+        kernel = kernel_from_params(
+            type(self).__name__,
+            self.kernel,
+            n_features,
+            self.kernel_params,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
         )
+        return self._check_kernel(kernel) if isinstance(kernel, Kernel) else kernel
 
     def _n_landmarks(self, n_samples: int) -> int:
         m = int(self.n_components)

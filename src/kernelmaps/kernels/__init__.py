@@ -15,6 +15,7 @@ from ._base import (
     register_kernel,
     resolve_kernel,
 )
+from ._callable import CallableKernel, kernel_from_params
 from ._chi2 import AdditiveChi2, ExponentiatedChi2, HistogramIntersection, SkewedChi2
 from ._dot_product import (
     DotProductKernel,
@@ -28,6 +29,7 @@ from ._shift_invariant import Cauchy, Gaussian, Laplacian, Matern
 __all__ = [
     "AdditiveChi2",
     "BinnableKernel",
+    "CallableKernel",
     "Cauchy",
     "DotProductKernel",
     "ExponentialDotProduct",
@@ -43,6 +45,7 @@ __all__ = [
     "ShiftInvariantKernel",
     "SkewedChi2",
     "get_kernel_class",
+    "kernel_from_params",
     "kernel_names",
     "make_kernel",
     "register_kernel",

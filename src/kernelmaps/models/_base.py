@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels import Kernel, resolve_kernel
+from ..kernels import Kernel
 
 __all__ = [
     "FLOAT_DTYPES",
     "as_row_sliceable",
-    "kernel_from_params",
     "kernel_matrix",
     "output_dtype",
 ]
@@ -21,42 +20,6 @@ __all__ = [
 FLOAT_DTYPES = (np.float64, np.float32)
 
 KernelLike = str | Kernel | Callable[..., Any]
-
-
-def kernel_from_params(
-    owner: str,
-    kernel: KernelLike,
-    n_features: int,
-    kernel_params: Mapping[str, Any] | None,
-    **named: Any,
-) -> Callable[..., Any]:
-    """The kernel an estimator evaluates: a resolved :class:`Kernel` or the user's callable.
-
-    A callable that is not a :class:`Kernel` must take two 2D arrays and return their kernel
-    matrix; ``kernel_params`` are passed to it as keyword arguments, and the named
-    parameters (``gamma``, ``degree``, ``coef0``) are refused with it.
-    """
-    if isinstance(kernel, (str, Kernel)):
-        return resolve_kernel(kernel, n_features, kernel_params, **named)
-    if callable(kernel):
-        given = sorted(key for key, value in named.items() if value is not None)
-        if given:
-            raise ValueError(
-                f"{owner}: {given} cannot be used with a callable kernel; pass the "
-                "callable's own arguments in kernel_params instead."
-            )
-        params = dict(kernel_params or {})
-        if not params:
-            return kernel
-
-        def bound(X: Any, Y: Any) -> Any:
-            return kernel(X, Y, **params)
-
-        return bound
-    raise TypeError(
-        f"{owner}: kernel must be a kernel name, a kernelmaps.kernels.Kernel object or a "
-        f"callable returning the kernel matrix; got {kernel!r}."
-    )
 
 
 def kernel_matrix(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:

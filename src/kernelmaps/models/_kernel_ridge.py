@@ -13,12 +13,11 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..feature_maps import row_blocks
-from ..kernels import Kernel
+from ..kernels import Kernel, kernel_from_params
 from ._base import (
     FLOAT_DTYPES,
     KernelLike,
     as_row_sliceable,
-    kernel_from_params,
     kernel_matrix,
     output_dtype,
 )

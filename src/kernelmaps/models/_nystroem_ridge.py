@@ -16,12 +16,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._random import check_random_state
 from ..feature_maps import row_blocks
 from ..feature_maps._landmarks import select_landmarks
-from ..kernels import Gaussian, Kernel
+from ..kernels import Gaussian, Kernel, kernel_from_params
 from ._base import (
     FLOAT_DTYPES,
     KernelLike,
     as_row_sliceable,
-    kernel_from_params,
     kernel_matrix,
     output_dtype,
 )
