@@ -64,6 +64,8 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
 
     #: Whether sparse input is accepted (densified row block by row block if needed).
     _accepts_sparse: ClassVar[bool] = True
+    #: Upper bound on the rows of a transform block (None: the memory budget decides).
+    _max_block_rows: ClassVar[int | None] = None
     #: Human-readable requirement on the kernel, for error messages.
     _kernel_requirement: ClassVar[str] = "a kernel"
 
@@ -160,6 +162,7 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         if sp.issparse(X):
             X = X.tocsr()
         out = np.empty((X.shape[0], self._n_features_out), dtype=X.dtype)
-        for rows in row_blocks(X.shape[0], self._block_bytes_per_row(X)):
+        blocks = row_blocks(X.shape[0], self._block_bytes_per_row(X), max_rows=self._max_block_rows)
+        for rows in blocks:
             self._transform_block(X[rows], out[rows])
         return out

@@ -10,10 +10,9 @@ import numpy as np
 import scipy.fft
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import HomogeneousPolynomial, Kernel, Polynomial, get_kernel_class, resolve_kernel
-from ._base import BaseFeatureMap, row_blocks
+from ._base import BaseFeatureMap
 
 __all__ = ["TensorSketch"]
 
@@ -98,6 +97,7 @@ class TensorSketch(BaseFeatureMap):
     (1797, 256)
     """
 
+    _max_block_rows: ClassVar[int | None] = _MAX_BLOCK_ROWS
     _kernel_requirement: ClassVar[str] = (
         "a polynomial kernel (gamma x . y + coef0)^degree with an integer degree"
     )
@@ -181,28 +181,6 @@ class TensorSketch(BaseFeatureMap):
             for k in range(p):
                 C[:, k, self.hashes_[k, d]] += dtype.type(self.signs_[k, d] * self._constant)
         return C
-
-    def transform(self, X: Any) -> np.ndarray:
-        """Map ``X`` to its TensorSketch features.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_components)
-            float32 for float32 input, float64 otherwise.
-        """
-        check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
-        if sp.issparse(X):
-            X = X.tocsr()
-        out = np.empty((X.shape[0], self._n_features_out), dtype=X.dtype)
-        blocks = row_blocks(X.shape[0], self._block_bytes_per_row(X), max_rows=_MAX_BLOCK_ROWS)
-        for rows in blocks:
-            self._transform_block(X[rows], out[rows])
-        return out
 
     def _transform_block(self, X: Any, out: np.ndarray) -> None:
         C = self._count_sketches(X, out.dtype)
