@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import validate_data
 
 from ..kernels import Kernel
 
@@ -15,11 +16,27 @@ __all__ = [
     "as_row_sliceable",
     "kernel_matrix",
     "output_dtype",
+    "validate_regression_data",
 ]
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
 KernelLike = str | Kernel | Callable[..., Any]
+
+
+def validate_regression_data(estimator: Any, X: Any, y: Any, *, reset: bool = True) -> Any:
+    """``(X, y)`` checked as the regressors need them: ``X`` dense, CSR or CSC in float64
+    or float32, ``y`` numeric with one or several targets (scikit-learn's messages)."""
+    return validate_data(
+        estimator,
+        X,
+        y,
+        accept_sparse=("csr", "csc"),
+        dtype=FLOAT_DTYPES,
+        multi_output=True,
+        y_numeric=True,
+        reset=reset,
+    )
 
 
 def kernel_matrix(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:

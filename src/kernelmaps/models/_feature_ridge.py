@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..feature_maps import RandomFourierFeatures, row_blocks
-from ._base import FLOAT_DTYPES, as_row_sliceable, output_dtype
+from ._base import FLOAT_DTYPES, as_row_sliceable, output_dtype, validate_regression_data
 
 __all__ = ["FeatureRidge"]
 
@@ -444,15 +444,7 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         self
         """
         self._validate_params()
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            accept_sparse=("csr", "csc"),
-            dtype=FLOAT_DTYPES,
-            multi_output=True,
-            y_numeric=True,
-        )
+        X, y = validate_regression_data(self, X, y)
         self._fit_targets(X, np.asarray(y), sample_weight)
         return self
 
@@ -476,16 +468,7 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         first = getattr(self, "_gram", None) is None
         if first:
             self._validate_params()
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            accept_sparse=("csr", "csc"),
-            dtype=FLOAT_DTYPES,
-            multi_output=True,
-            y_numeric=True,
-            reset=first,
-        )
+        X, y = validate_regression_data(self, X, y, reset=first)
         self._partial_fit_targets(X, np.asarray(y), sample_weight)
         return self
 

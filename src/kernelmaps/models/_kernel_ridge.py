@@ -20,6 +20,7 @@ from ._base import (
     as_row_sliceable,
     kernel_matrix,
     output_dtype,
+    validate_regression_data,
 )
 
 __all__ = ["EXACT_MEMORY_WARNING_BYTES", "KernelRidge"]
@@ -148,15 +149,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            accept_sparse=("csr", "csc"),
-            dtype=FLOAT_DTYPES,
-            multi_output=True,
-            y_numeric=True,
-        )
+        X, y = validate_regression_data(self, X, y)
         X = as_row_sliceable(X)
         n = X.shape[0]
         if n * n * 8 > EXACT_MEMORY_WARNING_BYTES:

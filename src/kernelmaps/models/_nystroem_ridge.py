@@ -23,6 +23,7 @@ from ._base import (
     as_row_sliceable,
     kernel_matrix,
     output_dtype,
+    validate_regression_data,
 )
 from ._cg import conjugate_gradient
 
@@ -280,15 +281,7 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            accept_sparse=("csr", "csc"),
-            dtype=FLOAT_DTYPES,
-            multi_output=True,
-            y_numeric=True,
-        )
+        X, y = validate_regression_data(self, X, y)
         X = as_row_sliceable(X)
         kernel = kernel_from_params(
             type(self).__name__,
