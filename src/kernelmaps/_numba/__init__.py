@@ -1,0 +1,6 @@
+"""Compiled kernels built with numba (optional dependency, ``kernelmaps[fast]``).
+
+Modules of this package import numba at import time; they are imported only when
+:func:`kernelmaps._config.numba_enabled` is true.  Every kernel here has a pure-numpy
+counterpart next to the code that calls it, and the tests run both.
+"""

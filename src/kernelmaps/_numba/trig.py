@@ -1,0 +1,118 @@
+"""Vectorized, multithreaded sine and cosine of projections, compiled with numba.
+
+numpy's float64 ``cos`` and ``sin`` call the C library once per element (about 20 ns
+each on x86-64); random Fourier features spend most of their time there.  The kernels
+below evaluate both with the classical fdlibm scheme in straight-line arithmetic that the
+compiler vectorizes:
+
+* Cody-Waite reduction ``r = t - k pi/2`` with ``k = rint(2t/pi)`` and pi/2 split in
+  three parts (33 + 33 + 53 bits), exact in its first step while ``|k| < 2^20``;
+* fdlibm's minimax polynomials for ``sin`` (degree 13) and ``cos`` (degree 14) on
+  ``|r| <= pi/4``, with fdlibm's compensated last step for ``cos``;
+* the quadrant ``k mod 4`` picks ``(+-sin, +-cos)`` by selects, without branches.
+
+Rows holding an argument beyond ``_LIMIT`` (``2^19 pi/2``, far outside what a
+kernel feature map produces for sensible bandwidths) fall back to the C library, so the
+result is correct for every finite input.  The absolute error is at most ``2^-53`` plus
+one rounding of the final scaling; against numpy's ``cos`` and ``sin`` the measured
+maximum difference is 2 ulp of the result (see the tests).
+
+float32 input is evaluated in float64 and rounded once, so it is correctly rounded in
+all but rare halfway cases.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+# pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 (fdlibm's pio2_1, pio2_2, pio2_2t)
+_PIO2_1 = 1.57079632673412561417e00
+_PIO2_2 = 6.07710050630396597660e-11
+_PIO2_3 = 2.02226624879595063154e-21
+_INV_PIO2 = 6.36619772367581382433e-01
+# Adding then subtracting 1.5 * 2^52 rounds a double of magnitude < 2^51 to an integer.
+_ROUND = 6755399441055744.0
+_LIMIT = 8.0e5
+
+_S1 = -1.66666666666666324348e-01
+_S2 = 8.33333333332248946124e-03
+_S3 = -1.98412698298579493134e-04
+_S4 = 2.75573137070700676789e-06
+_S5 = -2.50507602534068634195e-08
+_S6 = 1.58969099521155010221e-10
+_C1 = 4.16666666666666019037e-02
+_C2 = -1.38888888888741095749e-03
+_C3 = 2.48015872894767294178e-05
+_C4 = -2.75573143513906633035e-07
+_C5 = 2.08757232129817482790e-09
+_C6 = -1.13596475577881948265e-11
+
+_OPTIONS = {"cache": True, "nogil": True, "fastmath": {"contract"}}
+
+
+@numba.njit(inline="always", **_OPTIONS)
+def _sin_cos(t: float) -> tuple[float, float]:
+    """(sin t, cos t) for ``|t| <= _LIMIT``."""
+    shifted = t * _INV_PIO2 + _ROUND
+    k = shifted - _ROUND
+    r = ((t - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3
+    z = r * r
+    s = r + (z * r) * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
+    poly = z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    c = w + (((1.0 - w) - hz) + z * poly)
+    q = np.int64(k)
+    odd = (q & 1) == 1
+    sin_t = c if odd else s
+    cos_t = -s if odd else c
+    if (q & 2) == 2:
+        sin_t = -sin_t
+        cos_t = -cos_t
+    return sin_t, cos_t
+
+
+@numba.njit(inline="always", **_OPTIONS)
+def _row_is_small(row: np.ndarray, n: int) -> bool:
+    small = True
+    for j in range(n):
+        small &= abs(row[j]) <= _LIMIT
+    return small
+
+
+@numba.njit(parallel=True, **_OPTIONS)
+def cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
+    """``out[:, :L] = scale cos(P)``, ``out[:, L:2L] = scale sin(P)`` for P of shape (b, L)."""
+    n_rows, L = projection.shape
+    for i in numba.prange(n_rows):
+        row = projection[i]
+        dst = out[i]
+        if _row_is_small(row, L):
+            for j in range(L):
+                sin_t, cos_t = _sin_cos(np.float64(row[j]))
+                dst[j] = scale * cos_t
+                dst[L + j] = scale * sin_t
+        else:
+            for j in range(L):
+                t = np.float64(row[j])
+                dst[j] = scale * math.cos(t)
+                dst[L + j] = scale * math.sin(t)
+
+
+@numba.njit(parallel=True, **_OPTIONS)
+def cos_shifted_into(projection: np.ndarray, offsets: np.ndarray, scale: float) -> None:
+    """``P[:] = scale cos(P + offsets)`` in place, for P of shape (b, L)."""
+    n_rows, L = projection.shape
+    for i in numba.prange(n_rows):
+        row = projection[i]
+        for j in range(L):
+            row[j] = row[j] + offsets[j]
+        if _row_is_small(row, L):
+            for j in range(L):
+                row[j] = scale * _sin_cos(np.float64(row[j]))[1]
+        else:
+            for j in range(L):
+                row[j] = scale * math.cos(np.float64(row[j]))
