@@ -48,7 +48,8 @@ import sklearn.kernel_approximation as ska
 
 import kernelmaps
 from kernelmaps import kernels
-from kernelmaps.feature_maps._trig import cos_shifted_into, cos_sin_into, parallel_rows
+from kernelmaps._parallel import n_threads, parallel_rows
+from kernelmaps.feature_maps._trig import cos_shifted_into, cos_sin_into
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -127,25 +128,23 @@ def measure_rates(dtype: type, quick: bool) -> Rates:
     size = 512 if quick else 2048
     A = rng.standard_normal((size, size)).astype(dtype)
     gemm = 2.0 * size**3 / _best_time(lambda: A @ A)
-    rows, cols = 256, 2048  # 4 MiB in float64: cache-resident
+    cores = n_threads()
+    rows, cols = 256 * cores, 2048  # 4 MiB per core in float64: cache-resident
     P = rng.normal(scale=10.0, size=(rows, cols)).astype(dtype)
     out = np.empty((rows, 2 * cols), dtype=dtype)
     work = P.copy()
     zeros = np.zeros(cols)
-    number = 2 if quick else 20
-    sincos = _best_time(lambda: cos_sin_into(P, out, 1.0), number=number) / P.size
-    cos = _best_time(lambda: cos_shifted_into(work, zeros, 1.0), number=number) / P.size
-
-    def threaded(ufunc: np.ufunc, src: np.ndarray) -> Callable[[], None]:
-        def run(rows: slice) -> None:
-            ufunc(src[rows], out=work[rows])
-
-        return lambda: parallel_rows(run, rows, src.size)
-
     neg = -np.abs(P)
     pos = np.abs(P) + 1
-    exp = _best_time(threaded(np.exp, neg), number=number) / P.size
-    log = _best_time(threaded(np.log, pos), number=number) / P.size
+    number = 2 if quick else 20
+
+    def on_all_cores(func: Callable[[slice], None]) -> float:
+        return _best_time(lambda: parallel_rows(func, rows, P.size), number=number) / P.size
+
+    sincos = on_all_cores(lambda r: cos_sin_into(P[r], out[r], 1.0))
+    cos = on_all_cores(lambda r: cos_shifted_into(work[r], zeros, 1.0))
+    exp = on_all_cores(lambda r: np.exp(neg[r], out=work[r]))
+    log = on_all_cores(lambda r: np.log(pos[r], out=work[r]))
     return Rates(gemm, sincos, cos, exp, log)
 
 

@@ -10,7 +10,8 @@ import pytest
 import kernelmaps
 from kernelmaps import RandomFourierFeatures, config_context
 from kernelmaps._config import numba_installed
-from kernelmaps.feature_maps._trig import cos_shifted_into, cos_sin_into, parallel_rows
+from kernelmaps._parallel import parallel_rows
+from kernelmaps.feature_maps._trig import cos_shifted_into, cos_sin_into
 
 needs_numba = pytest.mark.skipif(not numba_installed(), reason="numba is not installed")
 ENGINES = ["numpy", pytest.param("numba", marks=needs_numba)]
@@ -121,3 +122,28 @@ def test_engine_numba_without_numba_names_the_extra(monkeypatch):
         config.numba_enabled()
     with config_context(engine="auto"):
         assert not config.numba_enabled()
+
+
+def test_parallel_blocks_equal_serial_blocks(monkeypatch, seed):
+    import kernelmaps._parallel as parallel
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(2000, 16))
+    rff = RandomFourierFeatures(gamma=0.1, n_components=2048, random_state=seed).fit(X)
+    assert len(list(range(0, 2000, rff._max_block_rows))) > 1  # several blocks
+    Z_parallel = rff.transform(X)
+    monkeypatch.setattr(parallel, "n_threads", lambda: 1)
+    Z_serial = rff.transform(X)
+    # Blocks differ only in how the BLAS splits the product: a few ulp.
+    np.testing.assert_allclose(Z_parallel, Z_serial, rtol=0, atol=1e-14)
+
+
+def test_run_blocks_reraises_block_errors():
+    from kernelmaps._parallel import run_blocks
+
+    def work(rows):
+        if rows.start == 1000:
+            raise RuntimeError("block failed")
+
+    with pytest.raises(RuntimeError, match="block failed"):
+        run_blocks(work, [slice(0, 1000), slice(1000, 2000)], n_elements=10**7)

@@ -1,9 +1,10 @@
-"""Vectorized, multithreaded sine and cosine of projections, compiled with numba.
+"""Vectorized sine and cosine of projections, compiled with numba.
 
 numpy's float64 ``cos`` and ``sin`` call the C library once per element (about 20 ns
 each on x86-64); random Fourier features spend most of their time there.  The kernels
-below evaluate both with the classical fdlibm scheme in straight-line arithmetic that the
-compiler vectorizes:
+below evaluate both with the classical fdlibm scheme in straight-line arithmetic that
+the compiler vectorizes.  They are serial and release the GIL: the maps run their row
+blocks on one thread per core.  The scheme:
 
 * Cody-Waite reduction ``r = t - k pi/2`` with ``k = rint(2t/pi)`` and pi/2 split in
   three parts (33 + 33 + 53 bits), exact in its first step while ``|k| < 2^20``;
@@ -83,11 +84,11 @@ def _row_is_small(row: np.ndarray, n: int) -> bool:
     return small
 
 
-@numba.njit(parallel=True, **_OPTIONS)
+@numba.njit(**_OPTIONS)
 def cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
     """``out[:, :L] = scale cos(P)``, ``out[:, L:2L] = scale sin(P)`` for P of shape (b, L)."""
     n_rows, L = projection.shape
-    for i in numba.prange(n_rows):
+    for i in range(n_rows):
         row = projection[i]
         dst = out[i]
         if _row_is_small(row, L):
@@ -102,11 +103,11 @@ def cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
                 dst[L + j] = scale * math.sin(t)
 
 
-@numba.njit(parallel=True, **_OPTIONS)
+@numba.njit(**_OPTIONS)
 def cos_shifted_into(projection: np.ndarray, offsets: np.ndarray, scale: float) -> None:
     """``P[:] = scale cos(P + offsets)`` in place, for P of shape (b, L)."""
     n_rows, L = projection.shape
-    for i in numba.prange(n_rows):
+    for i in range(n_rows):
         row = projection[i]
         for j in range(L):
             row[j] = row[j] + offsets[j]

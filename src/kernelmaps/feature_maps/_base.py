@@ -5,7 +5,9 @@ draws the random quantities into attributes ending in ``_`` and records
 ``n_features_in_``; ``transform`` is deterministic and row-local, and works through the
 rows in blocks whose temporaries stay within scikit-learn's ``working_memory`` budget
 (``sklearn.set_config(working_memory=MiB)``, 1024 MiB by default), so that the memory of
-a transform is the output plus one block.
+a transform is the output plus one block.  Maps whose block work releases the GIL run
+their blocks on one thread per core (BLAS limited to one thread meanwhile), and then
+hold one block per core.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._parallel import run_blocks
 from .._random import check_random_state
 from ..kernels import Kernel
 
@@ -66,6 +69,9 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     _accepts_sparse: ClassVar[bool] = True
     #: Upper bound on the rows of a transform block (None: the memory budget decides).
     _max_block_rows: ClassVar[int | None] = None
+    #: Whether row blocks may be transformed on several threads at once: the block work
+    #: must release the GIL for its heavy parts and write only its own rows of ``out``.
+    _parallel_blocks: ClassVar[bool] = False
     #: Human-readable requirement on the kernel, for error messages.
     _kernel_requirement: ClassVar[str] = "a kernel"
 
@@ -163,6 +169,13 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             X = X.tocsr()
         out = np.empty((X.shape[0], self._n_features_out), dtype=X.dtype)
         blocks = row_blocks(X.shape[0], self._block_bytes_per_row(X), max_rows=self._max_block_rows)
-        for rows in blocks:
+        if not self._parallel_blocks:
+            for rows in blocks:
+                self._transform_block(X[rows], out[rows])
+            return out
+
+        def work(rows: slice) -> None:
             self._transform_block(X[rows], out[rows])
+
+        run_blocks(work, list(blocks), out.size)
         return out

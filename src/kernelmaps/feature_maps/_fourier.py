@@ -194,6 +194,8 @@ class RandomFourierFeatures(BaseFeatureMap):
         self.n_pairs_ = n_pairs
         self._n_features_out = D
 
+    _parallel_blocks: ClassVar[bool] = True
+
     @property
     def _max_block_rows(self) -> int:  # type: ignore[override]
         # Blocks of about 4 MiB of projections stay in cache between the product and the

@@ -1,0 +1,76 @@
+"""Row-block parallelism: one thread per core, BLAS kept to one thread inside each.
+
+numpy's ufuncs, BLAS and the compiled kernels release the GIL, so row blocks handed to
+threads run truly in parallel.  Inside such threads a multithreaded BLAS would
+oversubscribe the cores (and its idle workers spin while the elementwise work runs), so
+the BLAS is limited to one thread for the duration through threadpoolctl, which
+scikit-learn already depends on.  The limit is process-wide while it lasts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+__all__ = ["n_threads", "parallel_rows", "run_blocks"]
+
+# Below this many elements of work, one thread does it (a hand-off costs ~10 us).
+MIN_PARALLEL_ELEMENTS = 1 << 16
+
+
+def n_threads() -> int:
+    """Number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - platforms without affinity
+        return os.cpu_count() or 1
+
+
+@cache
+def _executor(workers: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kernelmaps")
+
+
+@cache
+def _controller() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def single_threaded_blas() -> Any:
+    """Context manager limiting the BLAS to one thread."""
+    return _controller().limit(limits=1, user_api="blas")
+
+
+def run_blocks(func: Callable[[slice], None], blocks: Sequence[slice], n_elements: int) -> None:
+    """Run ``func(rows)`` for every block, on one thread per core when it pays.
+
+    ``func`` must write only its own rows and release the GIL for its heavy work.
+    Exceptions are raised in the caller after every block has finished.
+    """
+    workers = min(n_threads(), len(blocks))
+    if workers <= 1 or n_elements < MIN_PARALLEL_ELEMENTS:
+        for rows in blocks:
+            func(rows)
+        return
+    pool = _executor(workers)
+    with single_threaded_blas():
+        futures = [pool.submit(func, rows) for rows in blocks]
+        errors = [f.exception() for f in futures]
+    for error in errors:
+        if error is not None:
+            raise error
+
+
+def parallel_rows(func: Callable[[slice], None], n_rows: int, n_elements: int) -> None:
+    """Run ``func(rows)`` over contiguous row ranges, one per core, and wait for all."""
+    workers = min(n_threads(), n_rows)
+    bounds = np.linspace(0, n_rows, max(workers, 1) + 1).astype(int)
+    run_blocks(func, [slice(a, b) for a, b in itertools.pairwise(bounds)], n_elements)
