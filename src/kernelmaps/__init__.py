@@ -7,6 +7,7 @@ approximation error metrics in :mod:`kernelmaps.metrics`.
 """
 
 from . import kernels
+from ._config import config_context, get_config, set_config
 from .feature_maps import (
     IKA,
     AdditiveChi2Sampler,
@@ -38,7 +39,10 @@ __all__ = [
     "SkewedChi2Sampler",
     "TensorSketch",
     "__version__",
+    "config_context",
     "feature_map_error",
+    "get_config",
     "kernel_approximation_error",
     "kernels",
+    "set_config",
 ]
