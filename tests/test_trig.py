@@ -147,3 +147,15 @@ def test_run_blocks_reraises_block_errors():
 
     with pytest.raises(RuntimeError, match="block failed"):
         run_blocks(work, [slice(0, 1000), slice(1000, 2000)], n_elements=10**7)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_transform_in_forked_child_after_parent_used_the_pool():
+    import multiprocessing
+
+    X = np.random.default_rng(0).normal(size=(2000, 16))
+    rff = RandomFourierFeatures(gamma=0.1, n_components=2048, random_state=0).fit(X)
+    expected = rff.transform(X)  # starts the pool in the parent
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        result = pool.apply_async(rff.transform, (X,)).get(timeout=120)
+    np.testing.assert_allclose(result, expected, rtol=0, atol=1e-14)

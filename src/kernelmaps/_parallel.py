@@ -37,6 +37,11 @@ def _executor(workers: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kernelmaps")
 
 
+# A forked child has none of the parent's worker threads: give it a new pool.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_executor.cache_clear)
+
+
 @cache
 def _controller() -> Any:
     from threadpoolctl import ThreadpoolController
