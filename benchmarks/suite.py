@@ -385,12 +385,15 @@ def _call(case: Case, est: Any, X: np.ndarray, chunk: int | None) -> Callable[[]
     return lambda: _transform_chunked(est, X, chunk)
 
 
-def _peak_bytes(func: Callable[[], Any]) -> int:
+def _peak_bytes(func: Callable[[], Any]) -> tuple[int, float]:
+    """Peak traced memory of one call, and its (indicative) time."""
     tracemalloc.start()
     try:
+        start = time.perf_counter()
         result = func()
+        seconds = time.perf_counter() - start
         del result
-        return tracemalloc.get_traced_memory()[1]
+        return tracemalloc.get_traced_memory()[1], seconds
     finally:
         tracemalloc.stop()
 
@@ -415,10 +418,14 @@ def run_case(case: Case, dtype: Any, args: argparse.Namespace, rates: Rates) -> 
             est.fit(X_fit)
         chunk = case.theirs_chunk if side == "sklearn" else None
         calls[side] = _call(case, est, X, chunk)
-    # The first call of each is a warm-up (compilation, caches) and measures peak memory.
-    peaks = {side: _peak_bytes(call) for side, call in calls.items()}
+    # The first call of each is a warm-up (compilation, caches) that measures peak memory.
+    warm = {side: _peak_bytes(call) for side, call in calls.items()}
+    peaks = {side: peak for side, (peak, _) in warm.items()}
     times: dict[str, list[float]] = {side: [] for side in calls}
-    for _ in range(args.repeats):
+    # Repeats: --repeats, fewer for calls so slow that the repeats would pass a minute.
+    slowest = max(seconds for _, seconds in warm.values())
+    repeats = max(1, min(args.repeats, int(args.max_seconds // max(slowest, 1e-9))))
+    for _ in range(repeats):
         for side, call in calls.items():
             start = time.perf_counter()
             result = call()
@@ -522,6 +529,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="tiny shapes: a smoke test")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "results" / "performance")
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=60.0,
+        help="cut the repeats of a case whose single call is so slow they would pass this",
+    )
     parser.add_argument("--only", nargs="*", default=None, help="run maps whose name has these")
     parser.add_argument("--dtypes", nargs="*", default=["float64", "float32"])
     parser.add_argument("--n-samples", type=int, default=None)
