@@ -26,6 +26,15 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
         },
     ],
     "RandomBinningFeatures": [{"n_grids": 10, "random_state": 0}],
+    "Fastfood": [
+        {"n_components": 20, "random_state": 0},
+        {"n_components": 21, "variant": "cos_phase", "kernel": "matern", "random_state": 0},
+    ],
+    "StructuredOrthogonalFeatures": [
+        {"n_components": 20, "random_state": 0},
+        {"n_components": 21, "norms": "fixed", "random_state": 0},
+        {"n_components": 20, "variant": "cos_phase", "kernel": "matern", "random_state": 0},
+    ],
     "RandomMaclaurinFeatures": [
         {"n_components": 20, "random_state": 0},
         {"n_components": 20, "kernel": "exponential_dot_product", "p": 3.0, "random_state": 0},

@@ -8,17 +8,20 @@ from ._ika import IKA
 from ._maclaurin import CompactRandomFeatures, RandomMaclaurinFeatures
 from ._nystroem import Nystroem
 from ._sketch import TensorSketch
+from ._structured import Fastfood, StructuredOrthogonalFeatures
 
 __all__ = [
     "IKA",
     "AdditiveChi2Sampler",
     "BaseFeatureMap",
     "CompactRandomFeatures",
+    "Fastfood",
     "Nystroem",
     "RandomBinningFeatures",
     "RandomFourierFeatures",
     "RandomMaclaurinFeatures",
     "SkewedChi2Sampler",
+    "StructuredOrthogonalFeatures",
     "TensorSketch",
     "maps_supporting",
     "row_blocks",
