@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import kernelmaps
 from kernelmaps import RandomBinningFeatures
 from kernelmaps.kernels import Laplacian
 
@@ -84,3 +85,17 @@ def test_sparse_input_and_dtype() -> None:
 def test_n_grids_must_be_positive() -> None:
     with pytest.raises(ValueError, match=r"The 'n_grids' parameter"):
         RandomBinningFeatures(n_grids=0).fit(TRAIN)
+
+
+def test_compiled_and_numpy_bin_keys_are_identical() -> None:
+    """Both engines hash the same integer coordinates (negative ones included) bit for bit."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((500, 7)) * 5.0
+    rb = RandomBinningFeatures(gamma=0.5, n_grids=12, random_state=0).fit(X)
+    with kernelmaps.config_context(engine="numpy"):
+        keys = rb._grid_keys(X)
+        Z = rb.transform(X[:50])
+    with kernelmaps.config_context(engine="numba"):
+        np.testing.assert_array_equal(rb._grid_keys(X), keys)
+        assert (rb.transform(X[:50]) != Z).nnz == 0

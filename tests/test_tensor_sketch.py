@@ -13,6 +13,7 @@ from sklearn import config_context
 from sklearn.kernel_approximation import PolynomialCountSketch
 from sklearn.preprocessing import normalize
 
+import kernelmaps
 from kernelmaps import TensorSketch
 from kernelmaps.kernels import HomogeneousPolynomial, Polynomial
 
@@ -189,3 +190,54 @@ def test_variance_bound_holds_exhaustively() -> None:
     k = (X[0] @ X[1]) ** 2
     np.testing.assert_allclose(np.mean(estimates), k, rtol=1e-12)
     assert np.var(estimates) <= _variance_bound(X[0], X[1], 2, 3)
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+@pytest.mark.parametrize(
+    "params", [{"degree": 1, "coef0": 1.0}, {"degree": 2}, {"degree": 3, "coef0": 1.5}]
+)
+def test_direct_and_fft_routes_agree(engine, params) -> None:
+    """The direct sum, the FFT convolution, compiled or not, dense or sparse, agree.
+
+    Both compute the same circular convolution; the FFT's rounding is a few ulp of the
+    largest value per term, hence the tolerances (float64: 1e-12, float32: 1e-5 relative).
+    """
+    if engine == "numba":
+        pytest.importorskip("numba")
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 9))
+    X[X < -0.8] = 0.0  # zeros are skipped by the compiled direct sum
+    ts = TensorSketch(gamma=0.5, n_components=32, random_state=0, **params).fit(X)
+    reference = ts.transform(X)  # default route and engine
+    routes = ["direct"] if params["degree"] == 1 else ["direct", "fft"]
+    with kernelmaps.config_context(engine=engine):
+        for route in routes:
+            ts._route = lambda route=route: route  # type: ignore[method-assign]
+            for dtype, rtol in ((np.float64, 1e-12), (np.float32, 1e-5)):
+                for data in (X.astype(dtype), sp.csr_matrix(X.astype(dtype))):
+                    Z = ts.transform(data)
+                    assert Z.dtype == dtype
+                    scale = np.abs(reference).max()
+                    np.testing.assert_allclose(Z, reference, rtol=0, atol=rtol * scale)
+            del ts._route
+
+
+def test_route_choice() -> None:
+    X = np.ones((3, 64))
+    assert TensorSketch(degree=2, n_components=4096).fit(X)._route() == "direct"
+    wide = np.ones((3, 2000))
+    assert TensorSketch(degree=2, n_components=4096).fit(wide)._route() == "fft"
+    with kernelmaps.config_context(engine="numpy"):
+        assert TensorSketch(degree=3, n_components=4096).fit(X)._route() == "fft"
+
+
+def test_direct_route_memory_is_output_plus_small_blocks() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((4000, 64))
+    ts = TensorSketch(degree=2, n_components=2048, random_state=0).fit(X)
+    assert ts._route() == "direct"
+    tracemalloc.start()
+    Z = ts.transform(X)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak <= 2 * Z.nbytes, (peak, Z.nbytes)

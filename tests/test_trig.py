@@ -159,3 +159,26 @@ def test_transform_in_forked_child_after_parent_used_the_pool():
     with multiprocessing.get_context("fork").Pool(1) as pool:
         result = pool.apply_async(rff.transform, (X,)).get(timeout=120)
     np.testing.assert_allclose(result, expected, rtol=0, atol=1e-14)
+
+
+def test_nested_run_blocks_runs_inline_instead_of_waiting_on_the_pool():
+    from kernelmaps._parallel import run_blocks
+
+    seen = np.zeros(4000, dtype=int)
+
+    def inner(rows):
+        seen[rows] += 1
+
+    def outer(rows):
+        run_blocks(
+            inner,
+            [slice(rows.start, rows.start + 500), slice(rows.start + 500, rows.stop)],
+            n_elements=10**7,
+        )
+
+    run_blocks(
+        outer,
+        [slice(0, 1000), slice(1000, 2000), slice(2000, 3000), slice(3000, 4000)],
+        n_elements=10**7,
+    )
+    assert np.all(seen == 1)

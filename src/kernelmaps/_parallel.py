@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -20,6 +21,7 @@ import numpy as np
 
 __all__ = ["n_threads", "parallel_rows", "run_blocks"]
 
+_THREAD_PREFIX = "kernelmaps-block"
 # Below this many elements of work, one thread does it (a hand-off costs ~10 us).
 MIN_PARALLEL_ELEMENTS = 1 << 16
 
@@ -34,7 +36,7 @@ def n_threads() -> int:
 
 @cache
 def _executor(workers: int) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kernelmaps")
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_THREAD_PREFIX)
 
 
 # A forked child has none of the parent's worker threads: give it a new pool.
@@ -61,7 +63,9 @@ def run_blocks(func: Callable[[slice], None], blocks: Sequence[slice], n_element
     Exceptions are raised in the caller after every block has finished.
     """
     workers = min(n_threads(), len(blocks))
-    if workers <= 1 or n_elements < MIN_PARALLEL_ELEMENTS:
+    # Inside a worker of the pool already (nested call): run here, never wait on the pool.
+    nested = threading.current_thread().name.startswith(_THREAD_PREFIX)
+    if workers <= 1 or n_elements < MIN_PARALLEL_ELEMENTS or nested:
         for rows in blocks:
             func(rows)
         return

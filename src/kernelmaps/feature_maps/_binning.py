@@ -11,6 +11,8 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from .._config import numba_enabled
+from .._parallel import parallel_rows
 from ..kernels import BinnableKernel, Kernel, resolve_kernel
 from ._base import BaseFeatureMap, row_blocks
 
@@ -34,6 +36,15 @@ def _bin_keys(coords: np.ndarray) -> np.ndarray:
             h *= _MIX2
             h ^= h >> np.uint64(31)
     return h
+
+
+def _sorted_unique(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of ``keys``, sorted (one sort, no hashing)."""
+    keys = np.sort(keys)
+    keep = np.empty(keys.shape, dtype=bool)
+    keep[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+    return keys[keep]
 
 
 class RandomBinningFeatures(BaseFeatureMap):
@@ -140,6 +151,18 @@ class RandomBinningFeatures(BaseFeatureMap):
         Xd = X.toarray() if sp.issparse(X) else X
         Xd = np.asarray(Xd, dtype=np.float64)
         keys = np.empty((self.n_grids, Xd.shape[0]), dtype=np.uint64)
+        if numba_enabled():
+            from .._numba.binning import grid_keys
+
+            shifts = np.ascontiguousarray(self.shifts_.T, dtype=np.float64)
+            pitches = np.ascontiguousarray(self.pitches_.T, dtype=np.float64)
+            Xd = np.ascontiguousarray(Xd)
+            parallel_rows(
+                lambda rows: grid_keys(Xd[rows], shifts, pitches, keys[:, rows]),
+                Xd.shape[0],
+                Xd.size * self.n_grids,
+            )
+            return keys
         for p in range(self.n_grids):
             coords = np.floor((Xd - self.shifts_[p]) / self.pitches_[p]).astype(np.int64)
             keys[p] = _bin_keys(coords)
@@ -159,7 +182,7 @@ class RandomBinningFeatures(BaseFeatureMap):
             keys = self._grid_keys(X[rows])
             for p in range(self.n_grids):
                 occupied[p].append(keys[p])
-        self.bin_keys_ = [np.unique(np.concatenate(k)) for k in occupied]
+        self.bin_keys_ = [_sorted_unique(np.concatenate(k)) for k in occupied]
         self.n_bins_ = np.array([len(k) for k in self.bin_keys_], dtype=np.intp)
         self._column_offsets = np.concatenate([[0], np.cumsum(self.n_bins_)])
         self._n_features_out = int(self._column_offsets[-1])
@@ -189,16 +212,17 @@ class RandomBinningFeatures(BaseFeatureMap):
         for rows in row_blocks(X.shape[0], 8.0 * (X.shape[1] * 2 + 3 * self.n_grids)):
             keys = self._grid_keys(X[rows])
             n_rows = keys.shape[1]
-            columns = np.empty((n_rows, self.n_grids), dtype=np.int64)
-            found = np.empty((n_rows, self.n_grids), dtype=bool)
+            # grid-major (n_grids, n_rows): each grid's lookups write contiguous memory
+            columns = np.empty((self.n_grids, n_rows), dtype=np.int64)
+            found = np.empty((self.n_grids, n_rows), dtype=bool)
             for p in range(self.n_grids):
                 known = self.bin_keys_[p]
                 pos = np.searchsorted(known, keys[p])
-                pos_clipped = np.minimum(pos, len(known) - 1)
-                found[:, p] = known[pos_clipped] == keys[p]
-                columns[:, p] = pos_clipped + self._column_offsets[p]
-            index_parts.append(columns[found])
-            counts = found.sum(axis=1)
+                np.minimum(pos, len(known) - 1, out=pos)
+                np.equal(known[pos], keys[p], out=found[p])
+                np.add(pos, self._column_offsets[p], out=columns[p])
+            index_parts.append(columns.T[found.T])
+            counts = found.sum(axis=0)
             indptr_parts.append(n_stored + np.cumsum(counts))
             n_stored += int(counts.sum())
         indices = np.concatenate(index_parts) if index_parts else np.zeros(0, np.int64)
