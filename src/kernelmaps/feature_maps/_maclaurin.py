@@ -40,6 +40,10 @@ class _MaclaurinMixin:
     +-1, the ``n`` vectors of each feature side by side) and the exact H0/1 columns.
     """
 
+    # Row blocks (products and elementwise products, GIL-free) run on one thread per core.
+    _parallel_blocks: ClassVar[bool] = True
+    _max_block_rows: ClassVar[int | None] = 1024
+
     kernel: Any
     degree: Any
     gamma: Any
@@ -126,7 +130,7 @@ class _MaclaurinMixin:
             if n == 0:
                 random_part[:, cols] = 1.0
                 continue
-            P = safe_sparse_dot(X, W.astype(dtype), dense_output=True)
+            P = safe_sparse_dot(X, W.astype(dtype, copy=False), dense_output=True)
             P = P.reshape(X.shape[0], n, cols.size)
             random_part[:, cols] = np.prod(P, axis=1)
         random_part *= (self.weights_ / math.sqrt(self.n_random_)).astype(dtype)
