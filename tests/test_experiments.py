@@ -208,6 +208,28 @@ def test_method_kernel_override_and_refusal():
     assert get_method("binning").supports("laplacian")
 
 
+def test_structured_methods_are_registered_but_not_default():
+    from kernelmaps import Fastfood, StructuredOrthogonalFeatures
+    from kernelmaps.cli import DEFAULT_METHODS
+
+    for name, cls in [("fastfood", Fastfood), ("sorf", StructuredOrthogonalFeatures)]:
+        assert name in method_names() and name not in DEFAULT_METHODS
+        spec = get_method(name)
+        assert spec.supports("rbf") and spec.supports("matern")
+        assert not spec.supports("laplacian")  # no radial spectral measure
+        est = spec.factory(16, {"gamma": 0.5}, 0)
+        assert isinstance(est, cls)
+        assert (est.n_components, est.kernel_params, est.random_state) == (16, {"gamma": 0.5}, 0)
+    methods = [MethodConfig("fastfood"), MethodConfig("sorf", kernel="matern")]
+    result = run_experiment(_small_config(methods=methods, n_components=[8], seeds=[0]))
+    assert not result.failures
+    assert {(r["method"], r["kernel"]) for r in result.rows} == {
+        ("fastfood", "rbf"),
+        ("sorf", "matern"),
+    }
+    assert all(np.isfinite(r["value"]) for r in result.rows)
+
+
 def test_summary_and_table():
     rows = [
         {"dataset": "d", "method": m, "kernel": "rbf", "gamma": 1.0, "n_components": D,

@@ -134,6 +134,22 @@ register_method(
         kernels=_SHIFT_INVARIANT,
     )
 )
+# Structured maps: O(D log d) per row instead of O(D d); radial spectral measures only.
+for _name, _cls_name, _label in [
+    ("fastfood", "Fastfood", "Fastfood (Le, Sarlós & Smola), Hadamard-Gaussian products"),
+    ("sorf", "StructuredOrthogonalFeatures", "structured orthogonal random features (Yu et al.)"),
+]:
+    _cls = getattr(_fm, _cls_name, None)
+    if _cls is not None:
+        register_method(
+            MethodSpec(
+                _name,
+                "rbf",
+                _generic(_cls, "rbf", variant="cos_sin"),
+                f"{_label}, cos/sin pairs",
+                kernels=("rbf", "gaussian", "matern"),
+            )
+        )
 # The output width of random binning depends on the data; each row holds one non-zero per
 # grid, so n_grids = n_components gives the same cost per dot product as a dense map of
 # n_components features.
