@@ -362,3 +362,89 @@ def test_check_errors_margin_catches_planted_bug(digits_kernel):
         _check_psd_consistent(K, Z_bug)
     _check_psd_consistent(K, model.transform(X))
     assert DELTA > 0
+
+
+# ---------------------------------------------------------------------------------------
+# fast paths: the landmark kernel block and the float32 eigendecomposition
+
+
+def test_landmark_kernel_block_matches_the_kernel(seed):
+    from kernelmaps.kernels._landmark_block import LandmarkKernel
+
+    rng = np.random.default_rng(seed)
+    # far from the origin: |x|^2 ~ 4e4 while |x - l|^2 ~ 8
+    X = rng.normal(size=(50, 4)) + 100.0
+    L = rng.normal(size=(7, 4)) + 100.0
+    kernel = Gaussian(gamma=0.3)
+
+    def direct(A, B):  # from the differences: no cancellation
+        return np.exp(-0.3 * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+
+    # The exponent -gamma |x - l|^2 is formed from landmark-centred rows, with an absolute
+    # rounding error of at most about 4 eps gamma (|x - mu| + |l - mu|)^2 (+ 2 eps for
+    # exp and the centring, relative to k), eps of the working dtype.
+    mu = L.mean(axis=0)
+    nx = np.linalg.norm(X - mu, axis=1)[:, None]
+    nl = np.linalg.norm(L - mu, axis=1)[None, :]
+    for dtype in (np.float64, np.float32):
+        eps = float(np.finfo(dtype).eps)
+        Xd, Ld = X.astype(dtype), L.astype(dtype)
+        reference = direct(Xd.astype(np.float64), Ld.astype(np.float64))  # rounded inputs
+        bound = 4 * eps * 0.3 * (nx + nl) ** 2 + 2 * eps
+        K = LandmarkKernel(kernel, Ld, dtype)(Xd)
+        assert K.dtype == dtype
+        assert np.all(np.abs(K / reference - 1.0) <= bound)
+    exact = direct(X, L)
+    eps = float(np.finfo(np.float32).eps)
+    X32, L32 = X.astype(np.float32), L.astype(np.float32)
+    # Planted bug: the same expansion without centring loses everything to cancellation.
+    sq = (X32 * X32).sum(1)[:, None] + (L32 * L32).sum(1)[None, :] - 2 * X32 @ L32.T
+    uncentred = np.exp(-np.float32(0.3) * np.maximum(sq, 0))
+    assert np.any(np.abs(uncentred / reference - 1.0) > bound)
+    # other kernels and sparse input go through the kernel itself
+    lap = Laplacian(gamma=0.2)
+    np.testing.assert_array_equal(LandmarkKernel(lap, L, np.float64)(X), lap(X, L))
+    np.testing.assert_allclose(
+        LandmarkKernel(kernel, L - 100.0, np.float64)(sp.csr_matrix(X - 100.0)),
+        exact,
+        rtol=1e-12,
+    )
+
+
+def test_float32_fit_keeps_float32_and_the_accuracy(seed):
+    X = _digits(600)
+    fit_rows, held_out = X[:500], X[500:]
+    # a smooth kernel and many landmarks: K_mm is ill-conditioned, the Nyström error small
+    kernel = Gaussian(gamma=0.02)
+    K = kernel(held_out)
+    m = 300
+    models = {
+        dtype: Nystroem(kernel, n_components=m, random_state=seed).fit(fit_rows.astype(dtype))
+        for dtype in (np.float64, np.float32)
+    }
+    m32, m64 = models[np.float32], models[np.float64]
+    np.testing.assert_array_equal(m32.component_indices_, m64.component_indices_)
+    assert m32.normalization_.dtype == np.float32 and m32.components_.dtype == np.float32
+    # The float32 eigendecomposition is backward stable: K_mm - V diag(w) V^T is within
+    # m * eps32 |K_mm| (the a-priori bound of LAPACK's symmetric eigensolvers, p(m) = m).
+    K_mm = kernel(m64.components_)
+    r = m32.rank_
+    N = m32.normalization_[:, :r].astype(np.float64)
+    V = N * np.sqrt(m32.eigenvalues_[:r])
+    recon = (V * m32.eigenvalues_[:r]) @ V.T
+    assert np.linalg.norm(K_mm - recon) <= m * np.finfo(np.float32).eps * np.linalg.norm(K_mm)
+    # Held-out kernel error: float32 rounding (relative 1e-7 on k, amplified by at most
+    # 1 / sqrt(eps32 w_max) on the kept directions) stays far below the Nyström error;
+    # the check allows 5 % of it.
+    errors = {}
+    for dtype, model in models.items():
+        Z = model.transform(held_out.astype(dtype))
+        assert Z.dtype == dtype
+        errors[dtype] = _relative_error(K, Z.astype(np.float64))
+    assert abs(errors[np.float32] - errors[np.float64]) <= 0.05 * errors[np.float64]
+    # Planted bug: a float32 cut-off of m * eps32 (too coarse) drops useful directions.
+    coarse = Nystroem(
+        kernel, n_components=m, eigen_cutoff=m * float(np.finfo(np.float32).eps), random_state=seed
+    ).fit(fit_rows.astype(np.float32))
+    Zc = coarse.transform(held_out.astype(np.float32)).astype(np.float64)
+    assert _relative_error(K, Zc) - errors[np.float64] > 0.05 * errors[np.float64]

@@ -110,6 +110,41 @@ def test_row_blocks_bound_the_kernel_blocks(data) -> None:
     np.testing.assert_allclose(blocked.dual_coef_, whole.dual_coef_, rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cached_and_recomputed_kernel_blocks_give_the_same_solution(data, dtype) -> None:
+    X, y, X_test = data
+    X = X.astype(dtype)
+    Y = np.column_stack([y, np.cos(X[:, 1])])
+    m = 30
+    itemsize = np.dtype(dtype).itemsize
+    fits = {}
+    # working_memory 0.02 MiB: blocks of 8 rows; cache_size for 64 rows: part cached
+    with config_context(working_memory=0.02):
+        for name, cache_size in (("all", 2048), ("part", 64 * m * itemsize / 2**20), ("none", 0)):
+            fits[name] = NystroemKernelRidge(
+                gamma=0.05,
+                n_components=m,
+                alpha=0.5,
+                tol=1e-10,
+                cache_size=cache_size,
+                random_state=0,
+            ).fit(X, Y)
+    assert fits["all"].n_cached_rows_ == X.shape[0]
+    assert 0 < fits["part"].n_cached_rows_ <= 64
+    assert fits["none"].n_cached_rows_ == 0
+    # Cached or recomputed, every block is the same array and goes through the same
+    # products in the same order: the solutions agree to the last bit, up to BLAS kernels
+    # that may depend on memory alignment (a few ulp of the coefficients).
+    for name in ("part", "none"):
+        assert fits[name].n_iter_ == fits["all"].n_iter_
+        np.testing.assert_allclose(fits[name].dual_coef_, fits["all"].dual_coef_, rtol=1e-12)
+        np.testing.assert_allclose(
+            fits[name].predict(X_test.astype(dtype)),
+            fits["all"].predict(X_test.astype(dtype)),
+            rtol=1e-6 if dtype == np.float32 else 1e-12,
+        )
+
+
 def test_multi_output_float32_and_pickle(data) -> None:
     X, y, X_test = data
     Y = np.column_stack([y, np.sin(X[:, 0])])

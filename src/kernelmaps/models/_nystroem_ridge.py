@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -17,6 +18,7 @@ from .._random import check_random_state
 from ..feature_maps import row_blocks
 from ..feature_maps._landmarks import select_landmarks
 from ..kernels import Gaussian, Kernel, kernel_from_params
+from ..kernels._landmark_block import LandmarkKernel
 from ._base import (
     FLOAT_DTYPES,
     KernelLike,
@@ -30,41 +32,39 @@ from ._cg import conjugate_gradient
 __all__ = ["NystroemKernelRidge"]
 
 
-class _LandmarkBlocks:
-    """``k(X_block, landmarks)`` for row blocks, in float32 when that is possible.
+#: Largest row block of a kernel evaluation (fewer rows if ``working_memory`` demands).
+_MAX_BLOCK_ROWS = 2048
 
-    For float32 dense input and a Gaussian kernel the block is computed in float32 as
-    ``exp(min(0, 2 gamma x.l - gamma |x|^2 - gamma |l|^2))`` (about three times faster than
-    the float64 kernel and half the memory); otherwise in float64 by the kernel itself.
-    """
+#: Bytes of the row chunks of a ``K_nm`` block on which ``K^T (K V)`` is formed: the chunk
+#: is still in cache for the second product, so each pass reads ``K_nm`` from memory once.
+_CHUNK_BYTES = 1 << 20
 
-    def __init__(self, kernel: Any, landmarks: np.ndarray, X: Any) -> None:
-        self.kernel = kernel
-        self.landmarks = landmarks
-        self.fast = (
-            isinstance(kernel, Gaussian)
-            and getattr(X, "dtype", None) == np.float32
-            and not hasattr(X, "tocsr")
-        )
-        if self.fast:
-            gamma = float(kernel.gamma or 0.0)
-            L = np.asarray(landmarks, dtype=np.float32)
-            self._gamma = np.float32(gamma)
-            self._scaled_T = np.ascontiguousarray((2.0 * gamma) * L.T, dtype=np.float32)
-            self._l_term = (gamma * np.einsum("ij,ij->i", L, L)).astype(np.float32)
 
-    @property
-    def dtype(self) -> np.dtype:
-        return np.dtype(np.float32 if self.fast else np.float64)
+def _work_dtype(kernel: Any, X: Any) -> np.dtype:
+    """float32 for dense float32 input and the Gaussian kernel (evaluated in float32 by
+    :class:`LandmarkKernel`), float64 otherwise."""
+    if (
+        isinstance(kernel, Gaussian)
+        and getattr(X, "dtype", None) == np.float32
+        and not sp.issparse(X)
+    ):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
 
-    def __call__(self, Xb: Any) -> np.ndarray:
-        if not self.fast:
-            return kernel_matrix(self.kernel, Xb, self.landmarks)
-        K = Xb @ self._scaled_T
-        K -= (self._gamma * np.einsum("ij,ij->i", Xb, Xb))[:, None]
-        K -= self._l_term
-        np.minimum(K, 0.0, out=K)
-        return np.exp(K, out=K)
+
+def _landmark_kernel(kernel: Any, L: np.ndarray, dtype: np.dtype) -> Any:
+    """``X_block -> k(X_block, L)`` in ``dtype`` (fused Gaussian for kernel objects)."""
+    if isinstance(kernel, Kernel):
+        return LandmarkKernel(kernel, L, dtype)
+    return lambda Xb: kernel_matrix(kernel, Xb, L)
+
+
+def _normal_matvec(K: np.ndarray, V: np.ndarray, out: np.ndarray) -> None:
+    """``out += K^T (K V)`` chunk by chunk of rows (one pass over ``K`` in memory)."""
+    step = max(1, _CHUNK_BYTES // max(1, K.shape[1] * K.itemsize))
+    for start in range(0, K.shape[0], step):
+        chunk = K[start : start + step]
+        out += chunk.T @ (chunk @ V)
 
 
 class NystroemKernelRidge(RegressorMixin, BaseEstimator):
@@ -100,6 +100,12 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         Largest number of conjugate-gradient iterations.
     tol : float, default=1e-6
         Stop when the relative residual of the preconditioned system is ``<= tol``.
+    cache_size : float, default=2048
+        Memory budget in MiB for keeping ``K_nm`` between conjugate-gradient iterations.
+        Row blocks of ``K_nm`` (``m`` values of the working dtype per row) are kept while
+        they fit in the budget, the others are recomputed at every iteration; ``0``
+        recomputes every block (memory ``O(m^2 + block m)`` only).  The solution is the
+        same either way.
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Source of randomness for the landmark selection.
 
@@ -116,6 +122,9 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     residual_ : float
         Final relative residual of the preconditioned system (largest over targets).
     converged_ : bool
+    n_cached_rows_ : int
+        Rows of ``K_nm`` kept in memory during the solve (``n_samples`` when all fit in
+        ``cache_size``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -128,16 +137,21 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     ``K_nm^T K_nm ~ (n/m) K_mm^2`` for uniform landmarks), so conjugate gradient runs on the
     well-conditioned ``A^{-T} T^{-T} H T^{-1} A^{-1}`` with ``c = T^{-1} A^{-1} beta``; the
     number of iterations needed is ``O(log(1/tol))`` for ``m`` of the order of the
-    statistical dimension.  Each iteration computes ``K_nm v`` and ``K_nm^T u`` block by
-    block of rows, never storing ``K_nm``.  Jitter only changes the preconditioner, never
-    the solution.
+    statistical dimension.  Each iteration computes ``K_nm^T (K_nm v)`` block by block of
+    rows: blocks within ``cache_size`` are computed once (in the same pass as
+    ``K_nm^T y``) and kept, the others are recomputed.  Jitter only changes the
+    preconditioner, never the solution.
 
-    Cost: ``O(n m d + n m t)`` per iteration (``t`` targets) plus ``O(m^3)`` for the
-    factorizations; memory ``O(m^2 + block m)`` with the block bounded by scikit-learn's
-    ``working_memory``.  ``K_mm``, the preconditioner and the conjugate-gradient vectors
-    are float64; with float32 input and a Gaussian kernel the ``K_nm`` blocks and their
-    products are float32 (sums over blocks in float64), which is about three times faster
-    but limits the attainable relative residual to about ``1e-5``: use ``tol >= 1e-5`` there.
+    Cost: ``O(n m d)`` kernel evaluations once for the cached rows and per iteration for
+    the others, plus ``O(n m t)`` per iteration (``t`` targets) and ``O(m^3)`` for the
+    factorizations; memory ``O(m^2 + block m)`` plus the cache, with the block bounded by
+    scikit-learn's ``working_memory`` and 2048 rows.  ``K_mm``, the preconditioner and
+    the conjugate-gradient vectors are float64; with dense float32 input and a Gaussian
+    kernel the ``K_nm`` blocks and their products are float32 (sums over blocks in
+    float64; the kernel is evaluated in float32 directly, see
+    :class:`~kernelmaps.kernels._landmark_block.LandmarkKernel`), which is about three
+    times faster and halves the cache, but limits the attainable relative residual to
+    about ``1e-5``: use ``tol >= 1e-5`` there.
     float32 input gives float32 predictions.  If the tolerance is not reached within
     ``max_iter`` iterations, a :class:`~sklearn.exceptions.ConvergenceWarning` gives the
     residual.
@@ -170,6 +184,7 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         "alpha": [Interval(Real, 0.0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0.0, None, closed="neither")],
+        "cache_size": [Interval(Real, 0.0, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 
@@ -186,6 +201,7 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         alpha: float = 1.0,
         max_iter: int = 100,
         tol: float = 1e-6,
+        cache_size: float = 2048,
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
@@ -198,6 +214,7 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         self.alpha = alpha
         self.max_iter = max_iter
         self.tol = tol
+        self.cache_size = cache_size
         self.random_state = random_state
 
     def __sklearn_tags__(self) -> Any:
@@ -240,7 +257,9 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         return L, idx
 
     def _block_rows(self, X: Any, m: int, n_targets: int) -> Any:
-        return row_blocks(X.shape[0], 8.0 * (3 * m + X.shape[1] + n_targets))
+        return row_blocks(
+            X.shape[0], 8.0 * (3 * m + X.shape[1] + n_targets), max_rows=_MAX_BLOCK_ROWS
+        )
 
     def _preconditioner(self, K_mm: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Upper Cholesky factors ``T`` of ``K_mm`` and ``A`` of ``(n/m) T T^T + alpha I``."""
@@ -302,20 +321,26 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         K_mm = 0.5 * (K_mm + K_mm.T)
         T, A = self._preconditioner(K_mm, n)
 
-        # b = K_nm^T y, one pass.
-        block_kernel = _LandmarkBlocks(kernel, L, X)
-        work = block_kernel.dtype
+        # b = K_nm^T y, one pass, keeping the blocks that fit in the cache.
+        work = _work_dtype(kernel, X)
+        block_kernel = _landmark_kernel(kernel, L, work)
+        budget_rows = int(self.cache_size * 2**20 // (m * work.itemsize))
+        cache: list[np.ndarray | None] = []
+        n_cached = 0
         rhs = np.zeros((m, t))
         for rows in blocks:
-            rhs += block_kernel(X[rows]).T @ Y[rows].astype(work)
+            Kb = block_kernel(X[rows])
+            rhs += Kb.T @ Y[rows].astype(work)
+            keep = n_cached + Kb.shape[0] <= budget_rows
+            cache.append(Kb if keep else None)
+            n_cached += Kb.shape[0] if keep else 0
 
         def H(V: np.ndarray) -> np.ndarray:
-            """``(K_nm^T K_nm + alpha K_mm) V``, with ``K_nm`` formed block by block."""
+            """``(K_nm^T K_nm + alpha K_mm) V``, cached blocks reused, others recomputed."""
             out = self.alpha * (K_mm @ V)
             V_work = V.astype(work, copy=False)
-            for rows in blocks:
-                Kb = block_kernel(X[rows])
-                out += Kb.T @ (Kb @ V_work)
+            for rows, Kb in zip(blocks, cache, strict=True):
+                _normal_matvec(block_kernel(X[rows]) if Kb is None else Kb, V_work, out)
             return out
 
         def solve_T(V: np.ndarray) -> np.ndarray:
@@ -342,6 +367,7 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         self.n_iter_ = result.n_iter
         self.residual_ = float(np.max(result.residual))
         self.converged_ = result.converged
+        self.n_cached_rows_ = n_cached
         self._T, self._A = T, A
         if not result.converged:
             warnings.warn(
@@ -371,8 +397,9 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         coef = self.dual_coef_
         L = self.landmarks_
         out = np.empty((X.shape[0], *coef.shape[1:]), dtype=output_dtype(X))
-        block_kernel = _LandmarkBlocks(self.kernel_, L, X)
-        coef_work = coef.astype(block_kernel.dtype)
+        work = _work_dtype(self.kernel_, X)
+        block_kernel = _landmark_kernel(self.kernel_, L, work)
+        coef_work = coef.astype(work)
         for rows in self._block_rows(X, L.shape[0], 1):
             out[rows] = block_kernel(X[rows]) @ coef_work
         return out
