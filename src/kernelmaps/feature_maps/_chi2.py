@@ -333,6 +333,14 @@ class SkewedChi2Sampler(BaseFeatureMap):
         tags.input_tags.positive_only = True
         return tags
 
+    # Blocks of about 4 MiB of projections stay in cache from the product to the cosine,
+    # and run on one thread per core.
+    _parallel_blocks: ClassVar[bool] = True
+
+    @property
+    def _max_block_rows(self) -> int:  # type: ignore[override]
+        return max(16, (1 << 22) // (8 * max(self.n_components, 1)))
+
     def _check_values(self, X: Any) -> None:
         check_above(X, -float(self.skewedness), type(self).__name__, "skewedness")
 
@@ -355,19 +363,15 @@ class SkewedChi2Sampler(BaseFeatureMap):
         shift = (shift + self.random_offset_).astype(dtype)
         scale = math.sqrt(2.0 / self.n_components)
 
-        def rows_of(rows: slice) -> None:
-            block, dst = X[rows], out[rows]
-            if sp.issparse(block):
-                logs = block.copy()
-                logs.data = np.log1p(logs.data / c)
-                if logs.nnz <= _SPARSE_PRODUCT_DENSITY * logs.shape[0] * logs.shape[1]:
-                    dst[:] = safe_sparse_dot(logs, W, dense_output=True)
-                else:  # log1p(0) = 0: the densified block goes through the GEMM
-                    np.matmul(logs.toarray(), W, out=dst)
-            else:
-                logs = np.divide(block, c)
-                np.log1p(logs, out=logs)
-                np.matmul(logs, W, out=dst)
-            cos_shifted_into(dst, shift, scale)
-
-        parallel_rows(rows_of, X.shape[0], out.size)
+        if sp.issparse(X):
+            logs = X.copy()
+            logs.data = np.log1p(logs.data / c)
+            if logs.nnz <= _SPARSE_PRODUCT_DENSITY * logs.shape[0] * logs.shape[1]:
+                out[:] = safe_sparse_dot(logs, W, dense_output=True)
+            else:  # log1p(0) = 0: the densified block goes through the GEMM
+                np.matmul(logs.toarray(), W, out=out)
+        else:
+            logs = np.divide(X, c)
+            np.log1p(logs, out=logs)
+            np.matmul(logs, W, out=out)
+        cos_shifted_into(out, shift, scale)
