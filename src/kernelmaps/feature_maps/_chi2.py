@@ -353,14 +353,18 @@ class SkewedChi2Sampler(BaseFeatureMap):
         self.random_weights_ = np.log(np.tan(0.5 * np.pi * u)) / np.pi
         self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, size=D)
         self._n_features_out = D
+        # Per-transform constants, computed once: the phase of log(x + c) = log c +
+        # log1p(x / c) folded into the offsets, and the weights in float32.
+        self._phase = math.log(self.skewedness) * self.random_weights_.sum(axis=0)
+        self._phase += self.random_offset_
+        self._weights32 = self.random_weights_.astype(np.float32)
 
     def _transform_block(self, X: Any, out: np.ndarray) -> None:
         self._check_values(X)
         dtype = out.dtype
         c = dtype.type(self.skewedness)
-        W = self.random_weights_.astype(dtype, copy=False)
-        shift = math.log(self.skewedness) * self.random_weights_.sum(axis=0)
-        shift = (shift + self.random_offset_).astype(dtype)
+        W = self.random_weights_ if dtype == np.float64 else self._weights32
+        shift = self._phase.astype(dtype)
         scale = math.sqrt(2.0 / self.n_components)
 
         if sp.issparse(X):

@@ -190,6 +190,7 @@ class RandomFourierFeatures(BaseFeatureMap):
 
         self.kernel_ = kernel
         self.frequencies_ = np.ascontiguousarray(W.T)
+        self._frequencies32 = self.frequencies_.astype(np.float32)  # for float32 blocks
         self.offsets_ = offsets
         self.n_pairs_ = n_pairs
         self._n_features_out = D
@@ -208,7 +209,7 @@ class RandomFourierFeatures(BaseFeatureMap):
 
     def _transform_block(self, X: Any, out: np.ndarray) -> None:
         dtype = out.dtype
-        W = self.frequencies_.astype(dtype, copy=False)
+        W = self.frequencies_ if dtype == np.float64 else self._frequencies32
         L = self.n_pairs_
         scale = math.sqrt(2.0 / self.n_components)
         if L == 0:  # cos_phase: project straight into the output block, then cos in place
