@@ -339,7 +339,9 @@ class SkewedChi2Sampler(BaseFeatureMap):
 
     @property
     def _max_block_rows(self) -> int:  # type: ignore[override]
-        return max(16, (1 << 22) // (8 * max(self.n_components, 1)))
+        # at least n_features rows (up to 1024): the product amortizes packing the weights
+        d = self.random_weights_.shape[0]
+        return max(16, (1 << 22) // (8 * max(self.n_components, 1)), min(d, 1024))
 
     def _check_values(self, X: Any) -> None:
         check_above(X, -float(self.skewedness), type(self).__name__, "skewedness")

@@ -200,8 +200,10 @@ class RandomFourierFeatures(BaseFeatureMap):
     @property
     def _max_block_rows(self) -> int:  # type: ignore[override]
         # Blocks of about 4 MiB of projections stay in cache between the product and the
-        # cosines while keeping the product efficient.
-        return max(16, _BLOCK_BYTES // (8 * max(self.frequencies_.shape[1], 1)))
+        # cosines; for wide inputs at least n_features rows (up to 1024), so that the
+        # product is not dominated by the BLAS packing the (n_features x L) frequencies.
+        d, n_frequencies = self.frequencies_.shape
+        return max(16, _BLOCK_BYTES // (8 * max(n_frequencies, 1)), min(d, 1024))
 
     def _block_bytes_per_row(self, X: Any) -> float:
         itemsize = np.dtype(X.dtype).itemsize
