@@ -55,28 +55,6 @@ _OPTIONS = {"cache": True, "nogil": True, "fastmath": {"contract"}}
 
 
 @numba.njit(inline="always", **_OPTIONS)
-def _sin_cos(t: float) -> tuple[float, float]:
-    """(sin t, cos t) for ``|t| <= _LIMIT``."""
-    shifted = t * _INV_PIO2 + _ROUND
-    k = shifted - _ROUND
-    r = ((t - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3
-    z = r * r
-    s = r + (z * r) * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
-    poly = z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
-    hz = 0.5 * z
-    w = 1.0 - hz
-    c = w + (((1.0 - w) - hz) + z * poly)
-    q = np.int64(k)
-    odd = (q & 1) == 1
-    sin_t = c if odd else s
-    cos_t = -s if odd else c
-    if (q & 2) == 2:
-        sin_t = -sin_t
-        cos_t = -cos_t
-    return sin_t, cos_t
-
-
-@numba.njit(inline="always", **_OPTIONS)
 def _row_is_small(row: np.ndarray, n: int) -> bool:
     small = True
     for j in range(n):
@@ -84,23 +62,46 @@ def _row_is_small(row: np.ndarray, n: int) -> bool:
     return small
 
 
+# The reduction and polynomials are written out inside each loop (not in a helper
+# function): that is the form LLVM's loop vectorizer turns into SIMD code.
+
+
 @numba.njit(**_OPTIONS)
 def cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
     """``out[:, :L] = scale cos(P)``, ``out[:, L:2L] = scale sin(P)`` for P of shape (b, L)."""
     n_rows, L = projection.shape
     for i in range(n_rows):
-        row = projection[i]
-        dst = out[i]
-        if _row_is_small(row, L):
+        if not _row_is_small(projection[i], L):
             for j in range(L):
-                sin_t, cos_t = _sin_cos(np.float64(row[j]))
-                dst[j] = scale * cos_t
-                dst[L + j] = scale * sin_t
-        else:
-            for j in range(L):
-                t = np.float64(row[j])
-                dst[j] = scale * math.cos(t)
-                dst[L + j] = scale * math.sin(t)
+                t = np.float64(projection[i, j])
+                out[i, j] = scale * math.cos(t)
+                out[i, L + j] = scale * math.sin(t)
+            continue
+        # The arguments are first copied into the sine half of the output row, so that
+        # the loop reads and writes one array (two arrays defeat the vectorizer, which
+        # cannot rule out their overlap).
+        cos_part = out[i, :L]
+        sin_part = out[i, L : 2 * L]
+        sin_part[:] = projection[i]
+        for j in range(L):
+            t = np.float64(sin_part[j])
+            k = (t * _INV_PIO2 + _ROUND) - _ROUND
+            r = ((t - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3
+            z = r * r
+            s = r + (z * r) * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
+            poly = z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
+            hz = 0.5 * z
+            w = 1.0 - hz
+            c = w + (((1.0 - w) - hz) + z * poly)
+            q = np.int64(k)
+            odd = (q & 1) == 1
+            flip = (q & 2) == 2
+            sin_t = c if odd else s
+            cos_t = -s if odd else c
+            sin_t = -sin_t if flip else sin_t
+            cos_t = -cos_t if flip else cos_t
+            cos_part[j] = scale * cos_t
+            sin_part[j] = scale * sin_t
 
 
 @numba.njit(**_OPTIONS)
@@ -108,12 +109,25 @@ def cos_shifted_into(projection: np.ndarray, offsets: np.ndarray, scale: float) 
     """``P[:] = scale cos(P + offsets)`` in place, for P of shape (b, L)."""
     n_rows, L = projection.shape
     for i in range(n_rows):
-        row = projection[i]
         for j in range(L):
-            row[j] = row[j] + offsets[j]
-        if _row_is_small(row, L):
+            projection[i, j] = projection[i, j] + offsets[j]
+        if not _row_is_small(projection[i], L):
             for j in range(L):
-                row[j] = scale * _sin_cos(np.float64(row[j]))[1]
-        else:
-            for j in range(L):
-                row[j] = scale * math.cos(np.float64(row[j]))
+                projection[i, j] = scale * math.cos(np.float64(projection[i, j]))
+            continue
+        for j in range(L):
+            t = np.float64(projection[i, j])
+            k = (t * _INV_PIO2 + _ROUND) - _ROUND
+            r = ((t - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3
+            z = r * r
+            s = r + (z * r) * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
+            poly = z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
+            hz = 0.5 * z
+            w = 1.0 - hz
+            c = w + (((1.0 - w) - hz) + z * poly)
+            q = np.int64(k)
+            odd = (q & 1) == 1
+            flip = (q & 2) == 2
+            cos_t = -s if odd else c
+            cos_t = -cos_t if flip else cos_t
+            projection[i, j] = scale * cos_t
