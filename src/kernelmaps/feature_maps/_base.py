@@ -27,11 +27,13 @@ from .._parallel import run_blocks
 from .._random import check_random_state
 from ..kernels import Kernel
 
-__all__ = ["BaseFeatureMap", "maps_supporting", "row_blocks"]
+__all__ = ["BaseFeatureMap", "cache_block_rows", "maps_supporting", "row_blocks"]
 
 _MAP_CLASSES: list[type[BaseFeatureMap]] = []
 
 FLOAT_DTYPES = (np.float64, np.float32)
+
+_CACHE_BLOCK_BYTES = 1 << 22
 
 
 def maps_supporting(kernel: Kernel) -> list[str]:
@@ -56,6 +58,18 @@ def row_blocks(n_rows: int, bytes_per_row: float, max_rows: int | None = None) -
     if max_rows is not None:
         size = min(size, max_rows)
     return gen_batches(n_rows, size)
+
+
+def cache_block_rows(n_columns: int, n_features: int = 0) -> int:
+    """Rows of a transform block holding about 4 MiB of float64 projections.
+
+    Such a block stays in cache from the product that makes it to the elementwise
+    functions applied to it.  A map whose block comes from a product with an
+    ``(n_features x n_columns)`` matrix passes ``n_features``: the block then has at least
+    that many rows (up to 1024), so that the product is not dominated by the BLAS packing
+    its right factor.
+    """
+    return max(16, _CACHE_BLOCK_BYTES // (8 * max(n_columns, 1)), min(n_features, 1024))
 
 
 class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):

@@ -15,7 +15,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from .._parallel import parallel_rows
 from ..kernels import AdditiveChi2, Kernel, SkewedChi2
 from ..kernels._chi2 import check_above, check_non_negative
-from ._base import BaseFeatureMap
+from ._base import BaseFeatureMap, cache_block_rows
 from ._trig import cos_shifted_into, cos_sin_into
 
 __all__ = ["AdditiveChi2Sampler", "SkewedChi2Sampler"]
@@ -339,9 +339,7 @@ class SkewedChi2Sampler(BaseFeatureMap):
 
     @property
     def _max_block_rows(self) -> int:  # type: ignore[override]
-        # at least n_features rows (up to 1024): the product amortizes packing the weights
-        d = self.random_weights_.shape[0]
-        return max(16, (1 << 22) // (8 * max(self.n_components, 1)), min(d, 1024))
+        return cache_block_rows(self.n_components, n_features=self.random_weights_.shape[0])
 
     def _check_values(self, X: Any) -> None:
         check_above(X, -float(self.skewedness), type(self).__name__, "skewedness")

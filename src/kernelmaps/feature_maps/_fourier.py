@@ -13,10 +13,8 @@ from sklearn.utils.extmath import safe_sparse_dot
 
 from ..kernels import Kernel, ShiftInvariantKernel, resolve_kernel
 from ..sampling import orthogonal_directions, uniform_points
-from ._base import BaseFeatureMap
+from ._base import BaseFeatureMap, cache_block_rows
 from ._trig import cos_shifted_into, cos_sin_into
-
-_BLOCK_BYTES = 1 << 22
 
 __all__ = ["RandomFourierFeatures"]
 
@@ -199,11 +197,8 @@ class RandomFourierFeatures(BaseFeatureMap):
 
     @property
     def _max_block_rows(self) -> int:  # type: ignore[override]
-        # Blocks of about 4 MiB of projections stay in cache between the product and the
-        # cosines; for wide inputs at least n_features rows (up to 1024), so that the
-        # product is not dominated by the BLAS packing the (n_features x L) frequencies.
         d, n_frequencies = self.frequencies_.shape
-        return max(16, _BLOCK_BYTES // (8 * max(n_frequencies, 1)), min(d, 1024))
+        return cache_block_rows(n_frequencies, n_features=d)
 
     def _block_bytes_per_row(self, X: Any) -> float:
         itemsize = np.dtype(X.dtype).itemsize

@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._config import numba_enabled
 from ..kernels import Kernel, ShiftInvariantKernel, resolve_kernel
 from ..kernels._shift_invariant import Gaussian
-from ._base import BaseFeatureMap
+from ._base import BaseFeatureMap, cache_block_rows
 from ._hadamard import fwht, next_power_of_two
 from ._trig import cos_shifted_into, cos_sin_into
 
@@ -117,8 +117,8 @@ class _StructuredFourierFeatures(BaseFeatureMap):
 
     @property
     def _max_block_rows(self) -> int:  # type: ignore[override]
-        # Blocks of about 4 MiB of projections stay in cache up to the cosines.
-        return max(16, (1 << 22) // (8 * self.n_blocks_ * self.padded_dim_))
+        # no product with a dense matrix: only the cache size matters
+        return cache_block_rows(self.n_blocks_ * self.padded_dim_)
 
     def _block_bytes_per_row(self, X: Any) -> float:
         itemsize = np.dtype(X.dtype).itemsize
