@@ -61,6 +61,16 @@ def gamma_from_data(
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.bandwidth import gamma_from_data
+    >>> X = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]])
+    >>> round(gamma_from_data(X), 6)  # every point lies sqrt(2) from the mean: 1 / (2 * 2)
+    0.25
+    >>> round(gamma_from_data(X, kernel="laplacian"), 6)  # L1 distance 2: gamma = 1 / 2
+    0.5
     """
     X = check_array(X, accept_sparse=False, dtype=np.float64)
     if rule not in BANDWIDTH_RULES:
