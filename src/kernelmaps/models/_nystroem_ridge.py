@@ -17,7 +17,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._random import check_random_state
 from ..feature_maps import row_blocks
 from ..feature_maps._landmarks import select_landmarks
-from ..kernels import Gaussian, Kernel, kernel_from_params
+from ..kernels import (
+    Gaussian,
+    Kernel,
+    kernel_parameter_constraints,
+    resolve_estimator_kernel,
+)
 from ..kernels._landmark_block import LandmarkKernel
 from ._base import (
     FLOAT_DTYPES,
@@ -174,11 +179,7 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "kernel": [str, Kernel, callable],
-        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-        "degree": [Interval(Real, 0.0, None, closed="left"), None],
-        "coef0": [Interval(Real, None, None, closed="neither"), None],
-        "kernel_params": [dict, None],
+        **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"uniform", "kmeans", "leverage"}), "array-like"],
         "alpha": [Interval(Real, 0.0, None, closed="neither")],
@@ -302,15 +303,7 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_regression_data(self, X, y)
         X = as_row_sliceable(X)
-        kernel = kernel_from_params(
-            type(self).__name__,
-            self.kernel,
-            X.shape[1],
-            self.kernel_params,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-        )
+        kernel = resolve_estimator_kernel(self, X.shape[1])
         L, idx = self._select_landmarks(X, kernel)
         n, m = X.shape[0], L.shape[0]
         Y = np.asarray(y, dtype=np.float64).reshape(n, -1)
