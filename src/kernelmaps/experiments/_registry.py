@@ -17,18 +17,44 @@ available.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
 
 from .. import feature_maps as _fm
+from ..kernels import Kernel, ShiftInvariantKernel, get_kernel_class, kernel_names
 
 __all__ = ["MethodSpec", "get_method", "method_names", "register_method"]
 
-#: Kernels whose ``gamma`` is a bandwidth (set by a bandwidth rule when not given).
-BANDWIDTH_KERNELS = frozenset({"rbf", "gaussian", "laplacian", "cauchy", "matern"})
 
-_SHIFT_INVARIANT = ("rbf", "gaussian", "laplacian", "cauchy", "matern")
+def _bandwidth_kernels() -> frozenset[str]:
+    """Names of the shift-invariant kernels with a ``gamma``: ``gamma`` is a bandwidth."""
+    return frozenset(
+        name
+        for name in kernel_names()
+        if issubclass(get_kernel_class(name), ShiftInvariantKernel)
+        and "gamma" in {f.name for f in dataclasses.fields(get_kernel_class(name))}
+    )
+
+
+#: Kernels whose ``gamma`` is a bandwidth (set by a bandwidth rule when not given).
+BANDWIDTH_KERNELS = _bandwidth_kernels()
+
+
+@functools.cache
+def _prototype(name: str) -> Kernel:
+    """A kernel of the class registered as ``name``, for the maps' ``_supports_kernel``.
+
+    Built with the default parameters; a kernel class that cannot be built without
+    parameters (``MaclaurinKernel`` needs its coefficients) gives an instance without
+    fields, enough for the class tests that ``_supports_kernel`` makes.
+    """
+    cls = get_kernel_class(name)
+    try:
+        return cls()
+    except TypeError:
+        return object.__new__(cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,8 +71,6 @@ class MethodSpec:
         ``factory(n_components, kernel_params, random_state) -> estimator``.
     description : str
         One line for tables and ``--help``.
-    kernels : tuple of str or None, default=None
-        The kernels the method can approximate (``None``: any kernel).
     kernel_params : dict, default={}
         Default kernel parameters (e.g. ``{"degree": 2}`` for the polynomial maps).
     """
@@ -55,12 +79,32 @@ class MethodSpec:
     kernel: str
     factory: Callable[[int, dict[str, Any], Any], Any]
     description: str
-    kernels: tuple[str, ...] | None = None
     kernel_params: dict[str, Any] = dataclasses.field(default_factory=dict)
 
+    def map_class(self) -> type:
+        """The class of the estimator the factory builds."""
+        return type(self.factory(1, {}, 0))
+
     def supports(self, kernel: str) -> bool:
-        """Whether the method can approximate ``kernel``."""
-        return self.kernels is None or kernel in self.kernels or kernel == self.kernel
+        """Whether the method can approximate the kernel registered as ``kernel``.
+
+        The map class answers (``_supports_kernel``); an unknown name is not supported.
+        """
+        if kernel == self.kernel:
+            return True
+        if kernel.lower() not in kernel_names():
+            return False
+        check = getattr(self.map_class(), "_supports_kernel", None)
+        return check is None or bool(check(_prototype(kernel)))
+
+    def supported_kernels(self) -> tuple[str, ...]:
+        """The registry names of the kernels the method can approximate, sorted."""
+        return tuple(name for name in kernel_names() if self.supports(name))
+
+    @property
+    def kernels(self) -> tuple[str, ...]:
+        """Same as :meth:`supported_kernels` (kept for the callers of the attribute)."""
+        return self.supported_kernels()
 
 
 _METHODS: dict[str, MethodSpec] = {}
@@ -122,7 +166,6 @@ for _sampler, _label in [
             "rbf",
             _generic(_fm.RandomFourierFeatures, "rbf", variant="cos_sin", sampler=_sampler),
             f"random Fourier features, cos/sin pairs, {_label} frequencies",
-            kernels=_SHIFT_INVARIANT,
         )
     )
 register_method(
@@ -131,7 +174,6 @@ register_method(
         "rbf",
         _generic(_fm.RandomFourierFeatures, "rbf", variant="cos_phase", sampler="mc"),
         "random Fourier features, cos + random phase (Rahimi & Recht)",
-        kernels=_SHIFT_INVARIANT,
     )
 )
 # Structured maps: O(D log d) per row instead of O(D d); radial spectral measures only.
@@ -147,7 +189,6 @@ for _name, _cls_name, _label in [
                 "rbf",
                 _generic(_cls, "rbf", variant="cos_sin"),
                 f"{_label}, cos/sin pairs",
-                kernels=("rbf", "gaussian", "matern"),
             )
         )
 # The output width of random binning depends on the data; each row holds one non-zero per
@@ -159,7 +200,6 @@ register_method(
         "laplacian",
         _generic(_fm.RandomBinningFeatures, "laplacian", size_param="n_grids"),
         "random binning on the Laplacian kernel, n_grids = n_components",
-        kernels=("laplacian",),
     )
 )
 
@@ -191,6 +231,9 @@ if _IKA is not None:
             )
         )
 
+#: The polynomial methods' default kernel, ``(x . y)^2`` (scikit-learn's
+#: PolynomialCountSketch), given explicitly: a map left with None takes the Polynomial
+#: kernel's own defaults (degree 3, gamma 1 / n_features, coef0 1).
 _POLY = {"degree": 2, "gamma": 1.0, "coef0": 0.0}
 for _name, _cls_name, _label in [
     ("rmfm", "RandomMaclaurinFeatures", "random Maclaurin features (Kar & Karnick)"),
@@ -205,7 +248,6 @@ for _name, _cls_name, _label in [
                 "polynomial",
                 _generic(_cls, "polynomial"),
                 f"{_label}, polynomial kernel (x.y)^2 by default",
-                kernels=("polynomial", "homogeneous_polynomial", "exponential_dot_product"),
                 kernel_params=dict(_POLY),
             )
         )
@@ -230,7 +272,6 @@ if _Skewed is not None:
             _skewed_chi2,
             "random Fourier features of the skewed chi-squared kernel (Li et al.), "
             "skewedness 1; inputs above -1",
-            kernels=("skewed_chi2",),
             kernel_params={"skewedness": 1.0},
         )
     )
