@@ -42,6 +42,14 @@ def _bandwidth_kernels() -> frozenset[str]:
 BANDWIDTH_KERNELS = _bandwidth_kernels()
 
 
+@dataclasses.dataclass(frozen=True)
+class _UnknownKernel(Kernel):
+    """A kernel of no family: accepted only by the maps that take any kernel."""
+
+    def _evaluate(self, X: Any, Y: Any) -> Any:  # pragma: no cover - never evaluated
+        raise NotImplementedError
+
+
 @functools.cache
 def _prototype(name: str) -> Kernel:
     """A kernel of the class registered as ``name``, for the maps' ``_supports_kernel``.
@@ -73,6 +81,9 @@ class MethodSpec:
         One line for tables and ``--help``.
     kernel_params : dict, default={}
         Default kernel parameters (e.g. ``{"degree": 2}`` for the polynomial maps).
+    estimator_class : type or None, default=None
+        The class the factory builds (found on factories made by the registry when not
+        given); it answers which kernels the method handles.  ``None``: any kernel.
     """
 
     name: str
@@ -80,22 +91,27 @@ class MethodSpec:
     factory: Callable[[int, dict[str, Any], Any], Any]
     description: str
     kernel_params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    estimator_class: type | None = None
 
-    def map_class(self) -> type:
-        """The class of the estimator the factory builds."""
-        return type(self.factory(1, {}, 0))
+    def map_class(self) -> type | None:
+        """The class of the estimator the factory builds, when known."""
+        return self.estimator_class or getattr(self.factory, "estimator_class", None)
 
     def supports(self, kernel: str) -> bool:
         """Whether the method can approximate the kernel registered as ``kernel``.
 
-        The map class answers (``_supports_kernel``); an unknown name is not supported.
+        The map class answers (``_supports_kernel``).  A name the registry does not know
+        is supported only by the maps that take any kernel (Nyström, IKA), as before:
+        building it then fails with the list of known names.
         """
         if kernel == self.kernel:
             return True
-        if kernel.lower() not in kernel_names():
-            return False
         check = getattr(self.map_class(), "_supports_kernel", None)
-        return check is None or bool(check(_prototype(kernel)))
+        if check is None:
+            return True
+        if kernel.lower() not in kernel_names():
+            return bool(check(_UnknownKernel()))
+        return bool(check(_prototype(kernel)))
 
     def supported_kernels(self) -> tuple[str, ...]:
         """The registry names of the kernels the method can approximate, sorted."""
@@ -151,6 +167,7 @@ def _generic(
             kwargs.update(params)
         return cls(kernel, **kwargs)
 
+    factory.estimator_class = cls  # type: ignore[attr-defined]
     return factory
 
 
@@ -273,5 +290,6 @@ if _Skewed is not None:
             "random Fourier features of the skewed chi-squared kernel (Li et al.), "
             "skewedness 1; inputs above -1",
             kernel_params={"skewedness": 1.0},
+            estimator_class=_skewed_cls,
         )
     )
