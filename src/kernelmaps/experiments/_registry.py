@@ -84,6 +84,13 @@ class MethodSpec:
     estimator_class : type or None, default=None
         The class the factory builds (found on factories made by the registry when not
         given); it answers which kernels the method handles.  ``None``: any kernel.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import get_method
+    >>> spec = get_method("sorf")
+    >>> spec.supported_kernels(), spec.supports("laplacian")
+    (('gaussian', 'matern', 'rbf'), False)
     """
 
     name: str
@@ -127,7 +134,21 @@ _METHODS: dict[str, MethodSpec] = {}
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
-    """Add ``spec`` to the registry (names are unique)."""
+    """Add ``spec`` to the registry (names are unique).
+
+    Examples
+    --------
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> from kernelmaps.experiments import MethodSpec, get_method, register_method
+    >>> from kernelmaps.experiments._registry import _METHODS
+    >>> spec = register_method(MethodSpec(
+    ...     "rff-example", "rbf",
+    ...     lambda D, params, seed: RandomFourierFeatures(n_components=D, random_state=seed),
+    ...     "random Fourier features (example)", estimator_class=RandomFourierFeatures))
+    >>> get_method("rff-example").supports("laplacian")
+    True
+    >>> del _METHODS["rff-example"]  # (keeps this example without side effect)
+    """
     if spec.name in _METHODS:
         raise ValueError(f"method {spec.name!r} is already registered.")
     _METHODS[spec.name] = spec
@@ -135,7 +156,14 @@ def register_method(spec: MethodSpec) -> MethodSpec:
 
 
 def get_method(name: str) -> MethodSpec:
-    """The method registered as ``name``."""
+    """The method registered as ``name``.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import get_method
+    >>> get_method("binning").kernel
+    'laplacian'
+    """
     try:
         return _METHODS[name]
     except KeyError:
@@ -145,7 +173,14 @@ def get_method(name: str) -> MethodSpec:
 
 
 def method_names() -> list[str]:
-    """Names of the registered methods, in registration order."""
+    """Names of the registered methods, in registration order.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import method_names
+    >>> method_names()[:2]
+    ['rff-mc', 'rff-orthogonal']
+    """
     return list(_METHODS)
 
 

@@ -61,7 +61,7 @@ class KernelNameOptions(StrOptions):
         self.extra = tuple(extra)
         super().__init__(set(self.extra))
 
-    @property  # type: ignore[override]
+    @property
     def options(self) -> Any:
         return dict.fromkeys([*kernel_names(), *self.extra]).keys()
 
@@ -278,5 +278,5 @@ def resolve_estimator_kernel(estimator: Any, n_features: int) -> Kernel | Callab
     )
     check = getattr(estimator, "_check_kernel", None)
     if check is not None and isinstance(kernel, Kernel):
-        return check(kernel)  # type: ignore[no-any-return]
+        return check(kernel)
     return kernel

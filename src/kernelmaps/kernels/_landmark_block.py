@@ -48,6 +48,16 @@ class LandmarkKernel:
         The landmarks (dense).
     dtype : {numpy.float32, numpy.float64}
         Working dtype of the returned blocks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.kernels._landmark_block import LandmarkKernel
+    >>> L = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> block = LandmarkKernel(Gaussian(gamma=0.5), L, np.float64)(np.zeros((3, 2)))
+    >>> np.round(block, 4).tolist()[0]
+    [0.6065, 0.3679]
     """
 
     def __init__(self, kernel: Callable[..., Any], landmarks: np.ndarray, dtype: Any) -> None:
