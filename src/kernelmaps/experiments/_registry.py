@@ -206,101 +206,113 @@ def _generic(
     return factory
 
 
-for _sampler, _label in [
-    ("mc", "Monte Carlo"),
-    ("orthogonal", "orthogonal"),
-    ("halton", "scrambled Halton"),
-    ("sobol", "scrambled Sobol'"),
-]:
-    register_method(
-        MethodSpec(
-            f"rff-{_sampler}",
-            "rbf",
-            _generic(_fm.RandomFourierFeatures, "rbf", variant="cos_sin", sampler=_sampler),
-            f"random Fourier features, cos/sin pairs, {_label} frequencies",
-        )
-    )
-register_method(
-    MethodSpec(
-        "rff-cos-phase",
-        "rbf",
-        _generic(_fm.RandomFourierFeatures, "rbf", variant="cos_phase", sampler="mc"),
-        "random Fourier features, cos + random phase (Rahimi & Recht)",
-    )
-)
-# Structured maps: O(D log d) per row instead of O(D d); radial spectral measures only.
-for _name, _cls_name, _label in [
-    ("fastfood", "Fastfood", "Fastfood (Le, Sarlós & Smola), Hadamard-Gaussian products"),
-    ("sorf", "StructuredOrthogonalFeatures", "structured orthogonal random features (Yu et al.)"),
-]:
-    _cls = getattr(_fm, _cls_name, None)
-    if _cls is not None:
-        register_method(
-            MethodSpec(
-                _name,
-                "rbf",
-                _generic(_cls, "rbf", variant="cos_sin"),
-                f"{_label}, cos/sin pairs",
-            )
-        )
-# The output width of random binning depends on the data; each row holds one non-zero per
-# grid, so n_grids = n_components gives the same cost per dot product as a dense map of
-# n_components features.
-register_method(
-    MethodSpec(
-        "binning",
-        "laplacian",
-        _generic(_fm.RandomBinningFeatures, "laplacian", size_param="n_grids"),
-        "random binning on the Laplacian kernel, n_grids = n_components",
-    )
-)
-
-_Nystroem = getattr(_fm, "Nystroem", None)
-if _Nystroem is not None:
-    for _lm, _label in [
-        ("uniform", "uniformly sampled rows (Williams & Seeger)"),
-        ("kmeans", "k-means centres (Zhang, Tsang & Kwok)"),
-        ("leverage", "recursive ridge leverage scores (Musco & Musco)"),
-    ]:
-        register_method(
-            MethodSpec(
-                f"nystroem-{_lm}",
-                "rbf",
-                _generic(_Nystroem, "rbf", landmarks=_lm),
-                f"Nyström, landmarks: {_label}",
-            )
-        )
-
-_IKA = getattr(_fm, "IKA", None)
-if _IKA is not None:
-    for _c, _label in [("uniform", "sampled rows"), ("kmeans", "k-means centres")]:
-        register_method(
-            MethodSpec(
-                "ika" if _c == "uniform" else f"ika-{_c}",
-                "rbf",
-                _generic(_IKA, "rbf", centers=_c),
-                f"IKA (Ronchetti), Gaussian basis centred at {_label}",
-            )
-        )
-
 #: The polynomial methods' default kernel, ``(x . y)^2`` (scikit-learn's
 #: PolynomialCountSketch), given explicitly: a map left with None takes the Polynomial
 #: kernel's own defaults (degree 3, gamma 1 / n_features, coef0 1).
 _POLY = {"degree": 2, "gamma": 1.0, "coef0": 0.0}
-for _name, _cls_name, _label in [
-    ("rmfm", "RandomMaclaurinFeatures", "random Maclaurin features (Kar & Karnick)"),
-    ("crfm", "CompactRandomFeatures", "compact random features (Hamid et al.)"),
-    ("tensorsketch", "TensorSketch", "TensorSketch (Pham & Pagh)"),
-]:
+
+_RFF = "random Fourier features"
+#: The built-in methods, in registration order: (name, map class name, default kernel,
+#: fixed constructor arguments, description, default kernel parameters).
+_BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
+    *[
+        (
+            f"rff-{sampler}",
+            "RandomFourierFeatures",
+            "rbf",
+            {"variant": "cos_sin", "sampler": sampler},
+            f"{_RFF}, cos/sin pairs, {label} frequencies",
+            {},
+        )
+        for sampler, label in [
+            ("mc", "Monte Carlo"),
+            ("orthogonal", "orthogonal"),
+            ("halton", "scrambled Halton"),
+            ("sobol", "scrambled Sobol'"),
+        ]
+    ],
+    (
+        "rff-cos-phase",
+        "RandomFourierFeatures",
+        "rbf",
+        {"variant": "cos_phase", "sampler": "mc"},
+        f"{_RFF}, cos + random phase (Rahimi & Recht)",
+        {},
+    ),
+    # Structured maps: O(D log d) per row instead of O(D d); radial spectral measures only.
+    (
+        "fastfood",
+        "Fastfood",
+        "rbf",
+        {"variant": "cos_sin"},
+        "Fastfood (Le, Sarlós & Smola), Hadamard-Gaussian products, cos/sin pairs",
+        {},
+    ),
+    (
+        "sorf",
+        "StructuredOrthogonalFeatures",
+        "rbf",
+        {"variant": "cos_sin"},
+        "structured orthogonal random features (Yu et al.), cos/sin pairs",
+        {},
+    ),
+    # The output width of random binning depends on the data; each row holds one non-zero
+    # per grid, so n_grids = n_components gives the same cost per dot product as a dense
+    # map of n_components features.
+    (
+        "binning",
+        "RandomBinningFeatures",
+        "laplacian",
+        {"size_param": "n_grids"},
+        "random binning on the Laplacian kernel, n_grids = n_components",
+        {},
+    ),
+    *[
+        (f"nystroem-{lm}", "Nystroem", "rbf", {"landmarks": lm}, f"Nyström, landmarks: {label}", {})
+        for lm, label in [
+            ("uniform", "uniformly sampled rows (Williams & Seeger)"),
+            ("kmeans", "k-means centres (Zhang, Tsang & Kwok)"),
+            ("leverage", "recursive ridge leverage scores (Musco & Musco)"),
+        ]
+    ],
+    *[
+        (
+            "ika" if centers == "uniform" else f"ika-{centers}",
+            "IKA",
+            "rbf",
+            {"centers": centers},
+            f"IKA (Ronchetti), Gaussian basis centred at {label}",
+            {},
+        )
+        for centers, label in [("uniform", "sampled rows"), ("kmeans", "k-means centres")]
+    ],
+    *[
+        (
+            name,
+            cls_name,
+            "polynomial",
+            {},
+            f"{label}, polynomial kernel (x.y)^2 by default",
+            _POLY,
+        )
+        for name, cls_name, label in [
+            ("rmfm", "RandomMaclaurinFeatures", "random Maclaurin features (Kar & Karnick)"),
+            ("crfm", "CompactRandomFeatures", "compact random features (Hamid et al.)"),
+            ("tensorsketch", "TensorSketch", "TensorSketch (Pham & Pagh)"),
+        ]
+    ],
+]
+
+for _name, _cls_name, _kernel, _fixed, _description, _params in _BUILT_IN:
     _cls = getattr(_fm, _cls_name, None)
     if _cls is not None:
         register_method(
             MethodSpec(
                 _name,
-                "polynomial",
-                _generic(_cls, "polynomial"),
-                f"{_label}, polynomial kernel (x.y)^2 by default",
-                kernel_params=dict(_POLY),
+                _kernel,
+                _generic(_cls, _kernel, **_fixed),
+                _description,
+                kernel_params=dict(_params),
             )
         )
 
