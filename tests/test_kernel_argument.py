@@ -87,7 +87,7 @@ def test_precomputed_only_for_nystroem(cls) -> None:
         nystroem = cls("precomputed", n_components=5, random_state=0).fit(Gaussian(1.0)(X))
         assert nystroem.kernel_ is None
         return
-    with pytest.raises(InvalidParameterError, match="precomputed"):
+    with pytest.raises(InvalidParameterError, match=r"'precomputed' is accepted by Nystroem only"):
         _fit(cls, kernel="precomputed")
 
 

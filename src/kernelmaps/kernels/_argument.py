@@ -74,6 +74,12 @@ class KernelNameOptions(StrOptions):
             return False
         if val in self.extra or val.lower() in kernel_names():
             return True
+        if val == "precomputed":
+            raise InvalidParameterError(
+                "kernel='precomputed' is accepted by Nystroem only: this estimator evaluates "
+                "the kernel on new points, so it needs a kernel name, a Kernel object or a "
+                "callable; use Nystroem(kernel='precomputed') for a precomputed matrix."
+            )
         extra = "".join(f", {name!r}" for name in self.extra)
         raise InvalidParameterError(
             f"Unknown kernel {val!r}. Known kernels: {', '.join(kernel_names())}{extra}; "
