@@ -46,8 +46,13 @@ class IKA(BaseFeatureMap):
         A kernel name of :mod:`kernelmaps.kernels`, a
         :class:`~kernelmaps.kernels.Kernel` object or a callable
         ``k(X, Y, **kernel_params)`` returning the kernel matrix.
-    gamma, degree, coef0 : float, default=None
-        Kernel parameters for a kernel given by name.
+    gamma : float, default=None
+        ``> 0``; ``None`` means the kernel's default (``1 / n_features`` for the kernels
+        that take a ``gamma``).
+    degree : int, default=None
+        Integer degree ``>= 1`` of the polynomial kernels (``None``: the kernel's default).
+    coef0 : float, default=None
+        Constant term ``>= 0`` of the polynomial kernel (``None``: the kernel's default).
     kernel_params : dict, default=None
         Other kernel parameters; for a callable, keyword arguments passed to it.
     n_components : int, default=100

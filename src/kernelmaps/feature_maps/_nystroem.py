@@ -153,8 +153,13 @@ class Nystroem(BaseFeatureMap):
         returning the kernel matrix, or ``"precomputed"``: ``fit`` then takes the
         ``n x n`` training kernel matrix ``K`` and ``transform`` takes
         ``K(X_new, X_train)`` of shape ``(n_new, n_train)``.
-    gamma, degree, coef0 : float, default=None
-        Kernel parameters for a kernel given by name (``None``: the kernel's default).
+    gamma : float, default=None
+        ``> 0``; ``None`` means the kernel's default (``1 / n_features`` for the kernels
+        that take a ``gamma``).
+    degree : int, default=None
+        Integer degree ``>= 1`` of the polynomial kernels (``None``: the kernel's default).
+    coef0 : float, default=None
+        Constant term ``>= 0`` of the polynomial kernel (``None``: the kernel's default).
     kernel_params : dict, default=None
         Other kernel parameters; for a callable, keyword arguments passed to it.
     n_components : int, default=100

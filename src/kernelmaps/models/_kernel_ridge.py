@@ -44,11 +44,12 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         :mod:`kernelmaps.kernels`, or a callable ``kernel(X, Y, **kernel_params)`` returning
         the kernel matrix between the rows of ``X`` and ``Y``.
     gamma : float, default=None
-        Kernel parameter (``None`` means ``1 / n_features`` for the kernels that have it).
-    degree : float, default=None
-        Degree, for the dot-product kernels that take one.
+        ``> 0``; ``None`` means the kernel's default (``1 / n_features`` for the kernels
+        that take a ``gamma``).
+    degree : int, default=None
+        Integer degree ``>= 1`` of the polynomial kernels (``None``: the kernel's default).
     coef0 : float, default=None
-        Constant term, for the dot-product kernels that take one.
+        Constant term ``>= 0`` of the polynomial kernel (``None``: the kernel's default).
     kernel_params : dict, default=None
         Other kernel parameters, e.g. ``{"nu": 2.5}`` for Matérn.
     alpha : float, default=1.0

@@ -88,9 +88,12 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     kernel : str, Kernel or callable, default="rbf"
         As in :class:`KernelRidge`.
     gamma : float, default=None
-        Kernel parameter (``None`` means ``1 / n_features`` for the kernels that have it).
-    degree : float, default=None
+        ``> 0``; ``None`` means the kernel's default (``1 / n_features`` for the kernels
+        that take a ``gamma``).
+    degree : int, default=None
+        Integer degree ``>= 1`` of the polynomial kernels (``None``: the kernel's default).
     coef0 : float, default=None
+        Constant term ``>= 0`` of the polynomial kernel (``None``: the kernel's default).
     kernel_params : dict, default=None
     n_components : int, default=100
         Number of landmarks ``m`` (at most ``n_samples``; ignored for array landmarks).
