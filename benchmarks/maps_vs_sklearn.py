@@ -102,7 +102,9 @@ def make_cases(args: argparse.Namespace) -> list[Case]:
                 "TensorSketch / PolynomialCountSketch (degree 2)",
                 dtype,
                 unit_rows,
-                lambda: TensorSketch(degree=2, n_components=D, random_state=0),
+                lambda: TensorSketch(
+                    degree=2, gamma=1.0, coef0=0.0, n_components=D, random_state=0
+                ),
                 lambda: ska.PolynomialCountSketch(degree=2, n_components=D, random_state=0),
                 lambda X: poly(_dense(X)),
                 chunk=args.chunk,

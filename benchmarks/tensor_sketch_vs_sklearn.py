@@ -60,7 +60,7 @@ def make_data(n: int, d: int, dtype: str) -> np.ndarray:
 
 def make_map(method: str, degree: int, D: int) -> Any:
     if method == "kernelmaps":
-        return TensorSketch(degree=degree, n_components=D, random_state=0)
+        return TensorSketch(degree=degree, gamma=1.0, coef0=0.0, n_components=D, random_state=0)
     return PolynomialCountSketch(degree=degree, n_components=D, random_state=0)
 
 

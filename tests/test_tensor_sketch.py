@@ -37,6 +37,7 @@ def _points(seed: int, n: int = 5, d: int = 6) -> np.ndarray:
 def test_equals_sklearn_with_the_same_hashes(params) -> None:
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40, 7))
+    params = {"gamma": 1.0, "coef0": 0.0, **params}  # PolynomialCountSketch's defaults
     ts = TensorSketch(n_components=64, random_state=0, **params).fit(X)
     sk = PolynomialCountSketch(n_components=64, random_state=0, **params).fit(X)
     cols = 8 if params.get("coef0", 0) else 7
@@ -132,7 +133,7 @@ def test_float32_kept_and_close_to_float64() -> None:
 def test_row_blocks_and_memory() -> None:
     rng = np.random.default_rng(0)
     X = rng.standard_normal((3000, 16)).astype(np.float32)
-    ts = TensorSketch(degree=2, n_components=1024, random_state=0).fit(X)
+    ts = TensorSketch(degree=2, gamma=1.0, coef0=0.0, n_components=1024, random_state=0).fit(X)
     Z = ts.transform(X)
     with config_context(working_memory=1):
         np.testing.assert_array_equal(ts.transform(X), Z)
@@ -148,8 +149,11 @@ def test_row_blocks_and_memory() -> None:
 
 def test_kernel_objects_and_defaults() -> None:
     X = _points(0)
-    a = TensorSketch(n_components=32, random_state=0).fit(X)
-    assert a.kernel_ == Polynomial(degree=2, gamma=1.0, coef0=0.0)  # PolynomialCountSketch's
+    # the polynomial kernel's own defaults, as in every estimator
+    assert TensorSketch(n_components=8).fit(X).kernel_ == Polynomial(gamma=1.0 / X.shape[1])
+    # PolynomialCountSketch's kernel, given explicitly
+    a = TensorSketch(degree=2, gamma=1.0, coef0=0.0, n_components=32, random_state=0).fit(X)
+    assert a.kernel_ == Polynomial(degree=2, gamma=1.0, coef0=0.0)
     b = TensorSketch(HomogeneousPolynomial(2), n_components=32, random_state=0).fit(X)
     np.testing.assert_array_equal(a.transform(X), b.transform(X))
     c = TensorSketch("homogeneous_polynomial", degree=3, n_components=32, random_state=0).fit(X)
@@ -178,7 +182,7 @@ def test_variance_bound_holds_exhaustively() -> None:
     kernel exactly, for the map as implemented (FFT included).
     """
     X = np.array([[0.6, -1.1], [0.4, 0.7]])
-    ts = TensorSketch(degree=2, n_components=3, random_state=0).fit(X)
+    ts = TensorSketch(degree=2, gamma=1.0, coef0=0.0, n_components=3, random_state=0).fit(X)
     estimates = []
     out = np.empty((2, 3))
     for h in np.ndindex(3, 3, 3, 3):
@@ -194,7 +198,8 @@ def test_variance_bound_holds_exhaustively() -> None:
 
 @pytest.mark.parametrize("engine", ["numba", "numpy"])
 @pytest.mark.parametrize(
-    "params", [{"degree": 1, "coef0": 1.0}, {"degree": 2}, {"degree": 3, "coef0": 1.5}]
+    "params",
+    [{"degree": 1, "coef0": 1.0}, {"degree": 2, "coef0": 0.0}, {"degree": 3, "coef0": 1.5}],
 )
 def test_direct_and_fft_routes_agree(engine, params) -> None:
     """The direct sum, the FFT convolution, compiled or not, dense or sparse, agree.
@@ -224,17 +229,23 @@ def test_direct_and_fft_routes_agree(engine, params) -> None:
 
 def test_route_choice() -> None:
     X = np.ones((3, 64))
-    assert TensorSketch(degree=2, n_components=4096).fit(X)._route() == "direct"
+    assert (
+        TensorSketch(degree=2, gamma=1.0, coef0=0.0, n_components=4096).fit(X)._route() == "direct"
+    )
     wide = np.ones((3, 2000))
-    assert TensorSketch(degree=2, n_components=4096).fit(wide)._route() == "fft"
+    assert (
+        TensorSketch(degree=2, gamma=1.0, coef0=0.0, n_components=4096).fit(wide)._route() == "fft"
+    )
     with kernelmaps.config_context(engine="numpy"):
-        assert TensorSketch(degree=3, n_components=4096).fit(X)._route() == "fft"
+        assert (
+            TensorSketch(degree=3, gamma=1.0, coef0=0.0, n_components=4096).fit(X)._route() == "fft"
+        )
 
 
 def test_direct_route_memory_is_output_plus_small_blocks() -> None:
     rng = np.random.default_rng(0)
     X = rng.standard_normal((4000, 64))
-    ts = TensorSketch(degree=2, n_components=2048, random_state=0).fit(X)
+    ts = TensorSketch(degree=2, gamma=1.0, coef0=0.0, n_components=2048, random_state=0).fit(X)
     assert ts._route() == "direct"
     tracemalloc.start()
     Z = ts.transform(X)

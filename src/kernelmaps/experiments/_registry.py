@@ -17,18 +17,52 @@ available.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
 
 from .. import feature_maps as _fm
+from ..kernels import Kernel, ShiftInvariantKernel, get_kernel_class, kernel_names
 
 __all__ = ["MethodSpec", "get_method", "method_names", "register_method"]
 
-#: Kernels whose ``gamma`` is a bandwidth (set by a bandwidth rule when not given).
-BANDWIDTH_KERNELS = frozenset({"rbf", "gaussian", "laplacian", "cauchy", "matern"})
 
-_SHIFT_INVARIANT = ("rbf", "gaussian", "laplacian", "cauchy", "matern")
+def _bandwidth_kernels() -> frozenset[str]:
+    """Names of the shift-invariant kernels with a ``gamma``: ``gamma`` is a bandwidth."""
+    return frozenset(
+        name
+        for name in kernel_names()
+        if issubclass(get_kernel_class(name), ShiftInvariantKernel)
+        and "gamma" in {f.name for f in dataclasses.fields(get_kernel_class(name))}
+    )
+
+
+#: Kernels whose ``gamma`` is a bandwidth (set by a bandwidth rule when not given).
+BANDWIDTH_KERNELS = _bandwidth_kernels()
+
+
+@dataclasses.dataclass(frozen=True)
+class _UnknownKernel(Kernel):
+    """A kernel of no family: accepted only by the maps that take any kernel."""
+
+    def _evaluate(self, X: Any, Y: Any) -> Any:  # pragma: no cover - never evaluated
+        raise NotImplementedError
+
+
+@functools.cache
+def _prototype(name: str) -> Kernel:
+    """A kernel of the class registered as ``name``, for the maps' ``_supports_kernel``.
+
+    Built with the default parameters; a kernel class that cannot be built without
+    parameters (``MaclaurinKernel`` needs its coefficients) gives an instance without
+    fields, enough for the class tests that ``_supports_kernel`` makes.
+    """
+    cls = get_kernel_class(name)
+    try:
+        return cls()
+    except TypeError:
+        return object.__new__(cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,29 +79,76 @@ class MethodSpec:
         ``factory(n_components, kernel_params, random_state) -> estimator``.
     description : str
         One line for tables and ``--help``.
-    kernels : tuple of str or None, default=None
-        The kernels the method can approximate (``None``: any kernel).
     kernel_params : dict, default={}
         Default kernel parameters (e.g. ``{"degree": 2}`` for the polynomial maps).
+    estimator_class : type or None, default=None
+        The class the factory builds (found on factories made by the registry when not
+        given); it answers which kernels the method handles.  ``None``: any kernel.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import get_method
+    >>> spec = get_method("sorf")
+    >>> spec.supported_kernels(), spec.supports("laplacian")
+    (('gaussian', 'matern', 'rbf'), False)
     """
 
     name: str
     kernel: str
     factory: Callable[[int, dict[str, Any], Any], Any]
     description: str
-    kernels: tuple[str, ...] | None = None
     kernel_params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    estimator_class: type | None = None
+
+    def map_class(self) -> type | None:
+        """The class of the estimator the factory builds, when known."""
+        return self.estimator_class or getattr(self.factory, "estimator_class", None)
 
     def supports(self, kernel: str) -> bool:
-        """Whether the method can approximate ``kernel``."""
-        return self.kernels is None or kernel in self.kernels or kernel == self.kernel
+        """Whether the method can approximate the kernel registered as ``kernel``.
+
+        The map class answers (``_supports_kernel``).  A name the registry does not know
+        is supported only by the maps that take any kernel (Nyström, IKA), as before:
+        building it then fails with the list of known names.
+        """
+        if kernel == self.kernel:
+            return True
+        check = getattr(self.map_class(), "_supports_kernel", None)
+        if check is None:
+            return True
+        if kernel.lower() not in kernel_names():
+            return bool(check(_UnknownKernel()))
+        return bool(check(_prototype(kernel)))
+
+    def supported_kernels(self) -> tuple[str, ...]:
+        """The registry names of the kernels the method can approximate, sorted."""
+        return tuple(name for name in kernel_names() if self.supports(name))
+
+    @property
+    def kernels(self) -> tuple[str, ...]:
+        """Same as :meth:`supported_kernels` (kept for the callers of the attribute)."""
+        return self.supported_kernels()
 
 
 _METHODS: dict[str, MethodSpec] = {}
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
-    """Add ``spec`` to the registry (names are unique)."""
+    """Add ``spec`` to the registry (names are unique).
+
+    Examples
+    --------
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> from kernelmaps.experiments import MethodSpec, get_method, register_method
+    >>> from kernelmaps.experiments._registry import _METHODS
+    >>> spec = register_method(MethodSpec(
+    ...     "rff-example", "rbf",
+    ...     lambda D, params, seed: RandomFourierFeatures(n_components=D, random_state=seed),
+    ...     "random Fourier features (example)", estimator_class=RandomFourierFeatures))
+    >>> get_method("rff-example").supports("laplacian")
+    True
+    >>> del _METHODS["rff-example"]  # (keeps this example without side effect)
+    """
     if spec.name in _METHODS:
         raise ValueError(f"method {spec.name!r} is already registered.")
     _METHODS[spec.name] = spec
@@ -75,7 +156,14 @@ def register_method(spec: MethodSpec) -> MethodSpec:
 
 
 def get_method(name: str) -> MethodSpec:
-    """The method registered as ``name``."""
+    """The method registered as ``name``.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import get_method
+    >>> get_method("binning").kernel
+    'laplacian'
+    """
     try:
         return _METHODS[name]
     except KeyError:
@@ -85,7 +173,14 @@ def get_method(name: str) -> MethodSpec:
 
 
 def method_names() -> list[str]:
-    """Names of the registered methods, in registration order."""
+    """Names of the registered methods, in registration order.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import method_names
+    >>> method_names()[:2]
+    ['rff-mc', 'rff-orthogonal']
+    """
     return list(_METHODS)
 
 
@@ -107,106 +202,117 @@ def _generic(
             kwargs.update(params)
         return cls(kernel, **kwargs)
 
+    factory.estimator_class = cls  # type: ignore[attr-defined]
     return factory
 
 
-for _sampler, _label in [
-    ("mc", "Monte Carlo"),
-    ("orthogonal", "orthogonal"),
-    ("halton", "scrambled Halton"),
-    ("sobol", "scrambled Sobol'"),
-]:
-    register_method(
-        MethodSpec(
-            f"rff-{_sampler}",
-            "rbf",
-            _generic(_fm.RandomFourierFeatures, "rbf", variant="cos_sin", sampler=_sampler),
-            f"random Fourier features, cos/sin pairs, {_label} frequencies",
-            kernels=_SHIFT_INVARIANT,
-        )
-    )
-register_method(
-    MethodSpec(
-        "rff-cos-phase",
-        "rbf",
-        _generic(_fm.RandomFourierFeatures, "rbf", variant="cos_phase", sampler="mc"),
-        "random Fourier features, cos + random phase (Rahimi & Recht)",
-        kernels=_SHIFT_INVARIANT,
-    )
-)
-# Structured maps: O(D log d) per row instead of O(D d); radial spectral measures only.
-for _name, _cls_name, _label in [
-    ("fastfood", "Fastfood", "Fastfood (Le, Sarlós & Smola), Hadamard-Gaussian products"),
-    ("sorf", "StructuredOrthogonalFeatures", "structured orthogonal random features (Yu et al.)"),
-]:
-    _cls = getattr(_fm, _cls_name, None)
-    if _cls is not None:
-        register_method(
-            MethodSpec(
-                _name,
-                "rbf",
-                _generic(_cls, "rbf", variant="cos_sin"),
-                f"{_label}, cos/sin pairs",
-                kernels=("rbf", "gaussian", "matern"),
-            )
-        )
-# The output width of random binning depends on the data; each row holds one non-zero per
-# grid, so n_grids = n_components gives the same cost per dot product as a dense map of
-# n_components features.
-register_method(
-    MethodSpec(
-        "binning",
-        "laplacian",
-        _generic(_fm.RandomBinningFeatures, "laplacian", size_param="n_grids"),
-        "random binning on the Laplacian kernel, n_grids = n_components",
-        kernels=("laplacian",),
-    )
-)
-
-_Nystroem = getattr(_fm, "Nystroem", None)
-if _Nystroem is not None:
-    for _lm, _label in [
-        ("uniform", "uniformly sampled rows (Williams & Seeger)"),
-        ("kmeans", "k-means centres (Zhang, Tsang & Kwok)"),
-        ("leverage", "recursive ridge leverage scores (Musco & Musco)"),
-    ]:
-        register_method(
-            MethodSpec(
-                f"nystroem-{_lm}",
-                "rbf",
-                _generic(_Nystroem, "rbf", landmarks=_lm),
-                f"Nyström, landmarks: {_label}",
-            )
-        )
-
-_IKA = getattr(_fm, "IKA", None)
-if _IKA is not None:
-    for _c, _label in [("uniform", "sampled rows"), ("kmeans", "k-means centres")]:
-        register_method(
-            MethodSpec(
-                "ika" if _c == "uniform" else f"ika-{_c}",
-                "rbf",
-                _generic(_IKA, "rbf", centers=_c),
-                f"IKA (Ronchetti), Gaussian basis centred at {_label}",
-            )
-        )
-
+#: The polynomial methods' default kernel, ``(x . y)^2`` (scikit-learn's
+#: PolynomialCountSketch), given explicitly: a map left with None takes the Polynomial
+#: kernel's own defaults (degree 3, gamma 1 / n_features, coef0 1).
 _POLY = {"degree": 2, "gamma": 1.0, "coef0": 0.0}
-for _name, _cls_name, _label in [
-    ("rmfm", "RandomMaclaurinFeatures", "random Maclaurin features (Kar & Karnick)"),
-    ("crfm", "CompactRandomFeatures", "compact random features (Hamid et al.)"),
-    ("tensorsketch", "TensorSketch", "TensorSketch (Pham & Pagh)"),
-]:
+
+_RFF = "random Fourier features"
+#: The built-in methods, in registration order: (name, map class name, default kernel,
+#: fixed constructor arguments, description, default kernel parameters).
+_BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
+    *[
+        (
+            f"rff-{sampler}",
+            "RandomFourierFeatures",
+            "rbf",
+            {"variant": "cos_sin", "sampler": sampler},
+            f"{_RFF}, cos/sin pairs, {label} frequencies",
+            {},
+        )
+        for sampler, label in [
+            ("mc", "Monte Carlo"),
+            ("orthogonal", "orthogonal"),
+            ("halton", "scrambled Halton"),
+            ("sobol", "scrambled Sobol'"),
+        ]
+    ],
+    (
+        "rff-cos-phase",
+        "RandomFourierFeatures",
+        "rbf",
+        {"variant": "cos_phase", "sampler": "mc"},
+        f"{_RFF}, cos + random phase (Rahimi & Recht)",
+        {},
+    ),
+    # Structured maps: O(D log d) per row instead of O(D d); radial spectral measures only.
+    (
+        "fastfood",
+        "Fastfood",
+        "rbf",
+        {"variant": "cos_sin"},
+        "Fastfood (Le, Sarlós & Smola), Hadamard-Gaussian products, cos/sin pairs",
+        {},
+    ),
+    (
+        "sorf",
+        "StructuredOrthogonalFeatures",
+        "rbf",
+        {"variant": "cos_sin"},
+        "structured orthogonal random features (Yu et al.), cos/sin pairs",
+        {},
+    ),
+    # The output width of random binning depends on the data; each row holds one non-zero
+    # per grid, so n_grids = n_components gives the same cost per dot product as a dense
+    # map of n_components features.
+    (
+        "binning",
+        "RandomBinningFeatures",
+        "laplacian",
+        {"size_param": "n_grids"},
+        "random binning on the Laplacian kernel, n_grids = n_components",
+        {},
+    ),
+    *[
+        (f"nystroem-{lm}", "Nystroem", "rbf", {"landmarks": lm}, f"Nyström, landmarks: {label}", {})
+        for lm, label in [
+            ("uniform", "uniformly sampled rows (Williams & Seeger)"),
+            ("kmeans", "k-means centres (Zhang, Tsang & Kwok)"),
+            ("leverage", "recursive ridge leverage scores (Musco & Musco)"),
+        ]
+    ],
+    *[
+        (
+            "ika" if centers == "uniform" else f"ika-{centers}",
+            "IKA",
+            "rbf",
+            {"centers": centers},
+            f"IKA (Ronchetti), Gaussian basis centred at {label}",
+            {},
+        )
+        for centers, label in [("uniform", "sampled rows"), ("kmeans", "k-means centres")]
+    ],
+    *[
+        (
+            name,
+            cls_name,
+            "polynomial",
+            {},
+            f"{label}, polynomial kernel (x.y)^2 by default",
+            _POLY,
+        )
+        for name, cls_name, label in [
+            ("rmfm", "RandomMaclaurinFeatures", "random Maclaurin features (Kar & Karnick)"),
+            ("crfm", "CompactRandomFeatures", "compact random features (Hamid et al.)"),
+            ("tensorsketch", "TensorSketch", "TensorSketch (Pham & Pagh)"),
+        ]
+    ],
+]
+
+for _name, _cls_name, _kernel, _fixed, _description, _params in _BUILT_IN:
     _cls = getattr(_fm, _cls_name, None)
     if _cls is not None:
         register_method(
             MethodSpec(
                 _name,
-                "polynomial",
-                _generic(_cls, "polynomial"),
-                f"{_label}, polynomial kernel (x.y)^2 by default",
-                kernels=("polynomial", "homogeneous_polynomial", "exponential_dot_product"),
-                kernel_params=dict(_POLY),
+                _kernel,
+                _generic(_cls, _kernel, **_fixed),
+                _description,
+                kernel_params=dict(_params),
             )
         )
 
@@ -230,7 +336,7 @@ if _Skewed is not None:
             _skewed_chi2,
             "random Fourier features of the skewed chi-squared kernel (Li et al.), "
             "skewedness 1; inputs above -1",
-            kernels=("skewed_chi2",),
             kernel_params={"skewedness": 1.0},
+            estimator_class=_skewed_cls,
         )
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._config import numba_enabled
 from .._parallel import parallel_rows
-from ..kernels import BinnableKernel, Kernel, resolve_kernel
+from ..kernels import BinnableKernel, Kernel, kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import BaseFeatureMap, row_blocks
 
 __all__ = ["RandomBinningFeatures"]
@@ -115,9 +115,7 @@ class RandomBinningFeatures(BaseFeatureMap):
     )
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "kernel": [str, Kernel],
-        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-        "kernel_params": [dict, None],
+        **kernel_parameter_constraints(named=("gamma",)),
         "n_grids": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
@@ -170,9 +168,7 @@ class RandomBinningFeatures(BaseFeatureMap):
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         n_features = X.shape[1]
-        kernel = self._check_kernel(
-            resolve_kernel(self.kernel, n_features, self.kernel_params, gamma=self.gamma)
-        )
+        kernel = resolve_estimator_kernel(self, n_features)
         assert isinstance(kernel, BinnableKernel)
         self.kernel_ = kernel
         self.pitches_ = kernel.sample_bin_pitch(self.n_grids, n_features, rng)

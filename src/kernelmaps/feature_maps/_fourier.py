@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
@@ -11,7 +11,12 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
-from ..kernels import Kernel, ShiftInvariantKernel, resolve_kernel
+from ..kernels import (
+    Kernel,
+    ShiftInvariantKernel,
+    kernel_parameter_constraints,
+    resolve_estimator_kernel,
+)
 from ..sampling import orthogonal_directions, uniform_points
 from ._base import BaseFeatureMap, cache_block_rows
 from ._trig import cos_shifted_into, cos_sin_into
@@ -110,9 +115,7 @@ class RandomFourierFeatures(BaseFeatureMap):
     _kernel_requirement: ClassVar[str] = "a shift-invariant kernel with a spectral measure"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "kernel": [str, Kernel],
-        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-        "kernel_params": [dict, None],
+        **kernel_parameter_constraints(named=("gamma",)),
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "variant": [StrOptions({"cos_sin", "cos_phase"})],
         "sampler": [StrOptions({"mc", "orthogonal", "halton", "sobol"})],
@@ -147,9 +150,7 @@ class RandomFourierFeatures(BaseFeatureMap):
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         n_features = X.shape[1]
-        kernel = self._check_kernel(
-            resolve_kernel(self.kernel, n_features, self.kernel_params, gamma=self.gamma)
-        )
+        kernel = resolve_estimator_kernel(self, n_features)
         assert isinstance(kernel, ShiftInvariantKernel)
         D = self.n_components
         # cos_sin: D // 2 cosine/sine pairs, plus one cos+phase feature when D is odd.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
@@ -14,7 +14,13 @@ from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
-from ..kernels import Kernel, ShiftInvariantKernel, kernel_from_params
+from ..kernels import (
+    Kernel,
+    ShiftInvariantKernel,
+    check_kernel_matrix,
+    kernel_parameter_constraints,
+    resolve_estimator_kernel,
+)
 from ._base import BaseFeatureMap, row_blocks
 from ._landmarks import select_landmarks
 from ._nystroem import _flip_signs
@@ -40,8 +46,13 @@ class IKA(BaseFeatureMap):
         A kernel name of :mod:`kernelmaps.kernels`, a
         :class:`~kernelmaps.kernels.Kernel` object or a callable
         ``k(X, Y, **kernel_params)`` returning the kernel matrix.
-    gamma, degree, coef0 : float, default=None
-        Kernel parameters for a kernel given by name.
+    gamma : float, default=None
+        ``> 0``; ``None`` means the kernel's default (``1 / n_features`` for the kernels
+        that take a ``gamma``).
+    degree : int, default=None
+        Integer degree ``>= 1`` of the polynomial kernels (``None``: the kernel's default).
+    coef0 : float, default=None
+        Constant term ``>= 0`` of the polynomial kernel (``None``: the kernel's default).
     kernel_params : dict, default=None
         Other kernel parameters; for a callable, keyword arguments passed to it.
     n_components : int, default=100
@@ -141,11 +152,7 @@ class IKA(BaseFeatureMap):
     _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "kernel": [str, Kernel, callable],
-        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-        "degree": [Interval(Real, 0.0, None, closed="left"), None],
-        "coef0": [Interval(Real, None, None, closed="neither"), None],
-        "kernel_params": [dict, None],
+        **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "basis": [StrOptions({"kernel", "relu", "sigmoid", "fourier"}), callable],
         "n_basis": [Interval(Integral, 1, None, closed="left"), None],
@@ -185,42 +192,18 @@ class IKA(BaseFeatureMap):
     def _supports_kernel(cls, kernel: Kernel) -> bool:
         return True
 
-    def _resolve(self, n_features: int) -> Callable[..., Any]:
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            raise ValueError(
-                "IKA evaluates its basis functions on new points, so it needs the kernel "
-                "itself, not a precomputed matrix; use Nystroem(kernel='precomputed')."
-            )
-        kernel = kernel_from_params(
-            type(self).__name__,
-            self.kernel,
-            n_features,
-            self.kernel_params,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-        )
-        return self._check_kernel(kernel) if isinstance(kernel, Kernel) else kernel
-
     # -- basis -------------------------------------------------------------------------
 
     def _basis_values(self, X: Any) -> np.ndarray:
         """``B_ij = b_j(x_i)`` in float64."""
         if callable(self.basis):
-            B = self.basis(X)
-            B = np.asarray(B.toarray() if sp.issparse(B) else B, dtype=np.float64)
-            expected = getattr(self, "n_basis_", None)
-            if (
-                B.ndim != 2
-                or B.shape[0] != X.shape[0]
-                or (expected is not None and B.shape[1] != expected)
-            ):
-                raise ValueError(
-                    f"The basis callable returned an array of shape {B.shape} for "
-                    f"{X.shape[0]} rows; it must return a 2D array with one row per input "
-                    f"row{'' if expected is None else f' and {expected} columns'}."
-                )
-            return B
+            return check_kernel_matrix(
+                self.basis(X),
+                X.shape[0],
+                getattr(self, "n_basis_", None),
+                source="The basis callable",
+                what="basis values b_j(x_i)",
+            )
         if self.basis == "fourier":
             proj = safe_sparse_dot(X, self.frequencies_, dense_output=True).astype(np.float64)
             proj += self.offsets_
@@ -229,13 +212,7 @@ class IKA(BaseFeatureMap):
         C = self.centers_.astype(np.float64)
         if self.basis == "kernel":
             Cx: Any = sp.csr_matrix(C) if sp.issparse(X) else C
-            B = np.asarray(self.kernel_(X, Cx), dtype=np.float64)
-            if B.shape != (X.shape[0], C.shape[0]):
-                raise ValueError(
-                    f"The kernel returned an array of shape {B.shape} for inputs with "
-                    f"{X.shape[0]} and {C.shape[0]} rows."
-                )
-            return B
+            return check_kernel_matrix(self.kernel_(X, Cx), X.shape[0], C.shape[0])
         proj = np.asarray(safe_sparse_dot(X, C.T, dense_output=True), dtype=np.float64)
         if self.basis == "relu":
             return np.maximum(proj, 0.0, out=proj)
@@ -245,7 +222,7 @@ class IKA(BaseFeatureMap):
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         n_samples, n_features = X.shape
-        kernel = self._resolve(n_features)
+        kernel = resolve_estimator_kernel(self, n_features)
         self.kernel_ = kernel
         self.centers_ = None
         self.frequencies_ = None
@@ -329,12 +306,7 @@ class IKA(BaseFeatureMap):
         asym = 0.0
         scale = 0.0
         for rows in row_blocks(S, 8.0 * (S + n), max_rows=1024):
-            G = np.asarray(kernel(Y[rows], Y), dtype=np.float64)
-            if G.shape != (rows.stop - rows.start, S):
-                raise ValueError(
-                    f"The kernel returned an array of shape {G.shape} for inputs with "
-                    f"{rows.stop - rows.start} and {S} rows."
-                )
+            G = check_kernel_matrix(kernel(Y[rows], Y), rows.stop - rows.start, S)
             if not np.all(np.isfinite(G)):
                 raise ValueError("The kernel has non-finite values on the training sample.")
             # Symmetry is checked on a corner of the diagonal block (cheap, and enough to

@@ -37,6 +37,8 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from ..kernels import check_kernel_matrix
+
 __all__ = ["KMEANS_MINIBATCH_THRESHOLD", "LANDMARK_METHODS", "kernel_diagonal", "select_landmarks"]
 
 #: Above this many samples, ``"kmeans"`` uses :class:`~sklearn.cluster.MiniBatchKMeans`.
@@ -77,13 +79,7 @@ def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
 
 
 def _kernel_block(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:
-    K = np.asarray(kernel(X, Y), dtype=np.float64)
-    if K.shape != (X.shape[0], Y.shape[0]):
-        raise ValueError(
-            f"The kernel returned a matrix of shape {K.shape} for inputs with "
-            f"{X.shape[0]} and {Y.shape[0]} rows; expected {(X.shape[0], Y.shape[0])}."
-        )
-    return K
+    return check_kernel_matrix(kernel(X, Y), X.shape[0], Y.shape[0])
 
 
 def select_landmarks(

@@ -11,19 +11,18 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
-from ..kernels import DotProductKernel, Kernel, resolve_kernel
+from ..kernels import (
+    DotProductKernel,
+    Kernel,
+    kernel_parameter_constraints,
+    resolve_estimator_kernel,
+)
 from ..kernels._dot_product import squared_row_norms
 from ._base import BaseFeatureMap
 
 __all__ = ["CompactRandomFeatures", "RandomMaclaurinFeatures"]
 
-_KERNEL_PARAM_CONSTRAINTS: dict[str, list[Any]] = {
-    "kernel": [str, Kernel],
-    "degree": [Interval(Integral, 1, None, closed="left"), None],
-    "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-    "coef0": [Interval(Real, 0.0, None, closed="left"), None],
-    "kernel_params": [dict, None],
-}
+_KERNEL_PARAM_CONSTRAINTS = kernel_parameter_constraints(named=("degree", "gamma", "coef0"))
 
 
 def _order_probability(n: np.ndarray | int, p: float, min_order: int) -> np.ndarray:
@@ -53,15 +52,7 @@ class _MaclaurinMixin:
     h01: bool
 
     def _resolve_dot_product_kernel(self, X: Any) -> DotProductKernel:
-        kernel = resolve_kernel(
-            self.kernel,
-            X.shape[1],
-            self.kernel_params,
-            degree=self.degree,
-            gamma=self.gamma,
-            coef0=self.coef0,
-        )
-        kernel = self._check_kernel(kernel)  # type: ignore[attr-defined]
+        kernel = resolve_estimator_kernel(self, X.shape[1])
         assert isinstance(kernel, DotProductKernel)
         kernel.check_norms(squared_row_norms(X), type(self).__name__)
         return kernel

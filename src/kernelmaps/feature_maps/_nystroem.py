@@ -14,7 +14,12 @@ from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..kernels import Kernel, kernel_from_params
+from ..kernels import (
+    Kernel,
+    check_kernel_matrix,
+    kernel_parameter_constraints,
+    resolve_estimator_kernel,
+)
 from ..kernels._landmark_block import LandmarkKernel
 from ._base import BaseFeatureMap, row_blocks
 from ._landmarks import select_landmarks
@@ -148,8 +153,13 @@ class Nystroem(BaseFeatureMap):
         returning the kernel matrix, or ``"precomputed"``: ``fit`` then takes the
         ``n x n`` training kernel matrix ``K`` and ``transform`` takes
         ``K(X_new, X_train)`` of shape ``(n_new, n_train)``.
-    gamma, degree, coef0 : float, default=None
-        Kernel parameters for a kernel given by name (``None``: the kernel's default).
+    gamma : float, default=None
+        ``> 0``; ``None`` means the kernel's default (``1 / n_features`` for the kernels
+        that take a ``gamma``).
+    degree : int, default=None
+        Integer degree ``>= 1`` of the polynomial kernels (``None``: the kernel's default).
+    coef0 : float, default=None
+        Constant term ``>= 0`` of the polynomial kernel (``None``: the kernel's default).
     kernel_params : dict, default=None
         Other kernel parameters; for a callable, keyword arguments passed to it.
     n_components : int, default=100
@@ -257,11 +267,9 @@ class Nystroem(BaseFeatureMap):
     _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "kernel": [str, Kernel, callable],
-        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-        "degree": [Interval(Real, 0.0, None, closed="left"), None],
-        "coef0": [Interval(Real, None, None, closed="neither"), None],
-        "kernel_params": [dict, None],
+        **kernel_parameter_constraints(
+            named=("gamma", "degree", "coef0"), callable_ok=True, precomputed_ok=True
+        ),
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"uniform", "kmeans", "leverage"}), "array-like"],
         "eigen_cutoff": [Interval(Real, 0.0, 1.0, closed="left"), None],
@@ -294,18 +302,6 @@ class Nystroem(BaseFeatureMap):
     @classmethod
     def _supports_kernel(cls, kernel: Kernel) -> bool:
         return True
-
-    def _resolve(self, n_features: int) -> Callable[..., Any]:
-        kernel = kernel_from_params(
-            type(self).__name__,
-            self.kernel,
-            n_features,
-            self.kernel_params,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-        )
-        return self._check_kernel(kernel) if isinstance(kernel, Kernel) else kernel
 
     def _n_landmarks(self, n_samples: int) -> int:
         m = int(self.n_components)
@@ -351,7 +347,7 @@ class Nystroem(BaseFeatureMap):
             self.components_ = np.asarray(components, dtype=dtype)
             self.component_indices_ = idx
         else:
-            kernel = self._resolve(n_features)
+            kernel = resolve_estimator_kernel(self, n_features)
             if given:
                 landmarks = check_array(
                     self.landmarks, accept_sparse=("csr",), dtype=(np.float64, np.float32)
@@ -374,12 +370,7 @@ class Nystroem(BaseFeatureMap):
                 K_mm = LandmarkKernel(kernel, components, dtype)(components)
             else:
                 L64 = components.astype(np.float64)
-                K_mm = np.asarray(kernel(L64, L64), dtype=np.float64)
-                if K_mm.shape != (L64.shape[0],) * 2:
-                    raise ValueError(
-                        f"The kernel returned an array of shape {K_mm.shape} for "
-                        f"{L64.shape[0]} landmarks; expected {(L64.shape[0],) * 2}."
-                    )
+                K_mm = check_kernel_matrix(kernel(L64, L64), len(L64), len(L64))
                 K_mm = K_mm.astype(dtype, copy=False)
             self.kernel_ = kernel
             self.components_ = components
@@ -411,13 +402,7 @@ class Nystroem(BaseFeatureMap):
         L_sparse = sp.csr_matrix(L64)
 
         def generic(X: Any) -> np.ndarray:
-            K = kernel(X, L_sparse if sp.issparse(X) else L64)
-            K = np.asarray(K.toarray() if sp.issparse(K) else K)
-            if K.shape != (X.shape[0], m):
-                raise ValueError(
-                    f"The kernel returned an array of shape {K.shape} for inputs with "
-                    f"{X.shape[0]} and {m} rows."
-                )
+            K = check_kernel_matrix(kernel(X, L_sparse if sp.issparse(X) else L64), X.shape[0], m)
             return np.ascontiguousarray(K, dtype=dtype)
 
         return generic

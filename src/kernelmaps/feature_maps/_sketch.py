@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
@@ -14,13 +14,16 @@ from sklearn.utils.extmath import safe_sparse_dot
 
 from .._config import numba_enabled
 from .._parallel import parallel_rows
-from ..kernels import HomogeneousPolynomial, Kernel, Polynomial, get_kernel_class, resolve_kernel
+from ..kernels import (
+    HomogeneousPolynomial,
+    Kernel,
+    Polynomial,
+    kernel_parameter_constraints,
+    resolve_estimator_kernel,
+)
 from ._base import BaseFeatureMap
 
 __all__ = ["TensorSketch"]
-
-#: scikit-learn's PolynomialCountSketch defaults, used for parameters left as None.
-_SKETCH_DEFAULTS = {"degree": 2, "gamma": 1.0, "coef0": 0.0}
 
 #: Longest row block: beyond this the FFT buffers leave the caches without any gain.
 _MAX_BLOCK_ROWS = 256
@@ -49,13 +52,16 @@ class TensorSketch(BaseFeatureMap):
         (``(x . y)^degree``), or such a kernel object (then ``degree``, ``gamma`` and
         ``coef0`` must be left as None).
     degree : int, default=None
-        Degree ``>= 1``; ``None`` means 2, as in
-        :class:`sklearn.kernel_approximation.PolynomialCountSketch`.
+        Integer degree ``>= 1``; ``None`` means the kernel's default (3 for
+        ``"polynomial"``, 2 for ``"homogeneous_polynomial"``).
     gamma : float, default=None
-        ``None`` means 1.0 (PolynomialCountSketch's default; note that
-        :class:`~kernelmaps.kernels.Polynomial` alone defaults to ``1 / n_features``).
+        Scale of the dot product, ``> 0``; ``None`` means ``1 / n_features``, the default
+        of :class:`~kernelmaps.kernels.Polynomial` (as in every estimator of kernelmaps).
     coef0 : float, default=None
-        ``None`` means 0.0 (PolynomialCountSketch's default); must be ``>= 0``.
+        Constant term, ``>= 0``; ``None`` means 1.0, :class:`~kernelmaps.kernels.Polynomial`'s
+        default.  :class:`sklearn.kernel_approximation.PolynomialCountSketch` uses
+        ``degree=2, gamma=1, coef0=0``, i.e. ``(x . y)^2``: pass those three values to
+        reproduce its kernel (scikit-learn draws its hashes from its own random stream).
     n_components : int, default=100
         Output dimension ``D`` (the FFT is fastest for ``D`` a power of two).
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
@@ -119,10 +125,7 @@ class TensorSketch(BaseFeatureMap):
     )
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "kernel": [str, Kernel],
-        "degree": [Interval(Integral, 1, None, closed="left"), None],
-        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-        "coef0": [Interval(Real, 0.0, None, closed="left"), None],
+        **kernel_parameter_constraints(named=("degree", "gamma", "coef0"), kernel_params=False),
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
@@ -149,10 +152,7 @@ class TensorSketch(BaseFeatureMap):
         return isinstance(kernel, (Polynomial, HomogeneousPolynomial))
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        named = {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
-        if isinstance(self.kernel, str) and get_kernel_class(self.kernel) is Polynomial:
-            named = {k: _SKETCH_DEFAULTS[k] if v is None else v for k, v in named.items()}
-        kernel = self._check_kernel(resolve_kernel(self.kernel, X.shape[1], None, **named))
+        kernel = resolve_estimator_kernel(self, X.shape[1])
         if isinstance(kernel, Polynomial):
             degree, gamma, coef0 = kernel.degree, float(kernel.gamma), float(kernel.coef0)  # type: ignore[arg-type]
         else:

@@ -12,7 +12,7 @@ Walsh-Hadamard transforms (:mod:`._hadamard`) instead of ``O(D d)``, and the map
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,7 +20,12 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._config import numba_enabled
-from ..kernels import Kernel, ShiftInvariantKernel, resolve_kernel
+from ..kernels import (
+    Kernel,
+    ShiftInvariantKernel,
+    kernel_parameter_constraints,
+    resolve_estimator_kernel,
+)
 from ..kernels._shift_invariant import Gaussian
 from ._base import BaseFeatureMap, cache_block_rows
 from ._hadamard import fwht, next_power_of_two
@@ -37,9 +42,7 @@ class _StructuredFourierFeatures(BaseFeatureMap):
     )
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "kernel": [str, Kernel],
-        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-        "kernel_params": [dict, None],
+        **kernel_parameter_constraints(named=("gamma",)),
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "variant": [StrOptions({"cos_sin", "cos_phase"})],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
@@ -58,9 +61,7 @@ class _StructuredFourierFeatures(BaseFeatureMap):
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         n_features = X.shape[1]
-        kernel = self._check_kernel(
-            resolve_kernel(self.kernel, n_features, self.kernel_params, gamma=self.gamma)
-        )
+        kernel = resolve_estimator_kernel(self, n_features)
         assert isinstance(kernel, ShiftInvariantKernel)
         D = self.n_components
         # Same layout as RandomFourierFeatures: D // 2 cosine/sine pairs for cos_sin (one

@@ -2,9 +2,18 @@
 
 Kernels are frozen dataclasses: ``Gaussian(gamma=0.1)(X, Y)`` is the kernel matrix.  The
 estimators of kernelmaps take a kernel either by name with its parameters as keyword
-arguments (``kernel="rbf", gamma=0.1``) or as one of these objects.
+arguments (``kernel="rbf", gamma=0.1``) or as one of these objects;
+:func:`kernel_parameter_constraints` and :func:`resolve_estimator_kernel` are the one path
+from those arguments to a kernel.
 """
 
+from ._argument import (
+    CallableKernel,
+    check_kernel_matrix,
+    kernel_from_params,
+    kernel_parameter_constraints,
+    resolve_estimator_kernel,
+)
 from ._base import (
     BinnableKernel,
     Kernel,
@@ -15,7 +24,6 @@ from ._base import (
     register_kernel,
     resolve_kernel,
 )
-from ._callable import CallableKernel, kernel_from_params
 from ._chi2 import AdditiveChi2, ExponentiatedChi2, HistogramIntersection, SkewedChi2
 from ._dot_product import (
     DotProductKernel,
@@ -44,10 +52,13 @@ __all__ = [
     "Polynomial",
     "ShiftInvariantKernel",
     "SkewedChi2",
+    "check_kernel_matrix",
     "get_kernel_class",
     "kernel_from_params",
     "kernel_names",
+    "kernel_parameter_constraints",
     "make_kernel",
     "register_kernel",
+    "resolve_estimator_kernel",
     "resolve_kernel",
 ]

@@ -36,7 +36,21 @@ _REGISTRY: dict[str, type[Kernel]] = {}
 
 
 def register_kernel(*names: str) -> Callable[[type[Kernel]], type[Kernel]]:
-    """Class decorator registering a kernel class under one or more names."""
+    """Class decorator registering a kernel class under one or more names.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from kernelmaps.kernels import Gaussian, register_kernel
+    >>> @register_kernel("my_rbf")
+    ... @dataclasses.dataclass(frozen=True)
+    ... class MyRBF(Gaussian):
+    ...     pass
+    >>> MyRBF.names
+    ('my_rbf',)
+    >>> from kernelmaps.kernels._base import _REGISTRY
+    >>> del _REGISTRY["my_rbf"]  # (keeps this example without side effect)
+    """
 
     def decorator(cls: type[Kernel]) -> type[Kernel]:
         for name in names:
@@ -51,12 +65,26 @@ def register_kernel(*names: str) -> Callable[[type[Kernel]], type[Kernel]]:
 
 
 def kernel_names() -> list[str]:
-    """Names accepted by ``kernel=`` (and by :func:`make_kernel`)."""
+    """Names accepted by ``kernel=`` (and by :func:`make_kernel`).
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels import kernel_names
+    >>> kernel_names()[:4]
+    ['additive_chi2', 'cauchy', 'chi2', 'exp_dot']
+    """
     return sorted(_REGISTRY)
 
 
 def get_kernel_class(name: str) -> type[Kernel]:
-    """Kernel class registered under ``name`` (case-insensitive)."""
+    """Kernel class registered under ``name`` (case-insensitive).
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels import get_kernel_class
+    >>> get_kernel_class("RBF").__name__
+    'Gaussian'
+    """
     try:
         return _REGISTRY[name.lower()]
     except KeyError:
@@ -91,6 +119,16 @@ class Kernel(ABC):
     Subclasses are frozen dataclasses whose fields are the kernel's parameters.  A
     ``gamma`` of ``None`` means ``1 / n_features``, as in :mod:`sklearn.metrics.pairwise`;
     :meth:`resolve` fills it in once the number of features is known.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> k = Gaussian(gamma=0.5)
+    >>> np.round(k(np.array([[0.0, 1.0], [1.0, 1.0]])), 4).tolist()
+    [[1.0, 0.6065], [0.6065, 1.0]]
+    >>> k.params
+    {'gamma': 0.5}
     """
 
     names: ClassVar[tuple[str, ...]] = ()
@@ -169,6 +207,14 @@ class ShiftInvariantKernel(Kernel):
     probability measure ``p(w)`` (Bochner's theorem; Rahimi & Recht 2007):
 
     .. math:: k(x - y) = \\mathbb{E}_{w \\sim p}[\\cos(w^T (x - y))].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> W = Gaussian(gamma=0.5).sample_frequencies(3, 2, np.random.default_rng(0))
+    >>> W.shape
+    (3, 2)
     """
 
     #: True when p(w) depends on |w| only (orthogonal random features apply).
@@ -212,6 +258,13 @@ class BinnableKernel(Kernel):
     Random binning (Rahimi & Recht 2007, Algorithm 2) draws a grid pitch ``delta`` with
     density ``delta * k_j''(delta)``: two points fall into the same randomly shifted bin
     with probability ``k(x, y)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Laplacian
+    >>> Laplacian(gamma=0.5).sample_bin_pitch(4, 2, np.random.default_rng(0)).shape
+    (4, 2)
     """
 
     @abstractmethod
@@ -225,6 +278,12 @@ def make_kernel(kernel: str | Kernel, **params: Any) -> Kernel:
     """Build a kernel from its name and parameters (``make_kernel("rbf", gamma=0.1)``).
 
     A kernel object is returned unchanged; passing parameters with it is an error.
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels import make_kernel
+    >>> make_kernel("rbf", gamma=0.1)
+    Gaussian(gamma=0.1)
     """
     if isinstance(kernel, Kernel):
         given = {k: v for k, v in params.items() if v is not None}
@@ -261,6 +320,12 @@ def resolve_kernel(
     ``named`` holds the estimator's own keyword parameters (``gamma=...``); ``None`` means
     not given.  Defaults depending on the data (``gamma=None``) are filled in from
     ``n_features``.
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels import resolve_kernel
+    >>> resolve_kernel("poly", 4, {"degree": 2})
+    Polynomial(degree=2, gamma=0.25, coef0=1.0)
     """
     params = dict(kernel_params or {})
     for key, value in named.items():

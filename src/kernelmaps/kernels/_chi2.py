@@ -49,7 +49,14 @@ def _min_value(X: Any) -> float:
 
 
 def check_non_negative(X: Any, owner: str) -> None:
-    """Refuse negative entries, naming the problem and the fix."""
+    """Refuse negative entries, naming the problem and the fix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels._chi2 import check_non_negative
+    >>> check_non_negative(np.array([[0.0, 1.0]]), "AdditiveChi2")  # passes silently
+    """
     lowest = _min_value(X)
     if not lowest >= 0:  # also catches NaN
         raise ValueError(
@@ -60,7 +67,14 @@ def check_non_negative(X: Any, owner: str) -> None:
 
 
 def check_above(X: Any, bound: float, owner: str, name: str) -> None:
-    """Refuse entries ``<= bound`` (the skewed chi-squared kernel needs ``x > -c``)."""
+    """Refuse entries ``<= bound`` (the skewed chi-squared kernel needs ``x > -c``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels._chi2 import check_above
+    >>> check_above(np.array([[-0.5, 1.0]]), -1.0, "SkewedChi2", "skewedness")  # passes
+    """
     lowest = _min_value(X)
     if not lowest > bound:
         raise ValueError(
@@ -116,6 +130,14 @@ class AdditiveChi2(Kernel):
     -----
     With ``x = e^a``, ``y = e^b`` each term is ``sqrt(x y) sech((a - b) / 2)``, and
     ``sech(l / 2)`` is the Fourier transform of the density ``sech(pi w)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import AdditiveChi2
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(AdditiveChi2()(X), 4).tolist()
+    [[1.0, 1.0], [1.0, 2.0]]
     """
 
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
@@ -140,6 +162,14 @@ class ExponentiatedChi2(Kernel):
     ----------
     gamma : float, default=1.0
         Scale, > 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import ExponentiatedChi2
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(ExponentiatedChi2(gamma=1.0)(X), 4).tolist()
+    [[1.0, 0.3679], [0.3679, 1.0]]
     """
 
     gamma: float = 1.0
@@ -177,6 +207,14 @@ class SkewedChi2(Kernel):
     With ``u = log(x + c)``, ``k = prod_i sech((u_i - v_i) / 2)``: a shift-invariant kernel
     of the logarithms whose spectral measure is the product of densities ``sech(pi w)``
     (the hyperbolic secant law).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import SkewedChi2
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(SkewedChi2(skewedness=1.0)(X), 4).tolist()
+    [[1.0, 0.9428], [0.9428, 1.0]]
     """
 
     skewedness: float = 1.0
@@ -207,6 +245,14 @@ class HistogramIntersection(Kernel):
 
     Positive definite on non-negative data (Swain & Ballard 1991; Maji, Berg & Malik
     2008).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import HistogramIntersection
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(HistogramIntersection()(X), 4).tolist()
+    [[1.0, 1.0], [1.0, 2.0]]
     """
 
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:

@@ -58,7 +58,15 @@ def _check_degree(owner: str, degree: Any) -> None:
 
 
 def squared_row_norms(X: Any) -> np.ndarray:
-    """``|x|^2`` of every row of a dense or sparse ``X``, in float64."""
+    """``|x|^2`` of every row of a dense or sparse ``X``, in float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels._dot_product import squared_row_norms
+    >>> squared_row_norms(np.array([[0.0, 1.0], [1.0, 1.0]])).tolist()
+    [1.0, 2.0]
+    """
     if sp.issparse(X):
         return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
     Xd = np.asarray(X, dtype=np.float64)
@@ -77,6 +85,13 @@ class DotProductKernel(Kernel):
     functions) and, for finite polynomials, :meth:`polynomial_degree`.  Random
     Maclaurin and compact random features accept any such kernel; TensorSketch accepts
     the polynomial ones.
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels import Polynomial
+    >>> k = Polynomial(degree=2, gamma=1.0, coef0=1.0)
+    >>> [k.maclaurin_coefficient(n) for n in range(4)], k.polynomial_degree()
+    ([1.0, 2.0, 1.0, 0.0], 2)
     """
 
     def radius_of_convergence(self) -> float:
@@ -144,6 +159,14 @@ class Polynomial(DotProductKernel):
     Notes
     -----
     ``a_n = C(degree, n) gamma^n coef0^(degree - n)`` for ``n <= degree``, 0 beyond.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Polynomial
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(Polynomial(degree=2, gamma=1.0, coef0=1.0)(X), 4).tolist()
+    [[4.0, 4.0], [4.0, 9.0]]
     """
 
     degree: int = 3
@@ -192,6 +215,14 @@ class HomogeneousPolynomial(DotProductKernel):
     Notes
     -----
     ``a_degree = 1``, every other coefficient 0; ``Polynomial(degree, gamma=1, coef0=0)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import HomogeneousPolynomial
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(HomogeneousPolynomial(degree=2)(X), 4).tolist()
+    [[1.0, 1.0], [1.0, 4.0]]
     """
 
     degree: int = 2
@@ -223,6 +254,14 @@ class ExponentialDotProduct(DotProductKernel):
     -----
     ``a_n = gamma^n / n!``; the series converges everywhere (``R = inf``).  On the unit
     sphere, ``exp(-gamma |x - y|^2 / 2) = exp(-gamma) exp(gamma x . y)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import ExponentialDotProduct
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(ExponentialDotProduct(gamma=1.0)(X), 4).tolist()
+    [[2.7183, 2.7183], [2.7183, 7.3891]]
     """
 
     gamma: float | None = None

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ._argument import check_kernel_matrix
 from ._shift_invariant import Gaussian
 
 __all__ = ["LandmarkKernel"]
@@ -47,6 +48,16 @@ class LandmarkKernel:
         The landmarks (dense).
     dtype : {numpy.float32, numpy.float64}
         Working dtype of the returned blocks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.kernels._landmark_block import LandmarkKernel
+    >>> L = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> block = LandmarkKernel(Gaussian(gamma=0.5), L, np.float64)(np.zeros((3, 2)))
+    >>> np.round(block, 4).tolist()[0]
+    [0.6065, 0.3679]
     """
 
     def __init__(self, kernel: Callable[..., Any], landmarks: np.ndarray, dtype: Any) -> None:
@@ -87,16 +98,7 @@ class LandmarkKernel:
         if out is None:
             out = np.empty((X.shape[0], m), dtype=self.dtype)
         if not self.fast or sp.issparse(X):
-            K = self.kernel(X, self.landmarks)
-            if sp.issparse(K):
-                K = K.toarray()
-            K = np.asarray(K)
-            if K.shape != (X.shape[0], m):
-                raise ValueError(
-                    f"The kernel returned an array of shape {K.shape} for inputs with "
-                    f"{X.shape[0]} and {m} rows; expected {(X.shape[0], m)}."
-                )
-            out[...] = K
+            out[...] = check_kernel_matrix(self.kernel(X, self.landmarks), X.shape[0], m)
             return out
         n, d = X.shape
         left = np.empty((n, d + 2), dtype=self.dtype)

@@ -55,6 +55,14 @@ class Gaussian(ShiftInvariantKernel):
     Notes
     -----
     Spectral measure ``N(0, 2 gamma I)``; it is radial, with ``|w| = sqrt(2 gamma) chi_d``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(Gaussian(gamma=0.5)(X), 4).tolist()
+    [[1.0, 0.6065], [0.6065, 1.0]]
     """
 
     gamma: float | None = None
@@ -105,6 +113,14 @@ class Laplacian(ShiftInvariantKernel, BinnableKernel):
     measure is Cauchy(0, gamma) in each coordinate.  Each factor is convex on
     ``[0, inf)``, so random binning applies with pitch density
     ``delta k''(delta) = gamma^2 delta exp(-gamma delta)``: a Gamma(2, 1/gamma) law.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Laplacian
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(Laplacian(gamma=0.5)(X), 4).tolist()
+    [[1.0, 0.6065], [0.6065, 1.0]]
     """
 
     gamma: float | None = None
@@ -150,6 +166,14 @@ class Cauchy(ShiftInvariantKernel):
     -----
     ``1 / (1 + gamma t^2)`` is the characteristic function of the Laplace distribution
     with scale ``sqrt(gamma)``, so the spectral measure is a product of those.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Cauchy
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(Cauchy(gamma=0.5)(X), 4).tolist()
+    [[1.0, 0.6667], [0.6667, 1.0]]
     """
 
     gamma: float | None = None
@@ -212,6 +236,14 @@ class Matern(ShiftInvariantKernel):
     The spectral density is proportional to ``(2 nu / l^2 + |w|^2)^-(nu + d/2)``: a
     multivariate t distribution with ``2 nu`` degrees of freedom and scale ``1 / l``,
     ``w = z sqrt(2 nu / W) / l`` with ``z ~ N(0, I_d)``, ``W ~ chi^2_{2 nu}``.  It is radial.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Matern
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(Matern(nu=1.5, gamma=0.5)(X), 4).tolist()
+    [[1.0, 0.4834], [0.4834, 1.0]]
     """
 
     nu: float = 1.5

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
-from ..kernels import Kernel
+from ..kernels import Kernel, check_kernel_matrix
 
 __all__ = [
     "FLOAT_DTYPES",
@@ -41,16 +41,7 @@ def validate_regression_data(estimator: Any, X: Any, y: Any, *, reset: bool = Tr
 
 def kernel_matrix(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:
     """``kernel(X, Y)`` as a dense float64 array, with its shape checked."""
-    K = kernel(X, Y)
-    if sp.issparse(K):
-        K = K.toarray()
-    K = np.asarray(K, dtype=np.float64)
-    if K.shape != (X.shape[0], Y.shape[0]):
-        raise ValueError(
-            f"The kernel returned a matrix of shape {K.shape} for inputs with {X.shape[0]} "
-            f"and {Y.shape[0]} rows; expected {(X.shape[0], Y.shape[0])}."
-        )
-    return K
+    return check_kernel_matrix(kernel(X, Y), X.shape[0], Y.shape[0])
 
 
 def output_dtype(X: Any) -> np.dtype:

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..feature_maps import row_blocks
-from ..kernels import Kernel, kernel_from_params
+from ..kernels import Kernel, kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import (
     FLOAT_DTYPES,
     KernelLike,
@@ -44,11 +44,12 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         :mod:`kernelmaps.kernels`, or a callable ``kernel(X, Y, **kernel_params)`` returning
         the kernel matrix between the rows of ``X`` and ``Y``.
     gamma : float, default=None
-        Kernel parameter (``None`` means ``1 / n_features`` for the kernels that have it).
-    degree : float, default=None
-        Degree, for the dot-product kernels that take one.
+        ``> 0``; ``None`` means the kernel's default (``1 / n_features`` for the kernels
+        that take a ``gamma``).
+    degree : int, default=None
+        Integer degree ``>= 1`` of the polynomial kernels (``None``: the kernel's default).
     coef0 : float, default=None
-        Constant term, for the dot-product kernels that take one.
+        Constant term ``>= 0`` of the polynomial kernel (``None``: the kernel's default).
     kernel_params : dict, default=None
         Other kernel parameters, e.g. ``{"nu": 2.5}`` for Matérn.
     alpha : float, default=1.0
@@ -94,11 +95,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "kernel": [str, Kernel, callable],
-        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-        "degree": [Interval(Real, 0.0, None, closed="left"), None],
-        "coef0": [Interval(Real, None, None, closed="neither"), None],
-        "kernel_params": [dict, None],
+        **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
         "alpha": [Interval(Real, 0.0, None, closed="neither")],
     }
 
@@ -126,15 +123,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         return tags
 
     def _make_kernel(self, n_features: int) -> Any:
-        return kernel_from_params(
-            type(self).__name__,
-            self.kernel,
-            n_features,
-            self.kernel_params,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-        )
+        return resolve_estimator_kernel(self, n_features)
 
     def fit(self, X: Any, y: Any) -> KernelRidge:
         """Fit on ``X`` and targets ``y``.

@@ -17,7 +17,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._random import check_random_state
 from ..feature_maps import row_blocks
 from ..feature_maps._landmarks import select_landmarks
-from ..kernels import Gaussian, Kernel, kernel_from_params
+from ..kernels import (
+    Gaussian,
+    Kernel,
+    kernel_parameter_constraints,
+    resolve_estimator_kernel,
+)
 from ..kernels._landmark_block import LandmarkKernel
 from ._base import (
     FLOAT_DTYPES,
@@ -83,9 +88,12 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     kernel : str, Kernel or callable, default="rbf"
         As in :class:`KernelRidge`.
     gamma : float, default=None
-        Kernel parameter (``None`` means ``1 / n_features`` for the kernels that have it).
-    degree : float, default=None
+        ``> 0``; ``None`` means the kernel's default (``1 / n_features`` for the kernels
+        that take a ``gamma``).
+    degree : int, default=None
+        Integer degree ``>= 1`` of the polynomial kernels (``None``: the kernel's default).
     coef0 : float, default=None
+        Constant term ``>= 0`` of the polynomial kernel (``None``: the kernel's default).
     kernel_params : dict, default=None
     n_components : int, default=100
         Number of landmarks ``m`` (at most ``n_samples``; ignored for array landmarks).
@@ -174,11 +182,7 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "kernel": [str, Kernel, callable],
-        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-        "degree": [Interval(Real, 0.0, None, closed="left"), None],
-        "coef0": [Interval(Real, None, None, closed="neither"), None],
-        "kernel_params": [dict, None],
+        **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"uniform", "kmeans", "leverage"}), "array-like"],
         "alpha": [Interval(Real, 0.0, None, closed="neither")],
@@ -302,15 +306,7 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_regression_data(self, X, y)
         X = as_row_sliceable(X)
-        kernel = kernel_from_params(
-            type(self).__name__,
-            self.kernel,
-            X.shape[1],
-            self.kernel_params,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-        )
+        kernel = resolve_estimator_kernel(self, X.shape[1])
         L, idx = self._select_landmarks(X, kernel)
         n, m = X.shape[0], L.shape[0]
         Y = np.asarray(y, dtype=np.float64).reshape(n, -1)
