@@ -13,34 +13,13 @@ from typing import Any
 import numpy as np
 
 from ..datasets import Dataset
+from ._pipeline import ALPHAS, build_pipeline
 
-__all__ = ["ColumnMismatchError", "SavedModel", "build_pipeline"]
-
-#: Candidate ridge penalties; the one with the smallest leave-one-out error is kept.
-ALPHAS = tuple(float(a) for a in np.logspace(-6, 2, 9))
+__all__ = ["ALPHAS", "ColumnMismatchError", "SavedModel", "build_pipeline"]
 
 
 class ColumnMismatchError(ValueError):
     """New data whose columns do not match those the model was fitted on."""
-
-
-def build_pipeline(feature_map: Any, task: str) -> Any:
-    """``StandardScaler -> ridge on feature_map``, the penalty chosen by leave-one-out.
-
-    Uses :class:`kernelmaps.models.FeatureRidge` / ``FeatureRidgeClassifier`` (streamed
-    Gram matrix, exact leave-one-out over :data:`ALPHAS`).
-    """
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    from ..models import FeatureRidge, FeatureRidgeClassifier
-
-    model: Any
-    if task == "classification":
-        model = FeatureRidgeClassifier(feature_map=feature_map, alphas=list(ALPHAS))
-    else:
-        model = FeatureRidge(feature_map=feature_map, alphas=list(ALPHAS))
-    return make_pipeline(StandardScaler(), model)
 
 
 @dataclasses.dataclass
