@@ -62,6 +62,7 @@ def kernel_approximation_error(
     Returns
     -------
     float
+        ``|K - K_approx|``, over ``|K|`` when ``relative``.
 
     Examples
     --------
@@ -98,7 +99,7 @@ def _fitted_kernel(feature_map: Any) -> Callable[[Any, Any], np.ndarray]:
     kernel = getattr(feature_map, "kernel_", None)
     if kernel is None:
         raise ValueError(f"{type(feature_map).__name__} has no fitted kernel_; pass kernel=.")
-    return kernel  # type: ignore[no-any-return]
+    return kernel
 
 
 class _Residual:
@@ -315,17 +316,13 @@ def feature_map_error(
         The spectral norm is computed densely when all rows fit in one block, else by
         ARPACK's Lanczos iteration on the operator ``v -> (K - Z_x Z_y^T) v`` (``eigsh``
         when ``Y`` is None, ``svds`` otherwise), one pass over the kernel rows per product.
-    relative : bool, default=True
-        Divide by the same norm of ``K(X, Y)``.
-    block_rows : int, default=None
-        Largest number of kernel rows formed at once; by default as many as fit in
-        scikit-learn's ``working_memory``.
-    random_state : int, default=0
-        Starting vector of the Lanczos iteration (spectral norm only).
+    relative, block_rows, random_state
+        As in :func:`kernel_errors_from_features`.
 
     Returns
     -------
     float
+        The error in ``norm``.
 
     Examples
     --------

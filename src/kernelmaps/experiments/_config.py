@@ -347,6 +347,7 @@ class ExperimentConfig:
         Returns
         -------
         ExperimentConfig
+            Validated like any configuration; ``self`` is left as it was.
 
         Examples
         --------
@@ -372,7 +373,9 @@ class ExperimentConfig:
         new_datasets = (
             [DatasetConfig(d, target=target) for d in datasets] if datasets else self.datasets
         )
-        sizes = {key: v for key, v in [("n_fit", n_fit), ("n_eval", n_eval)] if v is not None}
+        sizes: dict[str, Any] = {
+            key: v for key, v in [("n_fit", n_fit), ("n_eval", n_eval)] if v is not None
+        }
         changes["datasets"] = [dataclasses.replace(d, **sizes) for d in new_datasets]
         changes["methods"] = _methods_for(
             [_registered(m) for m in methods] if methods else self.methods, kernel
