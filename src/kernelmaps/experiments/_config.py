@@ -108,6 +108,12 @@ class DatasetConfig:
         Measure the kernel error on the fit rows themselves (the kernel matrix of the data
         the map was fitted on, as in Deshmukh's study) instead of held-out rows;
         ``n_eval`` is then unused (downstream scores still use held-out rows).
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import DatasetConfig
+    >>> DatasetConfig("data/my_rows.csv", target="y", n_fit=200).display
+    'my_rows'
     """
 
     name: str
@@ -163,6 +169,12 @@ class MethodConfig:
         ``gamma`` here overrides the bandwidth rule.
     params : dict, default={}
         Estimator parameters set on the map after construction (``set_params``).
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import MethodConfig
+    >>> MethodConfig("rff-sobol", label="QMC RFF", kernel="laplacian").display
+    'QMC RFF'
     """
 
     name: str
@@ -215,6 +227,14 @@ class ExperimentConfig:
         Recorded in the results.
     data_home : str, default=None
         Data home for the data-home sets (default ``$KERNELMAPS_DATA``).
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import ExperimentConfig
+    >>> config = ExperimentConfig(datasets=["letter"], methods=["rff-mc", "rff-sobol"],
+    ...                           n_components=[16, 64], seeds=2)
+    >>> config.seeds, [m.display for m in config.methods]
+    ([0, 1], ['rff-mc', 'rff-sobol'])
     """
 
     datasets: list[DatasetConfig]
@@ -458,6 +478,17 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
         When the file does not exist.
     ValueError
         For invalid TOML, unknown keys or invalid values, naming the file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from kernelmaps.experiments import load_config
+    >>> path = Path(tempfile.mkdtemp()) / "study.toml"
+    >>> lines = ["n_components = [8]", 'datasets = ["letter"]', 'methods = ["rff-mc"]']
+    >>> _ = path.write_text("\\n".join(lines))
+    >>> load_config(path).n_components
+    [8]
     """
     path = Path(path)
     if not path.is_file():

@@ -26,7 +26,14 @@ TASKS = ("regression", "classification")
 
 
 def resolve_method(method: str) -> MethodSpec:
-    """The registered method named ``method`` or one of its :data:`METHOD_ALIASES`."""
+    """The registered method named ``method`` or one of its :data:`METHOD_ALIASES`.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments._pipeline import resolve_method
+    >>> resolve_method("nystroem").name
+    'nystroem-kmeans'
+    """
     return get_method(METHOD_ALIASES.get(method, method))
 
 

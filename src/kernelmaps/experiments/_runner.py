@@ -84,6 +84,13 @@ def prepare_data(config: DatasetConfig, data_home: str | None = None) -> Prepare
     The rows are a random choice (``config.data_seed``) of ``n_fit`` fit rows and
     ``n_eval`` held-out rows, disjoint; when the data set is smaller, the held-out rows
     are a third of it.  The scaling (``config.preprocess``) is learned on the fit rows.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import DatasetConfig, prepare_data
+    >>> data = prepare_data(DatasetConfig("cpu_act", n_fit=100, n_eval=40))
+    >>> data.X_fit.shape, data.X_eval.shape, data.task
+    ((100, 21), (40, 21), 'regression')
     """
     from ..datasets import load_dataset
 
@@ -148,7 +155,15 @@ class ExperimentResult:
     output_dir: Path | None = None
 
     def values(self, **where: Any) -> list[float]:
-        """Values of the rows matching every ``column=value`` given."""
+        """Values of the rows matching every ``column=value`` given.
+
+        Examples
+        --------
+        >>> from kernelmaps.experiments import ExperimentResult
+        >>> rows = [{"method": "a", "value": 0.5}, {"method": "b", "value": 0.25}]
+        >>> ExperimentResult(rows, {}, 2, 2, []).values(method="b")
+        [0.25]
+        """
         return [
             float(r["value"]) for r in self.rows if all(r.get(k) == v for k, v in where.items())
         ]
@@ -443,6 +458,16 @@ def run_experiment(
     Returns
     -------
     ExperimentResult
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import ExperimentConfig, DatasetConfig, run_experiment
+    >>> config = ExperimentConfig(datasets=[DatasetConfig("cpu_act", n_fit=60, n_eval=30)],
+    ...                           methods=["rff-mc"], n_components=[8, 32], seeds=2,
+    ...                           metrics=["fro_error"])
+    >>> result = run_experiment(config)
+    >>> result.n_cells, len(result.rows), all(0 < v < 1 for v in result.values())
+    (4, 4, True)
     """
     stream = stream if stream is not None else sys.stderr
     if progress is None:
@@ -597,7 +622,21 @@ def _tidy(
 
 
 def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read a tidy result table written by :func:`run_experiment` (CSV or JSON)."""
+    """Read a tidy result table written by :func:`run_experiment` (CSV or JSON).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from kernelmaps.experiments import (
+    ...     DatasetConfig, ExperimentConfig, read_results, run_experiment)
+    >>> config = ExperimentConfig(datasets=[DatasetConfig("cpu_act", n_fit=60, n_eval=30)],
+    ...                           methods=["rff-mc"], n_components=[8], seeds=1,
+    ...                           metrics=["fro_error"])
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = run_experiment(config, folder)
+    >>> [(r["method"], r["n_components"], r["metric"]) for r in read_results(folder)]
+    [('rff-mc', 8, 'fro_error')]
+    """
     path = Path(path)
     if path.is_dir():
         path = path / "results.csv"

@@ -19,7 +19,14 @@ __all__ = ["ALPHAS", "ColumnMismatchError", "SavedModel", "build_pipeline"]
 
 
 class ColumnMismatchError(ValueError):
-    """New data whose columns do not match those the model was fitted on."""
+    """New data whose columns do not match those the model was fitted on.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments._saved_model import ColumnMismatchError
+    >>> issubclass(ColumnMismatchError, ValueError)
+    True
+    """
 
 
 @dataclasses.dataclass
@@ -39,6 +46,19 @@ class SavedModel:
         Format of the training file (``"csv"``, ``"svmlight"``, ...).
     info : dict
         Method, n_components, kernel, gamma and its rule, alpha, training rows, versions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.datasets import Dataset
+    >>> from kernelmaps.experiments import make_model
+    >>> from kernelmaps.experiments._saved_model import SavedModel
+    >>> X = np.random.default_rng(0).random((50, 2))
+    >>> model = make_model("rff", n_components=16, gamma=1.0).fit(X, X.sum(axis=1))
+    >>> saved = SavedModel(model, ["a", "b"], "y", "regression", "csv")
+    >>> new = Dataset("new", X[:3, ::-1], None, "unlabelled", feature_names=["b", "a"])
+    >>> saved.predict(saved.check_columns(new, by_name=True)).shape
+    (3,)
     """
 
     pipeline: Any
