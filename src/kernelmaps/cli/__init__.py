@@ -62,7 +62,15 @@ def __getattr__(name: str) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``kernelmaps`` and its subcommands."""
+    """The parser of ``kernelmaps`` and its subcommands (each adds its own).
+
+    Examples
+    --------
+    >>> from kernelmaps.cli import build_parser
+    >>> args = build_parser().parse_args(["fit", "train.csv", "--target", "y", "-o", "m.joblib"])
+    >>> args.command, args.target, args.run.__module__
+    ('fit', 'y', 'kernelmaps.cli.fit')
+    """
     from .. import __version__
 
     parser = Parser(

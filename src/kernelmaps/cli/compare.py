@@ -58,8 +58,18 @@ def _description() -> str:
 HELP = "compare feature maps by kernel approximation error on real data"
 
 
-def add_parser(sub: Any) -> None:
-    """Add ``compare`` and its options to the subcommands ``sub``."""
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``compare`` and its options to the subcommands ``sub``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from kernelmaps.cli import compare
+    >>> parser = compare.add_parser(argparse.ArgumentParser().add_subparsers())
+    >>> args = parser.parse_args(["--seeds", "2", "--kernel", "laplacian"])
+    >>> args.seeds, args.kernel
+    (2, 'laplacian')
+    """
     from ..experiments import default_study
 
     parser = add_command(sub, "compare", HELP, _description(), EXAMPLES, run)
@@ -77,6 +87,7 @@ def add_parser(sub: Any) -> None:
     add("--fresh", action="store_true", help="ignore finished cells; start over")
     add("--no-plot", action="store_true", help="do not draw the figure")
     add("-q", "--quiet", action="store_true", help="no progress bar and no table")
+    return parser
 
 
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
@@ -147,7 +158,7 @@ def _add_grid_options(parser: argparse.ArgumentParser, study: Any) -> None:
     )
 
 
-def build_config(args: argparse.Namespace) -> Any:
+def _build_config(args: argparse.Namespace) -> Any:
     """The experiment: the default study or ``--config``, with the options applied."""
     from ..experiments import default_study, load_config
 
@@ -178,11 +189,11 @@ def build_config(args: argparse.Namespace) -> Any:
                 file=sys.stderr,
             )
     for d in config.datasets:
-        check_dataset(d.name, config.data_home)
+        _check_dataset(d.name, config.data_home)
     return config
 
 
-def check_dataset(name: str, data_home: str | None) -> None:
+def _check_dataset(name: str, data_home: str | None) -> None:
     """Fail early, before any work, on a data set that cannot be found."""
     from ..datasets import BUNDLED, DATA_HOME_SETS, get_data_home
 
@@ -208,10 +219,22 @@ def check_dataset(name: str, data_home: str | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``kernelmaps compare``."""
+    """Run ``kernelmaps compare``: build the experiment, run it, print and draw.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from kernelmaps.cli import build_parser, compare
+    >>> args = build_parser().parse_args([
+    ...     "compare", "--datasets", "cpu_act", "--methods", "rff-mc", "--n-components", "8",
+    ...     "--seeds", "1", "--n-fit", "50", "--n-eval", "20", "--no-plot", "--quiet",
+    ...     "--output", tempfile.mkdtemp()])
+    >>> compare.run(args)
+    0
+    """
     from ..experiments import run_experiment
 
-    config = build_config(args)
+    config = _build_config(args)
     out_dir = Path(args.output or DEFAULT_OUTPUT)
     if not args.quiet:
         print(

@@ -18,14 +18,38 @@ HELP = "list the bundled data sets and those of the data home"
 DESCRIPTION = "List the bundled data sets and those the data home holds."
 
 
-def add_parser(sub: Any) -> None:
-    """Add ``datasets`` and its options to the subcommands ``sub``."""
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``datasets`` and its options to the subcommands ``sub``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from kernelmaps.cli import datasets
+    >>> parser = datasets.add_parser(argparse.ArgumentParser().add_subparsers())
+    >>> args = parser.parse_args(["--data-home", "data"])
+    >>> args.data_home
+    'data'
+    """
     parser = add_command(sub, "datasets", HELP, DESCRIPTION, EXAMPLES, run)
     add_data_home(parser)
+    return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``kernelmaps datasets``."""
+    """Run ``kernelmaps datasets``: list the bundled sets and the data home's.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from kernelmaps.cli import build_parser, datasets
+    >>> datasets.run(build_parser().parse_args(["datasets", "--data-home", tempfile.mkdtemp()]))
+    ... # doctest: +ELLIPSIS
+    bundled with the package:
+      letter ...
+    data home ...:
+    ...
+    0
+    """
     from ..datasets import BUNDLED, DATA_HOME_SETS, list_data_home
     from ..datasets._home import ENV_VAR
 

@@ -31,8 +31,18 @@ DESCRIPTION = (
 )
 
 
-def add_parser(sub: Any) -> None:
-    """Add ``fit`` and its options to the subcommands ``sub``."""
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``fit`` and its options to the subcommands ``sub``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from kernelmaps.cli import fit
+    >>> parser = fit.add_parser(argparse.ArgumentParser().add_subparsers())
+    >>> args = parser.parse_args(["train.csv", "--target", "price", "-o", "model.joblib"])
+    >>> args.method, args.n_components
+    ('rff', 2048)
+    """
     parser = add_command(sub, "fit", HELP, DESCRIPTION, EXAMPLES, run)
     add = parser.add_argument
     add("data", metavar="DATA", help="training data: a file or a bundled name")
@@ -68,9 +78,10 @@ def add_parser(sub: Any) -> None:
     )
     add("--seed", type=int, default=0, help="random seed (default: 0)")
     add("-o", "--output", required=True, metavar="FILE", help="where to save the model (.joblib)")
+    return parser
 
 
-def training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str, str]:
+def _training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str, str]:
     """The data set, its features and target, its format and the task, checked."""
     ds, fmt = load_user_data(args.data, args.target, for_fit=True)
     if ds.y is None:
@@ -96,14 +107,32 @@ def training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str, 
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``kernelmaps fit``."""
+    """Run ``kernelmaps fit``: load the data, fit :func:`make_model`'s pipeline, save it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from kernelmaps.cli import build_parser, fit
+    >>> out = Path(tempfile.mkdtemp()) / "model.joblib"
+    >>> args = build_parser().parse_args(
+    ...     ["fit", "cpu_act", "--n-components", "16", "--gamma", "0.1", "-o", str(out)])
+    >>> fit.run(args)  # doctest: +ELLIPSIS
+    data: cpu_act: 8192 rows, 21 features
+    task: regression, inferred from the target
+    model: standardise -> rff-mc (...), n_components=16 -> ridge
+    kernel: rbf, gamma = 0.1 (given with --gamma)
+    fitted in ... s; ridge alpha = ... (leave-one-out); training R^2 = ...
+    saved ...model.joblib
+    0
+    """
     import joblib
 
     from ..experiments import choose_gamma, make_model
     from ..experiments._pipeline import resolve_method
 
     spec = resolve_method(args.method)
-    ds, X, y, fmt, task = training_data(args)
+    ds, X, y, fmt, task = _training_data(args)
     gamma, rule = choose_gamma(spec.name, X, gamma=args.gamma)
     if args.gamma is not None:
         rule = "given with --gamma"

@@ -26,17 +26,28 @@ HELP = "predict new rows with a model saved by 'kernelmaps fit'"
 DESCRIPTION = "Predict the rows of a data file with a saved model."
 
 
-def add_parser(sub: Any) -> None:
-    """Add ``predict`` and its options to the subcommands ``sub``."""
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``predict`` and its options to the subcommands ``sub``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from kernelmaps.cli import predict
+    >>> parser = predict.add_parser(argparse.ArgumentParser().add_subparsers())
+    >>> args = parser.parse_args(["model.joblib", "new.csv"])
+    >>> args.model, args.output
+    ('model.joblib', None)
+    """
     parser = add_command(sub, "predict", HELP, DESCRIPTION, EXAMPLES, run)
     parser.add_argument("model", metavar="MODEL", help="a file written by 'kernelmaps fit'")
     parser.add_argument("data", metavar="DATA", help="the rows to predict")
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="CSV of predictions (default: standard output)"
     )
+    return parser
 
 
-def load_model(path: str) -> Any:
+def _load_model(path: str) -> Any:
     """The :class:`~kernelmaps.experiments._saved_model.SavedModel` in ``path``."""
     import joblib
 
@@ -56,7 +67,7 @@ def load_model(path: str) -> Any:
     return saved
 
 
-def load_rows(saved: Any, path: str) -> tuple[np.ndarray, Any]:
+def _load_rows(saved: Any, path: str) -> tuple[np.ndarray, Any]:
     """The rows of ``path`` in the model's column order, and their target if present."""
     from ..datasets import file_format, load_csv
 
@@ -75,9 +86,31 @@ def load_rows(saved: Any, path: str) -> tuple[np.ndarray, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``kernelmaps predict``."""
-    saved = load_model(args.model)
-    X, y_true = load_rows(saved, args.data)
+    """Run ``kernelmaps predict``: check the columns, predict, write and score.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import joblib
+    >>> import numpy as np
+    >>> from kernelmaps.cli import build_parser, predict
+    >>> from kernelmaps.experiments import make_model
+    >>> from kernelmaps.experiments._saved_model import SavedModel
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> X = np.random.default_rng(0).random((40, 2))
+    >>> np.save(folder / "rows.npy", X[:5])
+    >>> model = make_model("rff", n_components=16, gamma=1.0).fit(X, X.sum(axis=1))
+    >>> saved = SavedModel(model, ["a", "b"], None, "regression", "npy", {"method": "rff-mc"})
+    >>> _ = joblib.dump(saved, folder / "model.joblib")
+    >>> args = build_parser().parse_args(["predict", str(folder / "model.joblib"),
+    ...                                   str(folder / "rows.npy"), "-o", str(folder / "p.csv")])
+    >>> predict.run(args)  # doctest: +ELLIPSIS
+    predicted 5 rows with rff-mc (regression); wrote ...p.csv
+    0
+    """
+    saved = _load_model(args.model)
+    X, y_true = _load_rows(saved, args.data)
     pred = saved.predict(X)
     name = f"predicted_{saved.target}" if saved.target else "prediction"
     target: Any = (

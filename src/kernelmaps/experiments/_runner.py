@@ -627,15 +627,13 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     Examples
     --------
     >>> import tempfile
-    >>> from kernelmaps.experiments import (
-    ...     DatasetConfig, ExperimentConfig, read_results, run_experiment)
-    >>> config = ExperimentConfig(datasets=[DatasetConfig("cpu_act", n_fit=60, n_eval=30)],
-    ...                           methods=["rff-mc"], n_components=[8], seeds=1,
-    ...                           metrics=["fro_error"])
-    >>> folder = tempfile.mkdtemp()
-    >>> _ = run_experiment(config, folder)
-    >>> [(r["method"], r["n_components"], r["metric"]) for r in read_results(folder)]
-    [('rff-mc', 8, 'fro_error')]
+    >>> from pathlib import Path
+    >>> from kernelmaps.experiments import read_results
+    >>> path = Path(tempfile.mkdtemp()) / "results.csv"
+    >>> _ = path.write_text("experiment,dataset,method,kernel,gamma,n_components,seed,metric,"
+    ...                     "value\\ns,letter,rff-mc,rbf,0.5,8,0,fro_error,0.25\\n")
+    >>> [(r["method"], r["n_components"], r["metric"], r["value"]) for r in read_results(path)]
+    [('rff-mc', 8, 'fro_error', 0.25)]
     """
     path = Path(path)
     if path.is_dir():
