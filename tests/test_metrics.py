@@ -100,5 +100,7 @@ def test_errors_from_features_input_errors():
     Z = rff.transform(X[:10])
     with pytest.raises(ValueError, match="without its features Z_y"):
         kernel_errors_from_features(rff.kernel_, X[:10], Z, Y[:5])
+    with pytest.raises(ValueError, match="without its rows Y"):
+        kernel_errors_from_features(rff.kernel_, X[:10], Z, Z_y=Z)
     with pytest.raises(ValueError, match="norm must be one of"):
         kernel_errors_from_features(rff.kernel_, X[:10], Z, norms=("fro", "nuclear"))

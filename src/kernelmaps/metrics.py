@@ -255,6 +255,8 @@ def kernel_errors_from_features(
     for norm in norms:
         _check_norm(norm)
     symmetric = Y is None
+    if symmetric and Z_y is not None:
+        raise ValueError("Z_y is given without its rows Y.")
     if symmetric:
         Y, Z_y = X, Z_x
     elif Z_y is None:
