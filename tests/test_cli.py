@@ -250,3 +250,44 @@ def test_compare_on_a_user_file_and_array_models(tmp_path, capsys):
     np.save(tmp_path / "ok.npy", X[:5])
     proc = run_inprocess(capsys, "predict", str(model), str(tmp_path / "ok.npy"))
     assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 6
+
+
+def test_module_entry_points_and_default_study_help(capsys, monkeypatch):
+    from kernelmaps.experiments import default_study
+    from kernelmaps.kernels import kernel_names
+
+    for module in ("kernelmaps", "kernelmaps.cli"):
+        proc = subprocess.run(
+            [sys.executable, "-m", module, "--version"], capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0 and proc.stdout.startswith("kernelmaps "), proc.stderr
+    monkeypatch.setenv("COLUMNS", "10000")  # one line per option
+    text = run_inprocess(capsys, "compare", "--help").stdout
+    study = default_study()
+    assert f"data sets {', '.join(d.name for d in study.datasets)};" in text
+    assert f"methods {', '.join(m.name for m in study.methods)};" in text
+    kernel_help = next(line for line in text.splitlines() if line.strip().startswith("--kernel"))
+    assert all(name in kernel_help for name in kernel_names())
+
+
+def test_compare_kernel_leaves_out_methods_with_a_note(tmp_path, capsys):
+    study = tmp_path / "study.toml"
+    study.write_text(
+        'n_components = [8]\nseeds = 1\n[[datasets]]\nname = "letter"\nn_fit = 60\n'
+        'n_eval = 30\n[[methods]]\nname = "rff-mc"\n[[methods]]\nname = "binning"\n'
+    )
+    args = ("compare", "--config", str(study), "--no-plot", "-q", "-o", str(tmp_path / "o"))
+    proc = run_inprocess(capsys, *args, "--kernel", "rbf")
+    assert proc.returncode == 0, proc.stderr
+    assert "note: leaving out binning: they cannot approximate the 'rbf' kernel." in proc.stderr
+    with open(tmp_path / "o" / "results.csv", newline="") as fh:
+        assert {(r["method"], r["kernel"]) for r in csv.DictReader(fh)} == {("rff-mc", "rbf")}
+    _assert_user_error(
+        run_inprocess(capsys, *args, "--methods", "binning", "--kernel", "rbf"),
+        "none of the chosen methods can approximate the 'rbf' kernel",
+    )
+    _assert_user_error(
+        run_inprocess(capsys, *args, "--target", "y"),
+        "--target applies to data files given with --datasets",
+    )

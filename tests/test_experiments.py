@@ -247,3 +247,124 @@ def test_summary_and_table():
     assert table[1].split() == ["dataset", "method", "kernel", "D=8", "D=32"]
     assert table[3].split() == ["d", "a", "rbf", "0.5000", "±", "0.1414", "0.2000", "±", "0.0000"]
     assert table[4].split() == ["b", "rbf", "0.1000", "-"]
+
+
+#: The number of rows of every ``transform`` call of the counting-transform method.
+TRANSFORMED: list[int] = []
+
+
+class _CountingTransform(RandomFourierFeatures):
+    """Random Fourier features that count the rows passed to ``transform``."""
+
+    def transform(self, X):
+        TRANSFORMED.append(len(X))
+        return super().transform(X)
+
+
+def _counting_transform_factory(n_components, kernel_params, random_state):
+    params = dict(kernel_params)
+    params.pop("kernel", None)
+    return _CountingTransform(
+        "rbf", kernel_params=params, n_components=n_components, random_state=random_state
+    )
+
+
+if "test-counting-transform" not in method_names():
+    register_method(
+        MethodSpec("test-counting-transform", "rbf", _counting_transform_factory, "RFF, counted")
+    )
+
+
+@pytest.mark.parametrize("in_sample", [False, True])
+def test_runner_transforms_each_set_of_rows_once(in_sample):
+    metrics = ["fro_error", "spectral_error", "max_error", "downstream", "transform_time"]
+    config = _small_config(
+        datasets=[DatasetConfig("letter", n_fit=120, n_eval=80, in_sample=in_sample)],
+        methods=[MethodConfig("test-counting-transform")],
+        n_components=[8],
+        seeds=[0],
+        metrics=metrics,
+    )
+    TRANSFORMED.clear()
+    result = run_experiment(config)
+    assert not result.failures
+    # The evaluation rows once (timed), the fit rows once (for the in-sample errors and
+    # the downstream model): every error norm comes from those features.
+    assert sorted(TRANSFORMED) == [80, 120]
+    assert {r["metric"] for r in result.rows} == {
+        "fro_error", "spectral_error", "max_error", "accuracy", "transform_time"
+    }  # fmt: skip
+
+
+def test_default_study_is_the_shipped_toml():
+    from kernelmaps.cli import DEFAULT_DATASETS, DEFAULT_METHODS
+    from kernelmaps.experiments import default_study
+    from kernelmaps.experiments._config import DEFAULT_STUDY
+
+    study = default_study()
+    assert study == load_config(DEFAULT_STUDY).with_options(
+        methods=[m for m in DEFAULT_METHODS if m in method_names()]
+    )
+    assert (
+        tuple(d.name for d in study.datasets) == DEFAULT_DATASETS == ("letter", "covtype", "ijcnn1")
+    )
+    assert study.name == "compare" and study.n_components == [16, 64, 256]
+    assert study.seeds == [0, 1, 2] and study.metrics == ["fro_error", "fit_time", "transform_time"]
+    assert "rff-mc" in DEFAULT_METHODS and "binning" in DEFAULT_METHODS
+
+
+def test_with_options_returns_a_new_validated_config():
+    base = _small_config(methods=[MethodConfig("rff-mc"), MethodConfig("binning")])
+    before = base.to_dict()
+    new = base.with_options(kernel="laplacian", seeds=4, n_fit=50, n_components=[4])
+    assert base.to_dict() == before  # unchanged
+    assert [(m.name, m.kernel) for m in new.methods] == [
+        ("rff-mc", "laplacian"), ("binning", "laplacian")
+    ]  # fmt: skip
+    assert new.seeds == [0, 1, 2, 3] and new.n_components == [4]
+    assert new.datasets[0].n_fit == 50 and new.datasets[0].n_eval == 80
+    only_rbf = base.with_options(kernel="rbf")
+    assert [m.name for m in only_rbf.methods] == ["rff-mc"]  # binning cannot approximate rbf
+    files = base.with_options(datasets=["a.csv", "b.csv"], target="y")
+    assert [(d.name, d.target) for d in files.datasets] == [("a.csv", "y"), ("b.csv", "y")]
+    assert base.with_options() == base
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"kernel": "nope"}, "unknown kernel 'nope'; known kernels: "),
+        ({"methods": ["binning"], "kernel": "rbf"}, "none of the chosen methods can approximate"),
+        ({"methods": ["nope"]}, "Unknown method 'nope'"),
+        ({"n_fit": 1}, r"n_fit must be an integer >= 2"),
+        ({"metrics": ["colour"]}, "Unknown metric"),
+        ({"bandwidth": "widest"}, "bandwidth must be one of"),
+        ({"target": "y"}, "target applies to the data files given with datasets"),
+    ],
+)
+def test_with_options_errors(options, message):
+    with pytest.raises(ValueError, match=message):
+        _small_config().with_options(**options)
+
+
+def test_make_model_is_the_fit_pipeline():
+    from sklearn.base import clone
+
+    from kernelmaps.experiments import build_pipeline, choose_gamma, make_model
+
+    X = np.random.default_rng(0).random((60, 4))
+    y = X @ np.arange(1.0, 5.0)
+    model = make_model("rff", "regression", n_components=32, gamma=0.5, random_state=3)
+    spec = get_method("rff-mc")
+    by_hand = build_pipeline(spec.factory(32, {"gamma": 0.5, "kernel": "rbf"}, 3), "regression")
+    assert repr(model) == repr(by_hand)
+    assert np.array_equal(clone(model).fit(X, y).predict(X), by_hand.fit(X, y).predict(X))
+    classifier = make_model("nystroem", "classification", n_components=16)
+    assert type(classifier[-1]).__name__ == "FeatureRidgeClassifier"
+    gamma, rule = choose_gamma("rff", X)
+    assert gamma > 0 and "median" in rule
+    assert choose_gamma("rff", X, gamma=2.0) == (2.0, "given")
+    with pytest.raises(ValueError, match="cannot approximate"):
+        make_model("binning", kernel="rbf")
+    with pytest.raises(ValueError, match="task must be one of"):
+        make_model("rff", "clustering")

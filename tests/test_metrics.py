@@ -70,3 +70,37 @@ def test_metric_errors() -> None:
 
     with pytest.raises(ValueError, match=r"no fitted kernel_; pass kernel="):
         feature_map_error(NoKernel(), X[:5])
+
+
+@pytest.mark.parametrize("block_rows", [None, 7, 32])
+@pytest.mark.parametrize("rectangular", [False, True])
+@pytest.mark.parametrize("relative", [True, False])
+def test_errors_from_features_equal_feature_map_error_exactly(block_rows, rectangular, relative):
+    from kernelmaps.metrics import kernel_errors_from_features
+
+    A = X[:60]
+    B = Y if rectangular else None
+    rff = RandomFourierFeatures(gamma=0.2, n_components=32, random_state=0).fit(A)
+    Zb = None if B is None else rff.transform(B)
+    norms = ("max", "spectral", "fro")
+    errors = kernel_errors_from_features(
+        rff.kernel_, A, rff.transform(A), B, Zb, norms=norms, relative=relative,
+        block_rows=block_rows,
+    )  # fmt: skip
+    assert list(errors) == list(norms)
+    for norm in norms:
+        one = feature_map_error(rff, A, B, norm=norm, relative=relative, block_rows=block_rows)
+        assert errors[norm] == one  # the same arithmetic, not merely close
+
+
+def test_errors_from_features_input_errors():
+    from kernelmaps.metrics import kernel_errors_from_features
+
+    rff = RandomFourierFeatures(gamma=0.2, n_components=8, random_state=0).fit(X[:10])
+    Z = rff.transform(X[:10])
+    with pytest.raises(ValueError, match="without its features Z_y"):
+        kernel_errors_from_features(rff.kernel_, X[:10], Z, Y[:5])
+    with pytest.raises(ValueError, match="without its rows Y"):
+        kernel_errors_from_features(rff.kernel_, X[:10], Z, Z_y=Z)
+    with pytest.raises(ValueError, match="norm must be one of"):
+        kernel_errors_from_features(rff.kernel_, X[:10], Z, norms=("fro", "nuclear"))

@@ -1,14 +1,15 @@
 """Kernel approximation error: relative Frobenius, spectral and max-abs norms.
 
 :func:`kernel_approximation_error` compares two given matrices.
-:func:`feature_map_error` measures a fitted feature map against its exact kernel on data,
-forming at most ``block_rows`` rows of the kernel matrix at a time, so it runs on data
-whose kernel matrix would not fit in memory.
+:func:`kernel_errors_from_features` measures features already computed against the exact
+kernel in several norms at once, forming at most ``block_rows`` rows of the kernel matrix
+at a time, so it runs on data whose kernel matrix would not fit in memory.
+:func:`feature_map_error` does the same for a fitted feature map and one norm.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,12 @@ from sklearn.utils import check_array, gen_batches
 
 from ._random import check_random_state
 
-__all__ = ["NORMS", "feature_map_error", "kernel_approximation_error"]
+__all__ = [
+    "NORMS",
+    "feature_map_error",
+    "kernel_approximation_error",
+    "kernel_errors_from_features",
+]
 
 NORMS = ("fro", "spectral", "max")
 
@@ -56,6 +62,15 @@ def kernel_approximation_error(
     Returns
     -------
     float
+        ``|K - K_approx|``, over ``|K|`` when ``relative``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import kernel_approximation_error
+    >>> K = np.array([[1.0, 0.5], [0.5, 1.0]])
+    >>> round(kernel_approximation_error(K, np.eye(2), norm="max"), 3)
+    0.5
     """
     _check_norm(norm)
     K = check_array(K, dtype=np.float64, input_name="K")
@@ -80,6 +95,199 @@ def _default_block_rows(n_columns: int) -> int:
     return max(1, int(budget // (3 * 8 * max(n_columns, 1))))
 
 
+def _fitted_kernel(feature_map: Any) -> Callable[[Any, Any], np.ndarray]:
+    kernel = getattr(feature_map, "kernel_", None)
+    if kernel is None:
+        raise ValueError(f"{type(feature_map).__name__} has no fitted kernel_; pass kernel=.")
+    return kernel
+
+
+class _Residual:
+    """``K(X, Y) - Z_x Z_y^T``, formed at most ``block_rows`` rows at a time.
+
+    With a single block, the kernel rows and the residual are formed once and reused by
+    every norm.
+    """
+
+    def __init__(
+        self,
+        kernel: Callable[[Any, Any], np.ndarray],
+        X: Any,
+        Y: Any,
+        Zx: Any,
+        Zy: Any,
+        block_rows: int,
+    ) -> None:
+        self.kernel, self.X, self.Y, self.Zx, self.Zy = kernel, X, Y, Zx, Zy
+        self.n, self.m = Zx.shape[0], Zy.shape[0]
+        self.block_rows = block_rows
+        self.single = block_rows >= self.n
+        self._cache: tuple[np.ndarray, np.ndarray] | None = None
+
+    def batches(self) -> list[slice]:
+        return list(gen_batches(self.n, self.block_rows))
+
+    def pair(self, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+        """The exact kernel rows ``K[rows]`` and the residual ``K[rows] - Zx[rows] Zy^T``."""
+        if self.single and self._cache is not None:
+            return self._cache
+        K = np.asarray(self.kernel(self.X[rows], self.Y), dtype=np.float64)
+        block = self.Zx[rows] @ self.Zy.T
+        approx = np.asarray(block.toarray() if sp.issparse(block) else block, dtype=np.float64)
+        out = (K, K - approx)
+        if self.single:
+            self._cache = out
+        return out
+
+    def block(self, rows: slice, include_approx: bool) -> np.ndarray:
+        K, E = self.pair(rows)
+        return E if include_approx else K
+
+    def entrywise(self, norms: Sequence[str]) -> dict[str, tuple[float, float]]:
+        """``(|E|, |K|)`` in the Frobenius and max-entry norms, in one pass over the rows."""
+        fro_err, fro_ref, max_err, max_ref = 0.0, 0.0, 0.0, 0.0
+        for rows in self.batches():
+            K, E = self.pair(rows)
+            if "fro" in norms:
+                fro_err += float(np.einsum("ij,ij->", E, E))
+                fro_ref += float(np.einsum("ij,ij->", K, K))
+            if "max" in norms:
+                max_err = max(max_err, float(np.max(np.abs(E))))
+                max_ref = max(max_ref, float(np.max(np.abs(K))))
+        return {
+            "fro": (float(np.sqrt(fro_err)), float(np.sqrt(fro_ref))),
+            "max": (max_err, max_ref),
+        }
+
+    def spectral(self, include_approx: bool, symmetric: bool, random_state: Any) -> float:
+        """Spectral norm of ``E`` (``include_approx``) or of ``K``: dense or by Lanczos."""
+        n, m = self.n, self.m
+        if self.single or min(n, m) < 3:
+            dense = np.vstack([self.block(rows, include_approx) for rows in self.batches()])
+            if symmetric:
+                return float(np.max(np.abs(np.linalg.eigvalsh(dense))))
+            return float(np.linalg.norm(dense, 2))
+
+        def matvec(v: np.ndarray) -> np.ndarray:
+            v = np.ravel(v)
+            return np.concatenate([self.block(rows, include_approx) @ v for rows in self.batches()])
+
+        rng = check_random_state(random_state)
+        if symmetric:
+            # K and K - ZZ^T are symmetric: Lanczos on the operator itself, one pass each.
+            op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+            vals = eigsh(
+                op, k=1, which="LM", v0=rng.standard_normal(n), tol=1e-8, return_eigenvectors=False
+            )
+            return float(np.abs(vals[0]))
+
+        def rmatvec(u: np.ndarray) -> np.ndarray:
+            u = np.ravel(u)
+            acc = np.zeros(m)
+            for rows in self.batches():
+                acc += self.block(rows, include_approx).T @ u[rows]
+            return acc
+
+        op = LinearOperator((n, m), matvec=matvec, rmatvec=rmatvec, dtype=np.float64)
+        s = svds(
+            op, k=1, return_singular_vectors=False, v0=rng.standard_normal(min(n, m)), tol=1e-8
+        )
+        return float(s[0])
+
+
+def kernel_errors_from_features(
+    kernel: Callable[[Any, Any], np.ndarray],
+    X: Any,
+    Z_x: Any,
+    Y: Any = None,
+    Z_y: Any = None,
+    *,
+    norms: Sequence[str] = ("fro",),
+    relative: bool = True,
+    block_rows: int | None = None,
+    random_state: Any = 0,
+) -> dict[str, float]:
+    """Errors ``|K(X, Y) - Z_x Z_y^T|`` in several norms from features already computed.
+
+    The kernel rows are formed once, ``block_rows`` at a time, and shared by the
+    Frobenius and max-entry norms (and, when they fit in one block, by the spectral norm).
+
+    Parameters
+    ----------
+    kernel : callable
+        Exact kernel ``k(X, Y) -> ndarray``, e.g. a fitted map's ``kernel_``.
+    X : array-like of shape (n, d)
+        Rows of the kernel matrix.
+    Z_x : array-like of shape (n, D)
+        Their features ``z(X)``.
+    Y : array-like of shape (m, d), default=None
+        Columns; ``None`` means ``X`` (and ``Z_y`` is then ``Z_x``).
+    Z_y : array-like of shape (m, D), default=None
+        Features of ``Y``; required when ``Y`` is given.
+    norms : sequence of {"fro", "spectral", "max"}, default=("fro",)
+        See :func:`feature_map_error`.
+    relative : bool, default=True
+        Divide each error by the same norm of ``K(X, Y)``.
+    block_rows : int, default=None
+        Largest number of kernel rows formed at once; by default as many as fit in
+        scikit-learn's ``working_memory``.
+    random_state : int, default=0
+        Starting vector of the Lanczos iteration (spectral norm only).
+
+    Returns
+    -------
+    dict
+        ``{norm: error}`` for each norm asked, in the order asked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> from kernelmaps.metrics import kernel_errors_from_features
+    >>> X = np.random.default_rng(0).random((60, 3))
+    >>> rff = RandomFourierFeatures("rbf", n_components=256, random_state=0).fit(X)
+    >>> errors = kernel_errors_from_features(rff.kernel_, X, rff.transform(X),
+    ...                                      norms=("fro", "max"))
+    >>> sorted(errors), all(0 < e < 0.5 for e in errors.values())
+    (['fro', 'max'], True)
+    """
+    norms = tuple(norms)
+    for norm in norms:
+        _check_norm(norm)
+    symmetric = Y is None
+    if symmetric and Z_y is not None:
+        raise ValueError("Z_y is given without its rows Y.")
+    if symmetric:
+        Y, Z_y = X, Z_x
+    elif Z_y is None:
+        raise ValueError("Y is given without its features Z_y.")
+    n, m = Z_x.shape[0], Z_y.shape[0]
+    if n == 0 or m == 0:
+        raise ValueError("X and Y must hold at least one row each.")
+    rows_per_block = block_rows or _default_block_rows(m)
+    if rows_per_block < 1:
+        raise ValueError(f"block_rows must be >= 1; got {block_rows}.")
+    residual = _Residual(kernel, X, Y, Z_x, Z_y, rows_per_block)
+    pairs = residual.entrywise(norms) if {"fro", "max"} & set(norms) else {}
+    errors = {}
+    for norm in norms:
+        if norm == "spectral":
+            error = residual.spectral(True, symmetric, random_state)
+            scale = residual.spectral(False, symmetric, random_state) if relative else 1.0
+        else:
+            error, scale = pairs[norm]
+        errors[norm] = _relative(error, scale, relative)
+    return errors
+
+
+def _relative(error: float, scale: float, relative: bool) -> float:
+    if not relative:
+        return float(error)
+    if scale == 0.0:
+        raise ValueError("K is zero in the chosen norm; use relative=False.")
+    return float(error / scale)
+
+
 def feature_map_error(
     feature_map: Any,
     X: Any,
@@ -92,6 +300,9 @@ def feature_map_error(
     random_state: Any = 0,
 ) -> float:
     """Error of a fitted feature map: ``|K(X, Y) - z(X) z(Y)^T|`` (relative by default).
+
+    Transforms ``X`` (and ``Y``) and calls :func:`kernel_errors_from_features`; to measure
+    several norms of the same features, call that function with the features once.
 
     Parameters
     ----------
@@ -107,101 +318,37 @@ def feature_map_error(
         The spectral norm is computed densely when all rows fit in one block, else by
         ARPACK's Lanczos iteration on the operator ``v -> (K - Z_x Z_y^T) v`` (``eigsh``
         when ``Y`` is None, ``svds`` otherwise), one pass over the kernel rows per product.
-    relative : bool, default=True
-        Divide by the same norm of ``K(X, Y)``.
-    block_rows : int, default=None
-        Largest number of kernel rows formed at once; by default as many as fit in
-        scikit-learn's ``working_memory``.
-    random_state : int, default=0
-        Starting vector of the Lanczos iteration (spectral norm only).
+    relative, block_rows, random_state
+        As in :func:`kernel_errors_from_features`.
 
     Returns
     -------
     float
+        The error in ``norm``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import RandomFourierFeatures, feature_map_error
+    >>> X = np.random.default_rng(0).random((60, 3))
+    >>> rff = RandomFourierFeatures("rbf", n_components=256, random_state=0).fit(X)
+    >>> bool(feature_map_error(rff, X) < feature_map_error(rff, X, norm="max"))
+    True
     """
     _check_norm(norm)
     if kernel is None:
-        kernel = getattr(feature_map, "kernel_", None)
-        if kernel is None:
-            raise ValueError(f"{type(feature_map).__name__} has no fitted kernel_; pass kernel=.")
+        kernel = _fitted_kernel(feature_map)
     Zx = feature_map.transform(X)
-    symmetric = Y is None
-    Y_ = X if symmetric else Y
-    Zy = Zx if symmetric else feature_map.transform(Y_)
-    n, m = Zx.shape[0], Zy.shape[0]
-    if n == 0 or m == 0:
-        raise ValueError("X and Y must hold at least one row each.")
-    rows_per_block = block_rows or _default_block_rows(m)
-    if rows_per_block < 1:
-        raise ValueError(f"block_rows must be >= 1; got {block_rows}.")
-
-    def approx_rows(rows: slice) -> np.ndarray:
-        block = Zx[rows] @ Zy.T
-        return np.asarray(block.toarray() if sp.issparse(block) else block, dtype=np.float64)
-
-    def exact_rows(rows: slice) -> np.ndarray:
-        return np.asarray(kernel(X[rows], Y_), dtype=np.float64)
-
-    if norm in ("fro", "max"):
-        err_acc, ref_acc = 0.0, 0.0
-        for rows in gen_batches(n, rows_per_block):
-            K = exact_rows(rows)
-            E = K - approx_rows(rows)
-            if norm == "fro":
-                err_acc += float(np.einsum("ij,ij->", E, E))
-                ref_acc += float(np.einsum("ij,ij->", K, K))
-            else:
-                err_acc = max(err_acc, float(np.max(np.abs(E))))
-                ref_acc = max(ref_acc, float(np.max(np.abs(K))))
-        if norm == "fro":
-            err_acc, ref_acc = np.sqrt(err_acc), np.sqrt(ref_acc)
-        if not relative:
-            return float(err_acc)
-        if ref_acc == 0.0:
-            raise ValueError("K is zero in the chosen norm; use relative=False.")
-        return float(err_acc / ref_acc)
-
-    def spectral(include_approx: bool) -> float:
-        def blocks(rows: slice) -> np.ndarray:
-            K = exact_rows(rows)
-            return K - approx_rows(rows) if include_approx else K
-
-        if rows_per_block >= n or min(n, m) < 3:
-            dense = np.vstack([blocks(rows) for rows in gen_batches(n, rows_per_block)])
-            if symmetric:
-                return float(np.max(np.abs(np.linalg.eigvalsh(dense))))
-            return float(np.linalg.norm(dense, 2))
-
-        def matvec(v: np.ndarray) -> np.ndarray:
-            v = np.ravel(v)
-            return np.concatenate([blocks(rows) @ v for rows in gen_batches(n, rows_per_block)])
-
-        rng = check_random_state(random_state)
-        if symmetric:
-            # K and K - ZZ^T are symmetric: Lanczos on the operator itself, one pass each.
-            op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
-            vals = eigsh(
-                op, k=1, which="LM", v0=rng.standard_normal(n), tol=1e-8, return_eigenvectors=False
-            )
-            return float(np.abs(vals[0]))
-
-        def rmatvec(u: np.ndarray) -> np.ndarray:
-            u = np.ravel(u)
-            acc = np.zeros(m)
-            for rows in gen_batches(n, rows_per_block):
-                acc += blocks(rows).T @ u[rows]
-            return acc
-
-        op = LinearOperator((n, m), matvec=matvec, rmatvec=rmatvec, dtype=np.float64)
-        s = svds(
-            op, k=1, return_singular_vectors=False, v0=rng.standard_normal(min(n, m)), tol=1e-8
-        )
-        return float(s[0])
-
-    error = spectral(True)
-    if not relative:
-        return error
-    scale = spectral(False)
-    if scale == 0.0:
-        raise ValueError("K is zero in the chosen norm; use relative=False.")
-    return error / scale
+    Zy = None if Y is None else feature_map.transform(Y)
+    errors = kernel_errors_from_features(
+        kernel,
+        X,
+        Zx,
+        Y,
+        Zy,
+        norms=(norm,),
+        relative=relative,
+        block_rows=block_rows,
+        random_state=random_state,
+    )
+    return errors[norm]

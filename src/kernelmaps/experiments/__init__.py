@@ -2,17 +2,30 @@
 
 * :class:`ExperimentConfig` (with :class:`DatasetConfig`, :class:`MethodConfig`): a
   declarative experiment, built in Python or read from TOML with :func:`load_config`;
+  :func:`default_study` is the study ``kernelmaps compare`` runs by default, and
+  :meth:`ExperimentConfig.with_options` derives a new one from it;
 * :func:`run_experiment`: runs it into a tidy table (CSV/JSON with provenance), resumable;
 * the method registry: :func:`method_names`, :func:`get_method`, :func:`register_method`;
+* :func:`make_model` (with :func:`choose_gamma`): the ridge pipeline on a method's
+  features that ``kernelmaps fit`` fits;
 * :func:`summarize` / :func:`format_table`: mean and spread over seeds, as a text table.
 """
 
-from ._config import METRICS, DatasetConfig, ExperimentConfig, MethodConfig, load_config
+from ._config import (
+    METRICS,
+    DatasetConfig,
+    ExperimentConfig,
+    MethodConfig,
+    default_study,
+    load_config,
+)
+from ._pipeline import METHOD_ALIASES, build_pipeline, choose_gamma, make_model
 from ._registry import MethodSpec, get_method, method_names, register_method
 from ._runner import RESULT_COLUMNS, ExperimentResult, prepare_data, read_results, run_experiment
 from ._summary import format_table, summarize
 
 __all__ = [
+    "METHOD_ALIASES",
     "METRICS",
     "RESULT_COLUMNS",
     "DatasetConfig",
@@ -20,9 +33,13 @@ __all__ = [
     "ExperimentResult",
     "MethodConfig",
     "MethodSpec",
+    "build_pipeline",
+    "choose_gamma",
+    "default_study",
     "format_table",
     "get_method",
     "load_config",
+    "make_model",
     "method_names",
     "prepare_data",
     "read_results",

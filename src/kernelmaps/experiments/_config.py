@@ -29,9 +29,9 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "DOWNSTREAM_MODELS",
@@ -40,8 +40,12 @@ __all__ = [
     "DatasetConfig",
     "ExperimentConfig",
     "MethodConfig",
+    "default_study",
     "load_config",
 ]
+
+#: The study that ``kernelmaps compare`` runs by default, in the format of :func:`load_config`.
+DEFAULT_STUDY = Path(__file__).parent / "studies" / "default.toml"
 
 #: Metrics a runner can record.  ``*_error`` are relative kernel approximation errors on
 #: the held-out rows; times are in seconds, memory in bytes; ``accuracy`` (classification)
@@ -62,6 +66,9 @@ METRICS = (
 PREPROCESSING = ("minmax", "standard", "none")
 DOWNSTREAM_MODELS = ("ridge", "linear_svc")
 BANDWIDTH_RULES = ("mean_distance", "median", "percentile")
+
+
+_Entry = TypeVar("_Entry", "DatasetConfig", "MethodConfig")
 
 
 def _check_keys(where: str, data: Mapping[str, Any], cls: type) -> None:
@@ -101,6 +108,12 @@ class DatasetConfig:
         Measure the kernel error on the fit rows themselves (the kernel matrix of the data
         the map was fitted on, as in Deshmukh's study) instead of held-out rows;
         ``n_eval`` is then unused (downstream scores still use held-out rows).
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import DatasetConfig
+    >>> DatasetConfig("data/my_rows.csv", target="y", n_fit=200).display
+    'my_rows'
     """
 
     name: str
@@ -156,6 +169,12 @@ class MethodConfig:
         ``gamma`` here overrides the bandwidth rule.
     params : dict, default={}
         Estimator parameters set on the map after construction (``set_params``).
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import MethodConfig
+    >>> MethodConfig("rff-sobol", label="QMC RFF", kernel="laplacian").display
+    'QMC RFF'
     """
 
     name: str
@@ -208,6 +227,14 @@ class ExperimentConfig:
         Recorded in the results.
     data_home : str, default=None
         Data home for the data-home sets (default ``$KERNELMAPS_DATA``).
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import ExperimentConfig
+    >>> config = ExperimentConfig(datasets=["letter"], methods=["rff-mc", "rff-sobol"],
+    ...                           n_components=[16, 64], seeds=2)
+    >>> config.seeds, [m.display for m in config.methods]
+    ([0, 1], ['rff-mc', 'rff-sobol'])
     """
 
     datasets: list[DatasetConfig]
@@ -225,16 +252,8 @@ class ExperimentConfig:
     data_home: str | None = None
 
     def __post_init__(self) -> None:
-        self.datasets = [
-            d if isinstance(d, DatasetConfig) else DatasetConfig(d) if isinstance(d, str)
-            else _dataset_from_dict(d)
-            for d in self.datasets
-        ]  # fmt: skip
-        self.methods = [
-            m if isinstance(m, MethodConfig) else MethodConfig(m) if isinstance(m, str)
-            else _method_from_dict(m)
-            for m in self.methods
-        ]  # fmt: skip
+        self.datasets = [_entry(DatasetConfig, d) for d in self.datasets]
+        self.methods = [_entry(MethodConfig, m) for m in self.methods]
         if isinstance(self.seeds, int) and not isinstance(self.seeds, bool):
             if self.seeds < 1:
                 raise ValueError(f"seeds must be >= 1 (a count) or a list; got {self.seeds}.")
@@ -301,15 +320,113 @@ class ExperimentConfig:
                 raise ValueError(f"{where}: missing key {key!r}.")
         if not isinstance(data["datasets"], list) or not isinstance(data["methods"], list):
             raise ValueError(f"{where}: datasets and methods must be lists ([[datasets]] tables).")
-        data["datasets"] = [
-            DatasetConfig(d) if isinstance(d, str) else _dataset_from_dict(d, where)
-            for d in data["datasets"]
-        ]
-        data["methods"] = [
-            MethodConfig(m) if isinstance(m, str) else _method_from_dict(m, where)
-            for m in data["methods"]
-        ]
+        data["datasets"] = [_entry(DatasetConfig, d, where) for d in data["datasets"]]
+        data["methods"] = [_entry(MethodConfig, m, where) for m in data["methods"]]
         return cls(**data)
+
+    def with_options(
+        self,
+        *,
+        datasets: Sequence[str] | None = None,
+        target: str | int | None = None,
+        methods: Sequence[str] | None = None,
+        kernel: str | None = None,
+        n_components: Sequence[int] | None = None,
+        seeds: int | None = None,
+        metrics: Sequence[str] | None = None,
+        bandwidth: str | float | None = None,
+        n_fit: int | None = None,
+        n_eval: int | None = None,
+        data_home: str | None = None,
+    ) -> ExperimentConfig:
+        """A new, validated configuration with the given settings replaced.
+
+        Each option left at ``None`` keeps the value of this configuration, which is not
+        changed.
+
+        Parameters
+        ----------
+        datasets : sequence of str, default=None
+            Names or files replacing the data sets (each with ``target``).
+        target : str or int, default=None
+            Target column of the files given with ``datasets``.
+        methods : sequence of str, default=None
+            Registered method names replacing the methods.
+        kernel : str, default=None
+            A kernel name: the methods that can approximate it are kept and set to it, the
+            others are left out (an error when none can).
+        n_components : sequence of int, default=None
+        seeds : int, default=None
+            A number of seeds, ``0 .. seeds - 1``.
+        metrics : sequence of str, default=None
+        bandwidth : str or float, default=None
+        n_fit, n_eval : int, default=None
+            Set on every data set.
+        data_home : str, default=None
+
+        Returns
+        -------
+        ExperimentConfig
+            Validated like any configuration; ``self`` is left as it was.
+
+        Examples
+        --------
+        >>> from kernelmaps.experiments import default_study
+        >>> study = default_study().with_options(
+        ...     datasets=["letter"], methods=["rff-mc", "binning"], kernel="laplacian",
+        ...     n_components=[8], seeds=2, n_fit=100)
+        >>> [(m.name, m.kernel) for m in study.methods], study.seeds, study.datasets[0].n_fit
+        ([('rff-mc', 'laplacian'), ('binning', 'laplacian')], [0, 1], 100)
+        """
+        if target is not None and datasets is None:
+            raise ValueError("target applies to the data files given with datasets.")
+        changes: dict[str, Any] = {
+            key: list(value)
+            for key, value in [("n_components", n_components), ("metrics", metrics)]
+            if value is not None
+        }
+        changes |= {
+            key: value
+            for key, value in [("seeds", seeds), ("bandwidth", bandwidth), ("data_home", data_home)]
+            if value is not None
+        }
+        new_datasets = (
+            [DatasetConfig(d, target=target) for d in datasets] if datasets else self.datasets
+        )
+        sizes: dict[str, Any] = {
+            key: v for key, v in [("n_fit", n_fit), ("n_eval", n_eval)] if v is not None
+        }
+        changes["datasets"] = [dataclasses.replace(d, **sizes) for d in new_datasets]
+        changes["methods"] = _methods_for(
+            [_registered(m) for m in methods] if methods else self.methods, kernel
+        )
+        return dataclasses.replace(self, **changes)
+
+
+def _registered(name: str) -> MethodConfig:
+    from ._registry import get_method
+
+    get_method(name)  # an error naming the known methods
+    return MethodConfig(name)
+
+
+def _methods_for(methods: list[MethodConfig], kernel: str | None) -> list[MethodConfig]:
+    """The methods that can approximate ``kernel``, set to it (all of them when ``None``)."""
+    if kernel is None:
+        return list(methods)
+    from ..kernels import kernel_names
+    from ._registry import get_method
+
+    if kernel not in kernel_names():
+        raise ValueError(f"unknown kernel {kernel!r}; known kernels: {', '.join(kernel_names())}.")
+    kept = [
+        dataclasses.replace(m, kernel=kernel)
+        for m in methods
+        if get_method(m.name).supports(kernel)
+    ]
+    if not kept:
+        raise ValueError(f"none of the chosen methods can approximate the {kernel!r} kernel.")
+    return kept
 
 
 def _drop_none(obj: Any) -> Any:
@@ -320,22 +437,19 @@ def _drop_none(obj: Any) -> Any:
     return obj
 
 
-def _dataset_from_dict(d: Mapping[str, Any], where: str = "config") -> DatasetConfig:
-    if not isinstance(d, Mapping):
-        raise ValueError(f"{where}: each data set must be a name or a table; got {d!r}.")
-    _check_keys(f"{where}: [[datasets]]", d, DatasetConfig)
-    if "name" not in d:
-        raise ValueError(f"{where}: a [[datasets]] table has no 'name'.")
-    return DatasetConfig(**d)
-
-
-def _method_from_dict(m: Mapping[str, Any], where: str = "config") -> MethodConfig:
-    if not isinstance(m, Mapping):
-        raise ValueError(f"{where}: each method must be a name or a table; got {m!r}.")
-    _check_keys(f"{where}: [[methods]]", m, MethodConfig)
-    if "name" not in m:
-        raise ValueError(f"{where}: a [[methods]] table has no 'name'.")
-    return MethodConfig(**m)
+def _entry(cls: type[_Entry], item: Any, where: str = "config") -> _Entry:
+    """A data set or method of an experiment from its name, its table or itself."""
+    if isinstance(item, cls):
+        return item
+    if isinstance(item, str):
+        return cls(item)
+    table, what = ("datasets", "data set") if cls is DatasetConfig else ("methods", "method")
+    if not isinstance(item, Mapping):
+        raise ValueError(f"{where}: each {what} must be a name or a table; got {item!r}.")
+    _check_keys(f"{where}: [[{table}]]", item, cls)
+    if "name" not in item:
+        raise ValueError(f"{where}: a [[{table}]] table has no 'name'.")
+    return cls(**item)
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
@@ -364,6 +478,17 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
         When the file does not exist.
     ValueError
         For invalid TOML, unknown keys or invalid values, naming the file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from kernelmaps.experiments import load_config
+    >>> path = Path(tempfile.mkdtemp()) / "study.toml"
+    >>> lines = ["n_components = [8]", 'datasets = ["letter"]', 'methods = ["rff-mc"]']
+    >>> _ = path.write_text("\\n".join(lines))
+    >>> load_config(path).n_components
+    [8]
     """
     path = Path(path)
     if not path.is_file():
@@ -382,3 +507,36 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
         if not message.startswith(str(path)):
             message = f"{path}: {message}"
         raise ValueError(message) from None
+
+
+def default_study(*, registered_only: bool = True) -> ExperimentConfig:
+    """The default study of ``kernelmaps compare``, read from :data:`DEFAULT_STUDY`.
+
+    Three bundled data sets (letter, covtype, ijcnn1); the method pairs of the kernel
+    approximation study (RFF vs QMC RFF, Nyström uniform vs k-means, RMFM vs CRFM) with
+    their successors (orthogonal RFF, leverage-score Nyström, TensorSketch, IKA, random
+    binning); ``n_components`` 16, 64, 256; three seeds.
+
+    Parameters
+    ----------
+    registered_only : bool, default=True
+        Leave out the methods that are not registered (their maps are unavailable).
+
+    Returns
+    -------
+    ExperimentConfig
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import default_study
+    >>> study = default_study()
+    >>> [d.name for d in study.datasets], study.n_components, study.seeds
+    (['letter', 'covtype', 'ijcnn1'], [16, 64, 256], [0, 1, 2])
+    """
+    config = load_config(DEFAULT_STUDY)
+    if not registered_only:
+        return config
+    from ._registry import method_names
+
+    names = method_names()
+    return dataclasses.replace(config, methods=[m for m in config.methods if m.name in names])

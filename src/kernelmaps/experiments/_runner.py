@@ -84,6 +84,13 @@ def prepare_data(config: DatasetConfig, data_home: str | None = None) -> Prepare
     The rows are a random choice (``config.data_seed``) of ``n_fit`` fit rows and
     ``n_eval`` held-out rows, disjoint; when the data set is smaller, the held-out rows
     are a third of it.  The scaling (``config.preprocess``) is learned on the fit rows.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import DatasetConfig, prepare_data
+    >>> data = prepare_data(DatasetConfig("cpu_act", n_fit=100, n_eval=40))
+    >>> data.X_fit.shape, data.X_eval.shape, data.task
+    ((100, 21), (40, 21), 'regression')
     """
     from ..datasets import load_dataset
 
@@ -148,7 +155,15 @@ class ExperimentResult:
     output_dir: Path | None = None
 
     def values(self, **where: Any) -> list[float]:
-        """Values of the rows matching every ``column=value`` given."""
+        """Values of the rows matching every ``column=value`` given.
+
+        Examples
+        --------
+        >>> from kernelmaps.experiments import ExperimentResult
+        >>> rows = [{"method": "a", "value": 0.5}, {"method": "b", "value": 0.25}]
+        >>> ExperimentResult(rows, {}, 2, 2, []).values(method="b")
+        [0.25]
+        """
         return [
             float(r["value"]) for r in self.rows if all(r.get(k) == v for k, v in where.items())
         ]
@@ -277,7 +292,7 @@ def _run_cell(
     n_components: int,
     seed: int,
 ) -> dict[str, float]:
-    from ..metrics import feature_map_error
+    """Fit one map, transform each set of rows once, and compute every asked metric."""
 
     def build() -> Any:
         est = spec.factory(n_components, dict(kernel_params), seed)
@@ -299,24 +314,54 @@ def _run_cell(
         out["transform_time"] = t2 - t1
     if "n_features_out" in metrics:
         out["n_features_out"] = float(Z_eval.shape[1])
-    for norm in ("fro", "spectral", "max"):
-        if f"{norm}_error" in metrics:
-            rows = data.X_fit if data.in_sample else data.X_eval
-            out[f"{norm}_error"] = feature_map_error(est, rows, norm=norm, random_state=0)
+    features = _LazyFitFeatures(est, data.X_fit)
+    out.update(_kernel_errors(est, data, Z_eval, features, metrics))
     if {"accuracy", "rmse", "downstream"} & set(metrics):
-        scored = _downstream(config, data, est.transform(data.X_fit), Z_eval)
+        scored = _downstream(config, data, features.get(), Z_eval)
         if scored is not None and ("downstream" in metrics or scored[0] in metrics):
             out[scored[0]] = scored[1]
     if "peak_memory" in metrics:
-        est = build()
-        tracemalloc.start()
-        try:
-            est.fit(data.X_fit)
-            est.transform(data.X_eval)
-            out["peak_memory"] = float(tracemalloc.get_traced_memory()[1])
-        finally:
-            tracemalloc.stop()
+        out["peak_memory"] = _peak_memory(build(), data)
     return out
+
+
+class _LazyFitFeatures:
+    """The features of the fit rows, computed at the first request only."""
+
+    def __init__(self, est: Any, X_fit: np.ndarray) -> None:
+        self.est, self.X_fit = est, X_fit
+        self.Z: Any = None
+
+    def get(self) -> Any:
+        if self.Z is None:
+            self.Z = self.est.transform(self.X_fit)
+        return self.Z
+
+
+def _kernel_errors(
+    est: Any, data: PreparedData, Z_eval: Any, features: _LazyFitFeatures, metrics: list[str]
+) -> dict[str, float]:
+    """The asked ``*_error`` metrics, all from one set of features of the measured rows."""
+    from ..metrics import NORMS, _fitted_kernel, kernel_errors_from_features
+
+    norms = [norm for norm in NORMS if f"{norm}_error" in metrics]
+    if not norms:
+        return {}
+    kernel = _fitted_kernel(est)
+    rows, Z = (data.X_fit, features.get()) if data.in_sample else (data.X_eval, Z_eval)
+    errors = kernel_errors_from_features(kernel, rows, Z, norms=norms, random_state=0)
+    return {f"{norm}_error": value for norm, value in errors.items()}
+
+
+def _peak_memory(est: Any, data: PreparedData) -> float:
+    """Peak bytes allocated by Python while a fresh map is fitted and transforms."""
+    tracemalloc.start()
+    try:
+        est.fit(data.X_fit)
+        est.transform(data.X_eval)
+        return float(tracemalloc.get_traced_memory()[1])
+    finally:
+        tracemalloc.stop()
 
 
 def _method_kernel(
@@ -413,22 +458,22 @@ def run_experiment(
     Returns
     -------
     ExperimentResult
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import ExperimentConfig, DatasetConfig, run_experiment
+    >>> config = ExperimentConfig(datasets=[DatasetConfig("cpu_act", n_fit=60, n_eval=30)],
+    ...                           methods=["rff-mc"], n_components=[8, 32], seeds=2,
+    ...                           metrics=["fro_error"])
+    >>> result = run_experiment(config)
+    >>> result.n_cells, len(result.rows), all(0 < v < 1 for v in result.values())
+    (4, 4, True)
     """
     stream = stream if stream is not None else sys.stderr
     if progress is None:
         progress = bool(getattr(stream, "isatty", lambda: False)())
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    specs = {m.display: get_method(m.name) for m in config.methods}
     out_dir = Path(output_dir) if output_dir is not None else None
-    cells_path = None
-    done: dict[str, dict[str, Any]] = {}
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        cells_path = out_dir / CELLS_FILE
-        if resume:
-            done = _read_cells(cells_path)
-        elif cells_path.exists():
-            cells_path.unlink()
     plan = [
         (d, m, n_components, seed)
         for d in config.datasets
@@ -436,65 +481,25 @@ def run_experiment(
         for n_components in config.n_components
         for seed in config.seeds
     ]
+    cells = _CellRunner(config, threads)
     bar = _Progress(len(plan), progress, stream)
+    log, done = _open_log(out_dir, resume)
     records: list[dict[str, Any]] = []
-    n_computed = 0
-    prepared: dict[str, PreparedData] = {}
-    gamma_cache: dict[tuple[str, str], float] = {}
-    log: TextIO | None = None
-    if cells_path is not None:
-        needs_newline = False
-        if cells_path.is_file() and cells_path.stat().st_size > 0:
-            with open(cells_path, "rb") as fh:
-                fh.seek(-1, os.SEEK_END)
-                needs_newline = fh.read(1) != b"\n"
-        log = open(cells_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in `finally`
-        if needs_newline:  # the last line was cut short by an interruption
-            log.write("\n")
     try:
         for i, (d, m, n_components, seed) in enumerate(plan):
             key = _cell_key(config, d, m, n_components, seed)
-            label = f"{d.display} {m.display} D={n_components} seed={seed}"
             if key in done:
                 records.append(done[key])
-                bar.update(i + 1, label)
-                continue
-            if d.display not in prepared:
-                prepared[d.display] = prepare_data(d, config.data_home)
-            data = prepared[d.display]
-            spec = specs[m.display]
-            record: dict[str, Any] = {
-                "key": key,
-                "dataset": d.display,
-                "method": m.display,
-                "n_components": n_components,
-                "seed": seed,
-            }
-            try:
-                kernel, kparams = _method_kernel(config, spec, m, data, gamma_cache)
-                record["kernel"] = kernel
-                record["gamma"] = kparams.get("gamma")
-                with warnings.catch_warnings(record=True) as caught, _limit_threads(threads):
-                    warnings.simplefilter("always")
-                    record["metrics"] = _run_cell(
-                        config, data, spec, kparams, m.params, n_components, seed
-                    )
-                if caught:
-                    record["warnings"] = sorted({str(w.message) for w in caught})
-                record["status"] = "ok"
-            except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
-                record["status"] = "failed"
-                record["message"] = f"{type(exc).__name__}: {exc}"
-                record.setdefault("kernel", m.kernel or spec.kernel)
-            n_computed += 1
-            if log is not None:
-                log.write(json.dumps(record, default=float) + "\n")
-                log.flush()
-                os.fsync(log.fileno())
-            records.append(record)
-            bar.update(i + 1, label)
-            if on_cell is not None:
-                on_cell(record)
+            else:
+                record = cells.run(key, d, m, n_components, seed)
+                if log is not None:
+                    log.write(json.dumps(record, default=float) + "\n")
+                    log.flush()
+                    os.fsync(log.fileno())
+                records.append(record)
+            bar.update(i + 1, f"{d.display} {m.display} D={n_components} seed={seed}")
+            if key not in done and on_cell is not None:
+                on_cell(records[-1])
     finally:
         bar.close()
         if log is not None:
@@ -509,14 +514,83 @@ def run_experiment(
         "seeds": list(config.seeds),
         "config": config.to_dict(),
         "n_cells": len(plan),
-        "n_computed": n_computed,
-        "n_reused": len(plan) - n_computed,
-        "gamma": {f"{k[0]}/{k[1]}": v for k, v in gamma_cache.items()},
+        "n_computed": cells.n_computed,
+        "n_reused": len(plan) - cells.n_computed,
+        "gamma": {f"{k[0]}/{k[1]}": v for k, v in cells.gamma_cache.items()},
         "threads_per_cell": threads,
     }
     if out_dir is not None:
         _write_tables(out_dir, rows, provenance, failures)
-    return ExperimentResult(rows, provenance, len(plan), n_computed, failures, out_dir)
+    return ExperimentResult(rows, provenance, len(plan), cells.n_computed, failures, out_dir)
+
+
+def _open_log(
+    out_dir: Path | None, resume: bool
+) -> tuple[TextIO | None, dict[str, dict[str, Any]]]:
+    """The cell log of ``out_dir`` opened for appending, and the cells it already holds."""
+    if out_dir is None:
+        return None, {}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cells_path = out_dir / CELLS_FILE
+    done: dict[str, dict[str, Any]] = {}
+    if resume:
+        done = _read_cells(cells_path)
+    elif cells_path.exists():
+        cells_path.unlink()
+    needs_newline = False
+    if cells_path.is_file() and cells_path.stat().st_size > 0:
+        with open(cells_path, "rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            needs_newline = fh.read(1) != b"\n"
+    log = open(cells_path, "a", encoding="utf-8")  # noqa: SIM115 - closed by the caller
+    if needs_newline:  # the last line was cut short by an interruption
+        log.write("\n")
+    return log, done
+
+
+class _CellRunner:
+    """Computes cells, loading each data set and choosing each bandwidth once."""
+
+    def __init__(self, config: ExperimentConfig, threads: int | None) -> None:
+        self.config, self.threads = config, threads
+        self.specs = {m.display: get_method(m.name) for m in config.methods}
+        self.prepared: dict[str, PreparedData] = {}
+        self.gamma_cache: dict[tuple[str, str], float] = {}
+        self.n_computed = 0
+
+    def run(
+        self, key: str, d: DatasetConfig, m: MethodConfig, n_components: int, seed: int
+    ) -> dict[str, Any]:
+        """The record of one cell: its metrics, or the error that made it fail."""
+        if d.display not in self.prepared:
+            self.prepared[d.display] = prepare_data(d, self.config.data_home)
+        data = self.prepared[d.display]
+        spec = self.specs[m.display]
+        record: dict[str, Any] = {
+            "key": key,
+            "dataset": d.display,
+            "method": m.display,
+            "n_components": n_components,
+            "seed": seed,
+        }
+        try:
+            kernel, kparams = _method_kernel(self.config, spec, m, data, self.gamma_cache)
+            record["kernel"] = kernel
+            record["gamma"] = kparams.get("gamma")
+            with warnings.catch_warnings(record=True) as caught, _limit_threads(self.threads):
+                warnings.simplefilter("always")
+                record["metrics"] = _run_cell(
+                    self.config, data, spec, kparams, m.params, n_components, seed
+                )
+            if caught:
+                record["warnings"] = sorted({str(w.message) for w in caught})
+            record["status"] = "ok"
+        except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
+            record["status"] = "failed"
+            record["message"] = f"{type(exc).__name__}: {exc}"
+            record.setdefault("kernel", m.kernel or spec.kernel)
+        self.n_computed += 1
+        return record
 
 
 def _tidy(
@@ -548,7 +622,19 @@ def _tidy(
 
 
 def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read a tidy result table written by :func:`run_experiment` (CSV or JSON)."""
+    """Read a tidy result table written by :func:`run_experiment` (CSV or JSON).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from kernelmaps.experiments import read_results
+    >>> path = Path(tempfile.mkdtemp()) / "results.csv"
+    >>> _ = path.write_text("experiment,dataset,method,kernel,gamma,n_components,seed,metric,"
+    ...                     "value\\ns,letter,rff-mc,rbf,0.5,8,0,fro_error,0.25\\n")
+    >>> [(r["method"], r["n_components"], r["metric"], r["value"]) for r in read_results(path)]
+    [('rff-mc', 8, 'fro_error', 0.25)]
+    """
     path = Path(path)
     if path.is_dir():
         path = path / "results.csv"

@@ -13,34 +13,20 @@ from typing import Any
 import numpy as np
 
 from ..datasets import Dataset
+from ._pipeline import ALPHAS, build_pipeline
 
-__all__ = ["ColumnMismatchError", "SavedModel", "build_pipeline"]
-
-#: Candidate ridge penalties; the one with the smallest leave-one-out error is kept.
-ALPHAS = tuple(float(a) for a in np.logspace(-6, 2, 9))
+__all__ = ["ALPHAS", "ColumnMismatchError", "SavedModel", "build_pipeline"]
 
 
 class ColumnMismatchError(ValueError):
-    """New data whose columns do not match those the model was fitted on."""
+    """New data whose columns do not match those the model was fitted on.
 
-
-def build_pipeline(feature_map: Any, task: str) -> Any:
-    """``StandardScaler -> ridge on feature_map``, the penalty chosen by leave-one-out.
-
-    Uses :class:`kernelmaps.models.FeatureRidge` / ``FeatureRidgeClassifier`` (streamed
-    Gram matrix, exact leave-one-out over :data:`ALPHAS`).
+    Examples
+    --------
+    >>> from kernelmaps.experiments._saved_model import ColumnMismatchError
+    >>> issubclass(ColumnMismatchError, ValueError)
+    True
     """
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    from ..models import FeatureRidge, FeatureRidgeClassifier
-
-    model: Any
-    if task == "classification":
-        model = FeatureRidgeClassifier(feature_map=feature_map, alphas=list(ALPHAS))
-    else:
-        model = FeatureRidge(feature_map=feature_map, alphas=list(ALPHAS))
-    return make_pipeline(StandardScaler(), model)
 
 
 @dataclasses.dataclass
@@ -60,6 +46,19 @@ class SavedModel:
         Format of the training file (``"csv"``, ``"svmlight"``, ...).
     info : dict
         Method, n_components, kernel, gamma and its rule, alpha, training rows, versions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.datasets import Dataset
+    >>> from kernelmaps.experiments import make_model
+    >>> from kernelmaps.experiments._saved_model import SavedModel
+    >>> X = np.random.default_rng(0).random((50, 2))
+    >>> model = make_model("rff", n_components=16, gamma=1.0).fit(X, X.sum(axis=1))
+    >>> saved = SavedModel(model, ["a", "b"], "y", "regression", "csv")
+    >>> new = Dataset("new", X[:3, ::-1], None, "unlabelled", feature_names=["b", "a"])
+    >>> saved.predict(saved.check_columns(new, by_name=True)).shape
+    (3,)
     """
 
     pipeline: Any

@@ -1,0 +1,7 @@
+"""``python -m kernelmaps.cli``: the ``kernelmaps`` command line."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,105 @@
+"""What the commands share: exit statuses, the user error, argument types, the parser."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UserError(Exception):
+    """An error the user can fix; printed without a traceback (exit status 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors name the fix and exit with status 2."""
+
+    def error(self, message: str) -> Any:
+        self.print_usage(sys.stderr)
+        sys.stderr.write(
+            f"{self.prog}: error: {message}\nRun '{self.prog} --help' for the options.\n"
+        )
+        raise SystemExit(EXIT_USAGE)
+
+
+def formatter(prog: str) -> argparse.HelpFormatter:
+    """Help laid out as written (the examples keep their lines)."""
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+
+
+def add_command(
+    sub: Any, name: str, help: str, description: str, epilog: str, run: Any
+) -> argparse.ArgumentParser:
+    """A subcommand's parser, laid out like the others, that calls ``run(args)``."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help, description=description, epilog=epilog, formatter_class=formatter
+    )
+    parser.set_defaults(run=run)
+    return parser
+
+
+def add_data_home(parser: argparse.ArgumentParser) -> None:
+    """The ``--data-home`` option."""
+    parser.add_argument(
+        "--data-home", metavar="DIR", help="folder of the larger data sets ($KERNELMAPS_DATA)"
+    )
+
+
+def _number(text: str, kind: type, what: str) -> Any:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {value if kind is int else text}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argument type: an integer >= 1."""
+    return int(_number(text, int, "a positive integer"))
+
+
+def positive_float(text: str) -> float:
+    """An argument type: a number > 0."""
+    return float(_number(text, float, "a positive number"))
+
+
+def bandwidth(text: str) -> str | float:
+    """An argument type: a bandwidth rule's name or a positive gamma."""
+    from ..experiments._config import BANDWIDTH_RULES
+
+    if text in BANDWIDTH_RULES:
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected one of {', '.join(BANDWIDTH_RULES)} or a positive gamma, got {text!r}"
+        ) from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"gamma must be positive, got {text}")
+    return value
+
+
+def load_user_data(path: str, target: str | None, for_fit: bool) -> Any:
+    """A data file or bundled set given on the command line, and its format."""
+    from ..datasets import BUNDLED, file_format, load_dataset, load_file
+
+    if path in BUNDLED and not Path(path).exists():
+        if target is not None:
+            raise UserError(f"the bundled data set {path!r} has its own target; drop --target.")
+        return load_dataset(path), "bundled"
+    fmt = file_format(path)
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path}: no such file. Check the path and its spelling.")
+    if fmt == "csv" and for_fit and target is None:
+        raise UserError(
+            f"{path}: give the target column with --target NAME (the column to predict)."
+        )
+    if fmt in ("npy",) and for_fit and target is None:
+        raise UserError(f"{path}: give the target column index with --target (e.g. -1).")
+    return load_file(path, target), fmt

@@ -1,0 +1,313 @@
+"""``kernelmaps compare``: the default study, or one read from TOML, run and reported."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ._common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    UserError,
+    add_command,
+    add_data_home,
+    bandwidth,
+    positive_int,
+)
+
+DEFAULT_OUTPUT = "kernelmaps-results"
+
+EXAMPLES = """examples:
+  kernelmaps compare
+  kernelmaps compare --datasets letter --methods rff-mc rff-sobol rff-orthogonal \\
+      --n-components 32 128 512 2048 --seeds 5 --metrics spectral_error fit_time
+  kernelmaps compare --datasets my_data.csv --target label --kernel laplacian
+  kernelmaps compare --config study.toml --output study-results
+  kernelmaps compare --quiet --no-plot --output /tmp/run   # for scripts
+
+The output folder receives results.csv (tidy: one row per data set, method,
+n_components, seed and metric), results.json (the same with the configuration and
+provenance), figure.png, and cells.jsonl, the log that lets an interrupted run resume:
+run the same command again and finished cells are not redone.
+"""
+
+
+def _description() -> str:
+    from ..experiments import default_study
+
+    study = default_study()
+    grid = " ".join(map(str, study.n_components))
+    return (
+        "Fit each method on a sample of rows of each data set and measure the relative "
+        "error |K - Z Z^T| / |K| of the kernel matrix on held-out rows, for each number "
+        "of features and seed. The Gaussian-kernel methods take gamma from the mean "
+        "distance of the points to their mean (the rule of Deshmukh's kernel "
+        "approximation study); the polynomial maps approximate (x.y)^2; random binning "
+        "the Laplacian kernel. Features are scaled to the unit hypercube on the fit "
+        f"rows. Default: data sets {', '.join(d.name for d in study.datasets)}; methods "
+        f"{', '.join(m.name for m in study.methods)}; D = {grid}; "
+        f"{len(study.seeds)} seeds."
+    )
+
+
+HELP = "compare feature maps by kernel approximation error on real data"
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``compare`` and its options to the subcommands ``sub``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from kernelmaps.cli import compare
+    >>> parser = compare.add_parser(argparse.ArgumentParser().add_subparsers())
+    >>> args = parser.parse_args(["--seeds", "2", "--kernel", "laplacian"])
+    >>> args.seeds, args.kernel
+    (2, 'laplacian')
+    """
+    from ..experiments import default_study
+
+    parser = add_command(sub, "compare", HELP, _description(), EXAMPLES, run)
+    study = default_study()
+    _add_selection_options(parser)
+    _add_grid_options(parser, study)
+    add = parser.add_argument
+    add(
+        "--config",
+        metavar="FILE",
+        help="an experiment in TOML; the options above override its values",
+    )
+    add("-o", "--output", metavar="DIR", help=f"output folder (default: ./{DEFAULT_OUTPUT})")
+    add_data_home(parser)
+    add("--fresh", action="store_true", help="ignore finished cells; start over")
+    add("--no-plot", action="store_true", help="do not draw the figure")
+    add("-q", "--quiet", action="store_true", help="no progress bar and no table")
+    return parser
+
+
+def _add_selection_options(parser: argparse.ArgumentParser) -> None:
+    """The data sets, methods and kernel of the study."""
+    from ..kernels import kernel_names
+
+    add = parser.add_argument
+    add(
+        "--datasets",
+        nargs="+",
+        metavar="NAME",
+        help="bundled names, data-home names or data files (see 'kernelmaps datasets')",
+    )
+    add("--target", metavar="COL", help="target column of CSV files given to --datasets")
+    add(
+        "--methods",
+        nargs="+",
+        metavar="NAME",
+        help="methods to compare (see 'kernelmaps methods'); default: the study's methods",
+    )
+    add(
+        "--kernel",
+        metavar="NAME",
+        help=f"approximate this kernel ({', '.join(kernel_names())}) "
+        "with every chosen method that can",
+    )
+
+
+def _add_grid_options(parser: argparse.ArgumentParser, study: Any) -> None:
+    """What is varied and measured, and on which rows; the defaults are the study's."""
+    from ..experiments import METRICS
+
+    grid = " ".join(map(str, study.n_components))
+    add = parser.add_argument
+    add(
+        "--n-components",
+        nargs="+",
+        type=positive_int,
+        metavar="D",
+        help=f"numbers of features to try (default: {grid})",
+    )
+    add(
+        "--seeds",
+        type=positive_int,
+        metavar="N",
+        help=f"number of seeds, 0 .. N-1 (default: {len(study.seeds)})",
+    )
+    add(
+        "--metrics",
+        nargs="+",
+        choices=METRICS,
+        metavar="METRIC",
+        help=f"what to record (default: {' '.join(study.metrics)}); one of: " + ", ".join(METRICS),
+    )
+    add(
+        "--bandwidth",
+        type=bandwidth,
+        metavar="RULE",
+        help=f"{study.bandwidth} (default), median, percentile, or a number: gamma itself",
+    )
+    n_fit, n_eval = study.datasets[0].n_fit, study.datasets[0].n_eval
+    add("--n-fit", type=positive_int, metavar="N", help=f"rows the maps are fitted on ({n_fit})")
+    add(
+        "--n-eval",
+        type=positive_int,
+        metavar="N",
+        help=f"held-out rows the error is measured on ({n_eval})",
+    )
+
+
+def _build_config(args: argparse.Namespace) -> Any:
+    """The experiment: the default study or ``--config``, with the options applied."""
+    from ..experiments import default_study, load_config
+
+    base = load_config(args.config) if args.config else default_study()
+    if args.target and not args.datasets:
+        raise UserError("--target applies to data files given with --datasets.")
+    config = base.with_options(
+        datasets=args.datasets,
+        target=args.target,
+        methods=args.methods,
+        kernel=args.kernel,
+        n_components=args.n_components,
+        seeds=args.seeds,
+        metrics=args.metrics,
+        bandwidth=args.bandwidth,
+        n_fit=args.n_fit,
+        n_eval=args.n_eval,
+        data_home=args.data_home,
+    )
+    if args.kernel and (args.config or args.methods):
+        kept = {m.display for m in config.methods}
+        chosen = args.methods or [m.display for m in base.methods]
+        dropped = [name for name in chosen if name not in kept]
+        if dropped:
+            print(
+                f"note: leaving out {', '.join(dropped)}: they cannot approximate the "
+                f"{args.kernel!r} kernel.",
+                file=sys.stderr,
+            )
+    for d in config.datasets:
+        _check_dataset(d.name, config.data_home)
+    return config
+
+
+def _check_dataset(name: str, data_home: str | None) -> None:
+    """Fail early, before any work, on a data set that cannot be found."""
+    from ..datasets import BUNDLED, DATA_HOME_SETS, get_data_home
+
+    if name in BUNDLED:
+        return
+    if name in DATA_HOME_SETS:
+        home = get_data_home(data_home)
+        for f in DATA_HOME_SETS[name].files:
+            if not (home / f).is_file():
+                raise FileNotFoundError(
+                    f"{home / f}: missing. The data set {name!r} needs it inside the data "
+                    f"home {home}; copy the files there (nothing is downloaded)."
+                )
+        return
+    if not Path(name).exists():
+        if os.sep in name or "." in Path(name).name:
+            raise FileNotFoundError(f"{name}: no such file. Check the path and its spelling.")
+        raise UserError(
+            f"unknown data set {name!r}: not a bundled set ({', '.join(BUNDLED)}), not a "
+            f"data-home set ({', '.join(DATA_HOME_SETS)}) and not a file. "
+            "See 'kernelmaps datasets'."
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``kernelmaps compare``: build the experiment, run it, print and draw.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from kernelmaps.cli import build_parser, compare
+    >>> args = build_parser().parse_args([
+    ...     "compare", "--datasets", "cpu_act", "--methods", "rff-mc", "--n-components", "8",
+    ...     "--seeds", "1", "--n-fit", "50", "--n-eval", "20", "--no-plot", "--quiet",
+    ...     "--output", tempfile.mkdtemp()])
+    >>> compare.run(args)
+    0
+    """
+    from ..experiments import run_experiment
+
+    config = _build_config(args)
+    out_dir = Path(args.output or DEFAULT_OUTPUT)
+    if not args.quiet:
+        print(
+            f"kernelmaps compare: {len(config.datasets)} data set(s) x {len(config.methods)} "
+            f"method(s) x D in {config.n_components} x {len(config.seeds)} seed(s); "
+            f"bandwidth: {config.bandwidth}; results in {out_dir}/",
+            flush=True,
+        )
+    start = time.perf_counter()
+    try:
+        result = run_experiment(
+            config, out_dir, resume=not args.fresh, progress=None if not args.quiet else False
+        )
+    except KeyboardInterrupt:
+        print(
+            f"\nkernelmaps compare: interrupted. Finished cells are kept in "
+            f"{out_dir / 'cells.jsonl'}; run the same command again to resume.",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    elapsed = time.perf_counter() - start
+    for f in result.failures:
+        print(
+            f"warning: {f['dataset']} / {f['method']} / D={f['n_components']} / seed "
+            f"{f['seed']} failed: {f['message']}",
+            file=sys.stderr,
+        )
+    if not result.rows:
+        print("kernelmaps compare: error: every cell failed; nothing to report.", file=sys.stderr)
+        return EXIT_FAILED
+    error_metric = next(
+        (m for m in ("fro_error", "spectral_error", "max_error") if m in config.metrics),
+        config.metrics[0],
+    )
+    if not args.quiet:
+        _report(result, error_metric, elapsed, out_dir)
+    if not args.no_plot:
+        _figure(result.rows, error_metric, out_dir, args.quiet)
+    return EXIT_OK
+
+
+def _report(result: Any, error_metric: str, elapsed: float, out_dir: Path) -> None:
+    """The tables, the bandwidths and what was written."""
+    from ..experiments import format_table
+
+    print()
+    print(format_table(result.rows, error_metric))
+    for extra in ("accuracy", "rmse"):
+        if any(r["metric"] == extra for r in result.rows):
+            print()
+            print(format_table(result.rows, extra))
+    gammas = result.provenance.get("gamma", {})
+    if gammas:
+        print("\ngamma: " + ", ".join(f"{k} = {v:.4g}" for k, v in gammas.items()))
+    reused = result.n_cells - result.n_computed
+    print(
+        f"\n{result.n_cells} cells in {elapsed:.1f} s"
+        + (f" ({reused} reused from an earlier run)" if reused else "")
+    )
+    print(f"wrote {out_dir / 'results.csv'} and {out_dir / 'results.json'}")
+
+
+def _figure(rows: list[dict[str, Any]], metric: str, out_dir: Path, quiet: bool) -> None:
+    from .. import plotting
+
+    if not plotting.matplotlib_available():
+        print(
+            "note: figure skipped: matplotlib is not installed. "
+            'Get it with: pip install "kernelmaps[plot]"',
+            file=sys.stderr,
+        )
+        return
+    path = out_dir / "figure.png"
+    plotting.plot_error_curves(rows, metric=metric, path=path)
+    if not quiet:
+        print(f"wrote {path}")
