@@ -40,10 +40,13 @@ def run(args: argparse.Namespace) -> int:
     0
     """
     from ..experiments import METHOD_ALIASES, get_method, method_names
+    from ..kernels import kernel_names
 
+    every = tuple(kernel_names())
     for name in method_names():
         spec = get_method(name)
-        kernels = "any kernel" if spec.kernels is None else ", ".join(spec.kernels)
+        supported = spec.supported_kernels()
+        kernels = "any kernel" if supported == every else ", ".join(supported)
         print(f"  {name:<20} {spec.description} [default kernel {spec.kernel}; {kernels}]")
     aliases = ", ".join(f"{k} = {v}" for k, v in METHOD_ALIASES.items())
     print(f"\naliases for 'kernelmaps fit --method': {aliases}")

@@ -124,11 +124,6 @@ class MethodSpec:
         """The registry names of the kernels the method can approximate, sorted."""
         return tuple(name for name in kernel_names() if self.supports(name))
 
-    @property
-    def kernels(self) -> tuple[str, ...]:
-        """Same as :meth:`supported_kernels` (kept for the callers of the attribute)."""
-        return self.supported_kernels()
-
 
 _METHODS: dict[str, MethodSpec] = {}
 

@@ -375,7 +375,7 @@ def _method_kernel(
     if not spec.supports(kernel):
         raise ValueError(
             f"method {spec.name!r} cannot approximate the {kernel!r} kernel; it handles "
-            f"{', '.join(spec.kernels or ())}."
+            f"{', '.join(spec.supported_kernels())}."
         )
     params = dict(spec.kernel_params) if kernel == spec.kernel else {}
     params.update(m.kernel_params)
