@@ -15,6 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 from kernelmaps import KernelRidge, NystroemKernelRidge
 from kernelmaps.kernels import Gaussian
 from kernelmaps.models import conjugate_gradient
+from kernelmaps.models._falkon import FalkonPreconditioner, landmark_gram
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,8 @@ def _direct(model: NystroemKernelRidge, X, y):
     H = K_nm.T @ K_nm + alpha * K_mm
     rhs = K_nm.T @ y
     c_star = scipy.linalg.lstsq(H, rhs)[0]
-    T, A = model._T, model._A
+    pre = FalkonPreconditioner(landmark_gram(kernel, L), X.shape[0], alpha)
+    T, A = pre.T, pre.A
     S = np.linalg.inv(A @ T)  # c = S beta
     M = S.T @ H @ S
     b = S.T @ rhs

@@ -1,8 +1,8 @@
-"""Helpers shared by the models: kernel arguments, targets and row-block prediction."""
+"""Helpers shared by the models: kernel arguments, validation and row-block prediction."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ __all__ = [
     "as_row_sliceable",
     "kernel_matrix",
     "output_dtype",
+    "predict_in_blocks",
     "validate_regression_data",
 ]
 
@@ -72,3 +73,27 @@ def as_row_sliceable(X: Any) -> Any:
             (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
         )
     return X
+
+
+def predict_in_blocks(
+    estimator: Any,
+    X: Any,
+    out_shape: tuple[int, ...],
+    block_rows: Callable[[Any], Iterable[slice]],
+    predictor: Callable[[Any], Callable[[Any], np.ndarray]],
+) -> np.ndarray:
+    """The predictions of a fitted regressor on ``X``, block by block of rows.
+
+    The caller has checked that ``estimator`` is fitted.  ``X`` is validated once (dense,
+    CSR or CSC, float32 or float64, as many columns as in ``fit``) and made row-sliceable;
+    ``predictor(X)``, prepared once for the whole call, maps each block ``X[rows]`` to its
+    rows of the output, of shape ``(n_samples, *out_shape)`` in the dtype of
+    :func:`output_dtype`.
+    """
+    X = validate_data(estimator, X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=False)
+    X = as_row_sliceable(X)
+    out = np.empty((X.shape[0], *out_shape), dtype=output_dtype(X))
+    predict_block = predictor(X)
+    for rows in block_rows(X):
+        out[rows] = predict_block(X[rows])
+    return out

@@ -19,10 +19,10 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..feature_maps import RandomFourierFeatures, row_blocks
-from ._base import FLOAT_DTYPES, as_row_sliceable, output_dtype, validate_regression_data
+from ._base import as_row_sliceable, predict_in_blocks, validate_regression_data
 from ._ridge_solvers import solve_ridge
 from ._ridge_statistics import RidgeStatistics
 
@@ -219,12 +219,14 @@ class _StreamingRidgeMixin(BaseEstimator):
 
     def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=False)
-        X = as_row_sliceable(X)
         coef = np.atleast_2d(self.coef_)
-        out = np.empty((X.shape[0], coef.shape[0]), dtype=output_dtype(X))
-        for rows in self._block_rows(X):
-            out[rows] = np.asarray(self._features(X[rows]) @ coef.T) + self.intercept_
+        out = predict_in_blocks(
+            self,
+            X,
+            (coef.shape[0],),
+            self._block_rows,
+            lambda X: lambda Xb: np.asarray(self._features(Xb) @ coef.T) + self.intercept_,
+        )
         return out[:, 0] if self._y_1d else out
 
 

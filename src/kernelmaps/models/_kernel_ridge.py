@@ -10,16 +10,15 @@ import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..feature_maps import row_blocks
 from ..kernels import Kernel, kernel_from_params
 from ._base import (
-    FLOAT_DTYPES,
     KernelLike,
     as_row_sliceable,
     kernel_matrix,
-    output_dtype,
+    predict_in_blocks,
     validate_regression_data,
 )
 
@@ -196,11 +195,11 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             float32 for float32 input.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=False)
-        X = as_row_sliceable(X)
-        coef = self.dual_coef_
-        out = np.empty((X.shape[0], *coef.shape[1:]), dtype=output_dtype(X))
-        n_fit = self.X_fit_.shape[0]
-        for rows in row_blocks(X.shape[0], 3.0 * 8 * n_fit):
-            out[rows] = kernel_matrix(self.kernel_, X[rows], self.X_fit_) @ coef
-        return out
+        coef, X_fit = self.dual_coef_, self.X_fit_
+        return predict_in_blocks(
+            self,
+            X,
+            coef.shape[1:],
+            lambda X: row_blocks(X.shape[0], 3.0 * 8 * X_fit.shape[0]),
+            lambda X: lambda Xb: kernel_matrix(self.kernel_, Xb, X_fit) @ coef,
+        )

@@ -107,7 +107,7 @@ def solve_cholesky(G: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
     --------
     >>> import numpy as np
     >>> from kernelmaps.models._ridge_solvers import solve_cholesky
-    >>> solve_cholesky(np.eye(2), np.ones((2, 1)), 1.0).ravel().tolist()
+    >>> solve_cholesky(np.eye(2), np.ones((2, 1)), 1.0).ravel().round(6).tolist()
     [0.5, 0.5]
     """
     A = G.copy()
@@ -271,10 +271,11 @@ def solve_ridge(
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
     >>> from kernelmaps.models._ridge_solvers import solve_ridge
-    >>> Z = np.arange(10.0).reshape(5, 2)
-    >>> stats = RidgeStatistics(2, 1).update(Z, Z[:, :1] + 1.0, np.ones(5))
-    >>> solve_ridge(stats, alpha=1e-12).intercept.round(6).tolist()
-    [1.0]
+    >>> Z = np.random.default_rng(0).normal(size=(20, 2))
+    >>> Y = Z @ np.array([[1.0], [2.0]]) + 3.0
+    >>> solution = solve_ridge(RidgeStatistics(2, 1).update(Z, Y, np.ones(20)), alpha=1e-9)
+    >>> solution.coef.round(6).tolist(), solution.intercept.round(6).tolist()
+    ([[1.0, 2.0]], [3.0])
     """
     G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
     cv_errors = None
