@@ -233,5 +233,5 @@ def test_bad_input_messages(data) -> None:
         NystroemKernelRidge(landmarks="random").fit(X, y)
     with pytest.raises(ValueError, match="cannot be used with a callable kernel"):
         NystroemKernelRidge(Gaussian(0.1).__call__, gamma=0.1).fit(X, y)
-    with pytest.warns(UserWarning, match="n_components=500 > n_samples=150"):
+    with pytest.warns(UserWarning, match="n_components=500 is larger than n_samples=150"):
         NystroemKernelRidge(n_components=500, random_state=0).fit(X, y)

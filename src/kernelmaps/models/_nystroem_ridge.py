@@ -15,9 +15,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._random import check_random_state
 from ..feature_maps import row_blocks
-from ..feature_maps._landmarks import select_landmarks
 from ..kernels import Gaussian, Kernel, kernel_from_params
 from ..kernels._landmark_block import LandmarkKernel
+from ..sampling import resolve_landmarks
 from ._base import (
     KernelLike,
     as_row_sliceable,
@@ -76,9 +76,10 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     n_components : int, default=100
         Number of landmarks ``m`` (at most ``n_samples``; ignored for array landmarks).
     landmarks : {"uniform", "kmeans", "leverage"} or array-like, default="uniform"
-        How the landmarks are chosen (see :mod:`kernelmaps.feature_maps._landmarks`:
+        How the landmarks are chosen (see :func:`kernelmaps.sampling.resolve_landmarks`:
         uniform rows, k-means centres, or rows drawn by approximate ridge leverage
-        scores), or the landmarks themselves, shape (m, n_features).
+        scores), or the landmarks themselves, shape (m, n_features).  Repeated rows are
+        kept once.
     alpha : float, default=1.0
         Ridge penalty ``alpha > 0`` on the scale of :class:`KernelRidge`'s (FALKON's
         ``lambda`` is ``alpha / n``).
@@ -212,35 +213,16 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     # -- pieces -------------------------------------------------------------------------
 
     def _select_landmarks(self, X: Any, kernel: Any) -> tuple[np.ndarray, np.ndarray | None]:
-        if not isinstance(self.landmarks, str):
-            L = np.asarray(self.landmarks, dtype=X.dtype)
-            if L.ndim != 2 or L.shape[1] != X.shape[1] or L.shape[0] < 1:
-                raise ValueError(
-                    f"landmarks given as an array must have shape (m, {X.shape[1]}) with "
-                    f"m >= 1 to match X; got shape {L.shape}."
-                )
-            if not np.all(np.isfinite(L)):
-                raise ValueError("landmarks contain NaN or infinity; give finite landmarks.")
-            return L, None
-        m = self.n_components
-        if m > X.shape[0]:
-            warnings.warn(
-                f"n_components={m} > n_samples={X.shape[0]}; using n_components="
-                f"{X.shape[0]} landmarks.",
-                UserWarning,
-                stacklevel=3,
-            )
-            m = X.shape[0]
-        rng = check_random_state(self.random_state)
-        L, idx = select_landmarks(X, m, self.landmarks, kernel=kernel, rng=rng)
-        L = np.asarray(L)
-        # Repeated rows add nothing to the model and make K_mm singular: keep one of each.
-        _, first = np.unique(L, axis=0, return_index=True)
-        if first.shape[0] < L.shape[0]:
-            first = np.sort(first)
-            L = L[first]
-            idx = None if idx is None else np.asarray(idx)[first]
-        return L, idx
+        """The landmarks, repeated rows dropped (they make ``K_mm`` singular)."""
+        return resolve_landmarks(
+            X,
+            self.landmarks,
+            self.n_components,
+            kernel=kernel,
+            rng=check_random_state(self.random_state),
+            unique=True,
+            stacklevel=3,
+        )
 
     def _block_rows(self, X: Any, m: int, n_targets: int) -> Any:
         return row_blocks(
