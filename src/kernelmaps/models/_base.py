@@ -27,8 +27,9 @@ KernelLike = str | Kernel | Callable[..., Any]
 
 def validate_regression_data(estimator: Any, X: Any, y: Any, *, reset: bool = True) -> Any:
     """``(X, y)`` checked as the regressors need them: ``X`` dense, CSR or CSC in float64
-    or float32, ``y`` numeric with one or several targets (scikit-learn's messages)."""
-    return validate_data(
+    or float32, ``y`` numeric with one or several targets (scikit-learn's messages); sparse
+    ``X`` is returned as row-sliceable CSR (:func:`as_row_sliceable`)."""
+    X, y = validate_data(
         estimator,
         X,
         y,
@@ -38,6 +39,7 @@ def validate_regression_data(estimator: Any, X: Any, y: Any, *, reset: bool = Tr
         y_numeric=True,
         reset=reset,
     )
+    return as_row_sliceable(X), y
 
 
 def kernel_matrix(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:

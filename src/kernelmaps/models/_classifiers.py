@@ -194,11 +194,13 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
 
         Returns
         -------
-        ndarray of shape (n_samples,) for two classes (positive means ``classes_[1]``),
-        else (n_samples, n_classes)
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            One column per class; a single column for two classes, positive for
+            ``classes_[1]``.
         """
         scores = self._decision(X)
         if scores.ndim == 2 and scores.shape[1] == 1:
@@ -211,6 +213,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to classify.
 
         Returns
         -------

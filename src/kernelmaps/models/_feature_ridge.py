@@ -377,10 +377,12 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows in the input space of the feature map (validated once, not again by
+            the map).
 
         Returns
         -------
-        ndarray of shape (n_samples,) or (n_samples, n_targets)
-            float32 for float32 input.
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            The output dtype follows ``X``: float32 input, float32 predictions.
         """
         return self._decision(X)

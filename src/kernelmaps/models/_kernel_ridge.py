@@ -16,7 +16,6 @@ from ..feature_maps import row_blocks
 from ..kernels import Kernel, kernel_from_params
 from ._base import (
     KernelLike,
-    as_row_sliceable,
     kernel_matrix,
     predict_in_blocks,
     validate_regression_data,
@@ -141,15 +140,17 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs, all kept (``X_fit_``) for prediction.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets; centre them first when their mean is far from zero (no intercept).
 
         Returns
         -------
-        self
+        self : KernelRidge
+            The fitted model.
         """
         self._validate_params()
         X, y = validate_regression_data(self, X, y)
-        X = as_row_sliceable(X)
         n = X.shape[0]
         if n * n * 8 > EXACT_MEMORY_WARNING_BYTES:
             warnings.warn(
@@ -187,12 +188,14 @@ class KernelRidge(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_queries, n_features)
+            Query points; each block of rows meets all ``n`` training rows in one kernel
+            evaluation.
 
         Returns
         -------
-        ndarray of shape (n_samples,) or (n_samples, n_targets)
-            float32 for float32 input.
+        y_pred : ndarray of shape (n_queries,) or (n_queries, n_targets)
+            In the float dtype of ``X`` (float32 stays float32).
         """
         check_is_fitted(self)
         coef, X_fit = self.dual_coef_, self.X_fit_

@@ -20,7 +20,6 @@ from ..kernels._landmark_block import LandmarkKernel
 from ..sampling import resolve_landmarks
 from ._base import (
     KernelLike,
-    as_row_sliceable,
     kernel_matrix,
     predict_in_blocks,
     validate_regression_data,
@@ -252,15 +251,17 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs; the landmarks are drawn from them (unless given).
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets, solved for together (one CG run with one column per target).
 
         Returns
         -------
-        self
+        self : NystroemKernelRidge
+            The fitted model.
         """
         self._validate_params()
         X, y = validate_regression_data(self, X, y)
-        X = as_row_sliceable(X)
         kernel = kernel_from_params(
             type(self).__name__,
             self.kernel,
@@ -294,16 +295,17 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predict ``f(x) = sum_j c_j k(x, l_j)``, in row blocks.
+        """Predict ``f(x) = sum_j c_j k(x, l_j)`` over the ``m`` landmarks, in row blocks.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_queries, n_features)
+            Points to predict at; cost ``O(m d)`` kernel evaluations per point.
 
         Returns
         -------
-        ndarray of shape (n_samples,) or (n_samples, n_targets)
-            float32 for float32 input.
+        y_pred : ndarray of shape (n_queries,) or (n_queries, n_targets)
+            float32 when ``X`` is float32 (the kernel block too, for the Gaussian kernel).
         """
         check_is_fitted(self)
         L, coef = self.landmarks_, self.dual_coef_

@@ -153,10 +153,10 @@ def gcv_errors(
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
     >>> from kernelmaps.models._ridge_solvers import eigen_ridge, gcv_errors
-    >>> rng = np.random.default_rng(0)
-    >>> Z = rng.normal(size=(50, 3))
+    >>> Z = np.random.default_rng(0).normal(size=(50, 3))
     >>> stats = RidgeStatistics(3, 1).update(Z, Z[:, :1] + 0.1, np.ones(50))
-    >>> gcv_errors(stats, eigen_ridge(stats, True), np.array([1e-3, 1e3]), True).argmin()
+    >>> candidates = np.array([1e-3, 1e3])
+    >>> gcv_errors(stats, eigen_ridge(stats, True), candidates, True).argmin()
     np.int64(0)
     """
     yy = _problem(stats, fit_intercept)[2]

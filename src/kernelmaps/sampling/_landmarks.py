@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
+from sklearn import config_context
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = [
@@ -140,11 +141,12 @@ def select_landmarks(
 
     References
     ----------
-    Williams, C. K. I. and Seeger, M. (2001). Using the Nyström method to speed up kernel
-    machines. NIPS.
-    Zhang, K., Tsang, I. W. and Kwok, J. T. (2008). Improved Nyström low-rank approximation
-    and error analysis. ICML.
-    Musco, C. and Musco, C. (2017). Recursive sampling for the Nyström method. NIPS.
+    .. [1] C. K. I. Williams and M. Seeger, "Using the Nyström method to speed up kernel
+       machines", NIPS 2001 (``"uniform"``).
+    .. [2] K. Zhang, I. W. Tsang and J. T. Kwok, "Improved Nyström low-rank approximation
+       and error analysis", ICML 2008 (``"kmeans"``).
+    .. [3] C. Musco and C. Musco, "Recursive sampling for the Nyström method", NIPS 2017
+       (``"leverage"``).
 
     Examples
     --------
@@ -208,7 +210,8 @@ def _kmeans_centres(
         )
     else:
         model = KMeans(n_clusters=n_landmarks, max_iter=max_iter, n_init=n_init, random_state=seed)
-    with warnings.catch_warnings():
+    # X was validated by the estimator: k-means need not scan it for NaN/inf again.
+    with warnings.catch_warnings(), config_context(assume_finite=True):
         # Fewer distinct points than clusters: duplicate centres are handled by the
         # eigenvalue cut-off of the maps, no need to alarm the user here.
         warnings.simplefilter("ignore", ConvergenceWarning)
