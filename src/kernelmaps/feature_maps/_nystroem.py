@@ -68,6 +68,14 @@ def symmetric_normalization(
     dtype's machine epsilon: ``m * eps_64`` in float64 (the rank tolerance of
     :func:`numpy.linalg.matrix_rank`), ``eps_32 = 1.2e-7`` in float32, the size of the
     rounding noise of a float32 eigendecomposition relative to ``w_max``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._nystroem import symmetric_normalization
+    >>> N, w, rank = symmetric_normalization(np.diag([4.0, 1.0, 0.0]), None)
+    >>> np.abs(N).round(3).tolist(), rank
+    ([[0.5, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]], 2)
     """
     m = K_mm.shape[0]
     dtype = np.dtype(K_mm.dtype)

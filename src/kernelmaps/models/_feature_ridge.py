@@ -37,6 +37,18 @@ def feature_width(feature_map: Any) -> int | None:
 
     ``_n_features_out`` (the maps of this package and scikit-learn's kernel
     approximations), else the length of ``get_feature_names_out()``; None otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> from kernelmaps.models._feature_ridge import feature_width
+    >>> X = np.zeros((4, 3))
+    >>> feature_width(RandomFourierFeatures(n_components=10).fit(X))
+    10
+    >>> feature_width(StandardScaler().fit(X))
+    3
     """
     width = getattr(feature_map, "_n_features_out", None)
     if isinstance(width, Integral):

@@ -43,6 +43,15 @@ class RidgeSolution:
         The error of each candidate penalty when one was chosen.
     selection : str or None
         ``"loo"`` or ``"gcv"`` when a penalty was chosen.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import RidgeStatistics
+    >>> from kernelmaps.models._ridge_solvers import solve_ridge
+    >>> stats = RidgeStatistics(1, 1).update(np.ones((3, 1)), np.ones((3, 1)), np.ones(3))
+    >>> solve_ridge(stats, alpha=1.0, fit_intercept=False).coef.tolist()
+    [[0.75]]
     """
 
     coef: np.ndarray
@@ -65,6 +74,15 @@ class EigenRidge:
         ``V^T C_c``.
     z_mean, y_mean : ndarray of shape (D,) and (t,)
         Means removed before the products (zeros without an intercept).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_solvers import EigenRidge
+    >>> eig = EigenRidge(np.array([3.0]), np.eye(1), np.array([[3.0]]), np.zeros(1),
+    ...                  np.zeros(1))
+    >>> eig.weights(1.0).tolist()
+    [[0.75]]
     """
 
     evals: np.ndarray

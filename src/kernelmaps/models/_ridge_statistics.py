@@ -19,7 +19,15 @@ __all__ = ["RidgeStatistics"]
 
 
 def as_float64(Z: Any) -> Any:
-    """``Z`` in float64, CSR when sparse."""
+    """``Z`` in float64, CSR when sparse.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_statistics import as_float64
+    >>> as_float64(np.ones((2, 2), dtype=np.float32)).dtype
+    dtype('float64')
+    """
     if sp.issparse(Z):
         return Z.tocsr().astype(np.float64, copy=False)
     return np.asarray(Z, dtype=np.float64)

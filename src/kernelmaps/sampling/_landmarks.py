@@ -411,7 +411,7 @@ def resolve_landmarks(
         if m > n:
             warnings.warn(
                 f"{name}={m} is larger than n_samples={n}: every sample is used as a "
-                f"{noun}, so {name}_ = {n}. Give a smaller {name} or more samples.",
+                f"{noun} ({n} {noun}s). Give a smaller {name} or more samples.",
                 UserWarning,
                 stacklevel=stacklevel + 1,
             )
