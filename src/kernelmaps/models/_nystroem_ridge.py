@@ -126,7 +126,10 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     statistical dimension.  Each iteration computes ``K_nm^T (K_nm v)`` block by block of
     rows: blocks within ``cache_size`` are computed once (in the same pass as
     ``K_nm^T y``) and kept, the others are recomputed.  Jitter only changes the
-    preconditioner, never the solution.
+    preconditioner, never the solution.  The pieces are objects of
+    :mod:`kernelmaps.models._falkon`: ``FalkonPreconditioner`` (``T``, ``A``),
+    ``NystroemMatvec`` (the ``K_nm`` blocks and ``K_nm^T K_nm V``) and ``FalkonSolver``
+    (their composition for :func:`~kernelmaps.models.conjugate_gradient`).
 
     Cost: ``O(n m d)`` kernel evaluations once for the cached rows and per iteration for
     the others, plus ``O(n m t)`` per iteration (``t`` targets) and ``O(m^3)`` for the
