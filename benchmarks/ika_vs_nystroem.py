@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from kernelmaps import IKA, Nystroem
-from kernelmaps.feature_maps._landmarks import select_landmarks
 from kernelmaps.kernels import Gaussian
+from kernelmaps.sampling import select_landmarks
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = {"random": 18.6, "kmeans": 9.1}

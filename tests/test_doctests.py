@@ -10,7 +10,6 @@ import doctest
 import importlib
 import pkgutil
 
-import numpy as np
 import pytest
 
 import kernelmaps
@@ -47,9 +46,8 @@ MODULES = _module_names()
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name: str) -> None:
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    with np.printoptions(legacy="1.25"):
-        for test in _tests(name):
-            runner.run(test)
+    for test in _tests(name):
+        runner.run(test)
     results = runner.summarize(verbose=False)
     assert results.failed == 0, f"{results.failed} doctest example(s) failed in {name}"
 

@@ -9,7 +9,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn import config_context
+from sklearn import config_context, get_config
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.datasets import load_diabetes
 from sklearn.kernel_approximation import Nystroem
@@ -353,3 +353,45 @@ def test_bad_input_messages(diabetes) -> None:
         model.partial_fit(X, np.column_stack([y, y]))
     with pytest.raises(ValueError, match="X has 3 features, but FeatureRidge is expecting 4"):
         model.partial_fit(X[:, :3], y)
+
+
+class _CountingMap(TransformerMixin, BaseEstimator):
+    """Random Fourier features that record how many rows each transform maps."""
+
+    def __init__(self, state_width: bool = True) -> None:
+        self.state_width = state_width
+
+    def fit(self, X, y=None):
+        self.inner_ = RandomFourierFeatures(gamma=0.5, n_components=30, random_state=0).fit(X)
+        self.rows_ = []
+        if self.state_width:
+            self._n_features_out = 30
+        return self
+
+    def transform(self, X):
+        self.rows_.append(X.shape[0])
+        return self.inner_.transform(X)
+
+
+@pytest.mark.parametrize("state_width", [True, False])
+def test_fit_maps_each_row_once_and_scans_x_once(monkeypatch, state_width) -> None:
+    import sklearn.utils.validation as validation
+
+    X, y = load_diabetes(return_X_y=True)
+    scans = []
+    original = validation._assert_all_finite
+
+    def counting(Xc, *args, **kwargs):
+        scanned = not get_config()["assume_finite"]
+        if scanned and np.ndim(Xc) == 2 and Xc.shape[1] == X.shape[1]:
+            scans.append(Xc.shape)
+        return original(Xc, *args, **kwargs)
+
+    monkeypatch.setattr(validation, "_assert_all_finite", counting)
+    model = FeatureRidge(_CountingMap(state_width)).fit(X, y)
+    # one pass of the map over X (no extra transform to learn the width) ...
+    assert sum(model.feature_map_.rows_) == X.shape[0]
+    # ... and one NaN/inf scan of X (of any of its rows), by FeatureRidge itself
+    assert scans == [X.shape]
+    loo = FeatureRidge(_CountingMap(state_width), alphas=[0.1, 1.0]).fit(X, y)
+    assert sum(loo.feature_map_.rows_) == 2 * X.shape[0]  # exact leave-one-out: two passes

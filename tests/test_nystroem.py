@@ -11,8 +11,8 @@ from scipy.stats import binom
 from sklearn.datasets import load_digits
 
 from kernelmaps import Nystroem
-from kernelmaps.feature_maps._landmarks import select_landmarks
 from kernelmaps.kernels import Cauchy, Gaussian, Laplacian, Matern
+from kernelmaps.sampling import select_landmarks
 
 from ._bounds import DELTA
 

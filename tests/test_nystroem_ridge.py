@@ -15,6 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 from kernelmaps import KernelRidge, NystroemKernelRidge
 from kernelmaps.kernels import Gaussian
 from kernelmaps.models import conjugate_gradient
+from kernelmaps.models._falkon import FalkonPreconditioner, landmark_gram
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,8 @@ def _direct(model: NystroemKernelRidge, X, y):
     H = K_nm.T @ K_nm + alpha * K_mm
     rhs = K_nm.T @ y
     c_star = scipy.linalg.lstsq(H, rhs)[0]
-    T, A = model._T, model._A
+    pre = FalkonPreconditioner(landmark_gram(kernel, L), X.shape[0], alpha)
+    T, A = pre.T, pre.A
     S = np.linalg.inv(A @ T)  # c = S beta
     M = S.T @ H @ S
     b = S.T @ rhs
@@ -231,5 +233,5 @@ def test_bad_input_messages(data) -> None:
         NystroemKernelRidge(landmarks="random").fit(X, y)
     with pytest.raises(ValueError, match="cannot be used with a callable kernel"):
         NystroemKernelRidge(Gaussian(0.1).__call__, gamma=0.1).fit(X, y)
-    with pytest.warns(UserWarning, match="n_components=500 > n_samples=150"):
+    with pytest.warns(UserWarning, match="n_components=500 is larger than n_samples=150"):
         NystroemKernelRidge(n_components=500, random_state=0).fit(X, y)

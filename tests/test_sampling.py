@@ -91,3 +91,59 @@ def test_planted_missing_sign_fix_is_caught(seed: int) -> None:
     blocks = [np.linalg.qr(rng.standard_normal((DIM, DIM)))[0].T for _ in range(N_BLOCKS)]
     mean, _ = _first_coordinate_stats(np.concatenate(blocks, axis=0))
     assert abs(mean) > hoeffding_radius(N_BLOCKS, 2.0, n_events=2)
+
+
+# ---------------------------------------------------------------------------------------
+# landmarks: the one routine of Nystroem, IKA and NystroemKernelRidge
+
+
+def test_resolve_landmarks_draws_what_select_landmarks_draws(seed: int) -> None:
+    from kernelmaps.kernels import Gaussian
+    from kernelmaps.sampling import resolve_landmarks, select_landmarks
+
+    X = np.random.default_rng(seed).normal(size=(60, 3))
+    for method in ("uniform", "kmeans", "leverage"):
+        kernel = Gaussian(gamma=0.5)
+        got = resolve_landmarks(X, method, 8, kernel=kernel, rng=np.random.default_rng(seed))
+        ref = select_landmarks(X, 8, method, kernel=kernel, rng=np.random.default_rng(seed))
+        np.testing.assert_array_equal(got[0], ref[0])
+        assert (got[1] is None and ref[1] is None) or np.array_equal(got[1], ref[1])
+
+
+def test_resolve_landmarks_given_arrays_dense_sparse_and_checked() -> None:
+    import scipy.sparse as sp
+
+    from kernelmaps.sampling import resolve_landmarks
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 4)).astype(np.float32)
+    given = rng.normal(size=(5, 4))
+    dense, idx = resolve_landmarks(X, given, 99, rng=rng)
+    sparse, _ = resolve_landmarks(sp.csr_matrix(X), sp.csr_matrix(given), 99, rng=rng)
+    assert idx is None and dense.dtype == np.float32 and dense.shape == (5, 4)
+    np.testing.assert_array_equal(dense, sparse)
+    with pytest.raises(ValueError, match="landmarks has 3 features, but X has 4 features"):
+        resolve_landmarks(X, given[:, :3], 5, rng=rng)
+    with pytest.raises(ValueError, match=r"must have shape \(m, 4\)"):
+        resolve_landmarks(X, given[0], 5, rng=rng)
+    bad = given.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        resolve_landmarks(X, bad, 5, rng=rng)
+
+
+def test_resolve_landmarks_caps_with_a_warning_and_drops_repeats_on_request() -> None:
+    from kernelmaps.sampling import resolve_landmarks
+
+    X = np.repeat(np.arange(6.0)[:, None], 2, axis=0)  # 12 rows, each value twice
+    with pytest.warns(UserWarning, match="n_basis=20 is larger than n_samples=12"):
+        L, idx = resolve_landmarks(X, "uniform", 20, rng=np.random.default_rng(0), name="n_basis")
+    assert L.shape == (12, 1) and idx is not None
+    L, idx = resolve_landmarks(X, "uniform", 12, rng=np.random.default_rng(0), unique=True)
+    assert L.ravel().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert idx is not None and np.array_equal(X[idx], L)
+    given = np.array([[1.0], [1.0], [2.0]])
+    assert resolve_landmarks(X, given, 3, rng=np.random.default_rng(0), unique=True)[0].shape == (
+        2,
+        1,
+    )

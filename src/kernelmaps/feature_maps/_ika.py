@@ -21,9 +21,8 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
+from ..sampling import resolve_landmarks
 from ._base import BaseFeatureMap, row_blocks
-from ._landmarks import select_landmarks
-from ._nystroem import _flip_signs
 
 __all__ = ["IKA"]
 
@@ -221,57 +220,17 @@ class IKA(BaseFeatureMap):
     # -- fit ---------------------------------------------------------------------------
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        n_samples, n_features = X.shape
-        kernel = resolve_estimator_kernel(self, n_features)
+        n_samples = X.shape[0]
+        kernel = resolve_estimator_kernel(self, X.shape[1])
         self.kernel_ = kernel
-        self.centers_ = None
-        self.frequencies_ = None
-        self.offsets_ = None
+        self.centers_: np.ndarray | None = None
+        self.frequencies_: np.ndarray | None = None
+        self.offsets_: np.ndarray | None = None
         m = int(self.n_components)
-
-        S = self.sample_size if self.sample_size is not None else None
-        if callable(self.basis):
-            self.n_basis_ = None  # set after the first evaluation
-        else:
-            n_basis = m if self.n_basis is None else int(self.n_basis)
-            if m > n_basis:
-                raise ValueError(
-                    f"n_components={m} cannot exceed n_basis={n_basis}: IKA finds at most "
-                    "as many eigenfunctions as it has basis functions. Increase n_basis or "
-                    "lower n_components."
-                )
-            if self.basis == "fourier":
-                if not isinstance(kernel, ShiftInvariantKernel):
-                    raise ValueError(
-                        f"basis='fourier' draws frequencies from the kernel's spectral "
-                        f"measure and needs a shift-invariant kernel; got {kernel!r}. Use "
-                        "basis='kernel', 'relu' or 'sigmoid' for it."
-                    )
-                W = kernel.sample_frequencies(n_basis, n_features, rng)
-                self.frequencies_ = np.ascontiguousarray(W.T)
-                self.offsets_ = rng.uniform(0.0, 2.0 * np.pi, size=n_basis)
-            else:
-                if n_basis > n_samples:
-                    warnings.warn(
-                        f"n_basis={n_basis} is larger than n_samples={n_samples}: "
-                        f"every sample is used as a centre, so n_basis_ = {n_samples}.",
-                        UserWarning,
-                        stacklevel=3,
-                    )
-                    n_basis = n_samples
-                    if m > n_basis:
-                        raise ValueError(
-                            f"n_components={m} cannot exceed the number of basis functions "
-                            f"{n_basis} (= n_samples); lower n_components or give more samples."
-                        )
-                self.centers_, _ = select_landmarks(
-                    X, n_basis, self.centers, kernel=kernel, rng=rng
-                )
-            self.n_basis_ = n_basis
-            if S is None:
-                S = max(2000, 10 * n_basis)
+        self.n_basis_ = None if callable(self.basis) else self._draw_basis(X, kernel, m, rng)
+        S = self.sample_size
         if S is None:
-            S = 2000
+            S = 2000 if self.n_basis_ is None else max(2000, 10 * self.n_basis_)
         S = min(int(S), n_samples)
         sample = np.sort(rng.choice(n_samples, size=S, replace=False))
         Y = X[sample]
@@ -298,6 +257,47 @@ class IKA(BaseFeatureMap):
         self.eigenvalues_ = lam
         self.coefficients_ = vectors * np.sqrt(lam)
         self._n_features_out = m
+
+    def _draw_basis(
+        self, X: Any, kernel: Callable[..., Any], m: int, rng: np.random.Generator
+    ) -> int:
+        """Draw the Fourier frequencies or the centres; returns the number of basis functions."""
+        n_basis = m if self.n_basis is None else int(self.n_basis)
+        if m > n_basis:
+            raise ValueError(
+                f"n_components={m} cannot exceed n_basis={n_basis}: IKA finds at most "
+                "as many eigenfunctions as it has basis functions. Increase n_basis or "
+                "lower n_components."
+            )
+        if self.basis == "fourier":
+            if not isinstance(kernel, ShiftInvariantKernel):
+                raise ValueError(
+                    f"basis='fourier' draws frequencies from the kernel's spectral "
+                    f"measure and needs a shift-invariant kernel; got {kernel!r}. Use "
+                    "basis='kernel', 'relu' or 'sigmoid' for it."
+                )
+            W = kernel.sample_frequencies(n_basis, X.shape[1], rng)
+            self.frequencies_ = np.ascontiguousarray(W.T)
+            self.offsets_ = rng.uniform(0.0, 2.0 * np.pi, size=n_basis)
+            return n_basis
+        centers, _ = resolve_landmarks(
+            X,
+            self.centers,
+            n_basis,
+            kernel=kernel,
+            rng=rng,
+            name="n_basis",
+            noun="centre",
+            stacklevel=4,
+        )
+        self.centers_ = centers
+        n_basis = centers.shape[0]
+        if m > n_basis:
+            raise ValueError(
+                f"n_components={m} cannot exceed the number of basis functions "
+                f"{n_basis} (= n_samples); lower n_components or give more samples."
+            )
+        return n_basis
 
     def _project_gram(self, kernel: Callable[..., Any], Y: Any, B: np.ndarray) -> np.ndarray:
         """``B^T G B`` with ``G = k(Y, Y)`` built in row blocks, never whole."""
@@ -328,6 +328,14 @@ class IKA(BaseFeatureMap):
 
     def _transform_block(self, X: Any, out: np.ndarray) -> None:
         out[:] = self._basis_values(X) @ self.coefficients_
+
+
+def _flip_signs(V: np.ndarray) -> np.ndarray:
+    """Eigenvectors with their largest-magnitude entry positive (a deterministic sign)."""
+    if V.size == 0:
+        return V
+    pivots = V[np.argmax(np.abs(V), axis=0), np.arange(V.shape[1])]
+    return V * np.where(pivots < 0, -1.0, 1.0)
 
 
 def _generalized_top_eigh(

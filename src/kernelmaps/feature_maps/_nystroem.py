@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -21,8 +20,8 @@ from ..kernels import (
     resolve_estimator_kernel,
 )
 from ..kernels._landmark_block import LandmarkKernel
+from ..sampling import resolve_landmarks
 from ._base import BaseFeatureMap, row_blocks
-from ._landmarks import select_landmarks
 
 __all__ = ["Nystroem"]
 
@@ -50,14 +49,6 @@ class _PrecomputedIndexKernel:
         return np.asarray(d, dtype=np.float64)[rows]
 
 
-def _flip_signs(V: np.ndarray) -> np.ndarray:
-    """Eigenvectors with their largest-magnitude entry positive (a deterministic sign)."""
-    if V.size == 0:
-        return V
-    pivots = V[np.argmax(np.abs(V), axis=0), np.arange(V.shape[1])]
-    return V * np.where(pivots < 0, -1.0, 1.0)
-
-
 #: LAPACK driver of the eigendecomposition of ``K_mm`` (divide and conquer, ``?syevd``):
 #: at ``m = 4096`` the fastest of ``evd``/``evr``/``ev`` here and the most accurate
 #: after ``ev`` (benchmarks/nystroem_speed.py, ``--drivers``).
@@ -82,6 +73,14 @@ def symmetric_normalization(
     dtype's machine epsilon: ``m * eps_64`` in float64 (the rank tolerance of
     :func:`numpy.linalg.matrix_rank`), ``eps_32 = 1.2e-7`` in float32, the size of the
     rounding noise of a float32 eigendecomposition relative to ``w_max``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._nystroem import symmetric_normalization
+    >>> N, w, rank = symmetric_normalization(np.diag([4.0, 1.0, 0.0]), None)
+    >>> np.abs(N).round(3).tolist(), rank
+    ([[0.5, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]], 2)
     """
     m = K_mm.shape[0]
     dtype = np.dtype(K_mm.dtype)
@@ -303,84 +302,67 @@ class Nystroem(BaseFeatureMap):
     def _supports_kernel(cls, kernel: Kernel) -> bool:
         return True
 
-    def _n_landmarks(self, n_samples: int) -> int:
-        m = int(self.n_components)
-        if m > n_samples:
-            warnings.warn(
-                f"n_components={m} is larger than n_samples={n_samples}: every sample is "
-                f"used as a landmark, so n_components_ = {n_samples}. Give fewer components "
-                "or more samples.",
-                UserWarning,
-                stacklevel=4,
-            )
-            m = n_samples
-        return m
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        n_samples, n_features = X.shape
-        dtype = X.dtype
-        given = not isinstance(self.landmarks, str)
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            if n_samples != n_features:
-                raise ValueError(
-                    f"With kernel='precomputed', fit takes the square n x n kernel matrix of "
-                    f"the training data; got an array of shape {X.shape}."
-                )
-            if given or self.landmarks == "kmeans":
-                raise ValueError(
-                    f"landmarks={'an array' if given else repr(self.landmarks)} needs "
-                    "feature vectors; with kernel='precomputed' use landmarks='uniform' or "
-                    "'leverage'."
-                )
-            m = self._n_landmarks(n_samples)
-            index_kernel = _PrecomputedIndexKernel(X)
-            positions = np.arange(n_samples, dtype=np.float64)[:, None]
-            _, idx_f = select_landmarks(
-                positions, m, str(self.landmarks), kernel=index_kernel, rng=rng
-            )
-            assert idx_f is not None
-            idx = np.asarray(idx_f, dtype=np.intp)
-            K_mm = index_kernel(idx, idx).astype(dtype, copy=False)
-            components = X[idx]
-            components = components.toarray() if sp.issparse(components) else components
-            self.kernel_ = None
-            self.components_ = np.asarray(components, dtype=dtype)
-            self.component_indices_ = idx
+            K_mm = self._fit_precomputed(X, rng)
         else:
-            kernel = resolve_estimator_kernel(self, n_features)
-            if given:
-                landmarks = check_array(
-                    self.landmarks, accept_sparse=("csr",), dtype=(np.float64, np.float32)
-                )
-                if sp.issparse(landmarks):
-                    landmarks = landmarks.toarray()
-                if landmarks.shape[1] != n_features:
-                    raise ValueError(
-                        f"landmarks has {landmarks.shape[1]} features, but X has "
-                        f"{n_features} features; the landmarks must live in the input space."
-                    )
-                components = np.asarray(landmarks, dtype=dtype)
-                idx = None
-            else:
-                m = self._n_landmarks(n_samples)
-                components, idx = select_landmarks(
-                    X, m, str(self.landmarks), kernel=kernel, rng=rng
-                )
-            if isinstance(kernel, Kernel):
-                K_mm = LandmarkKernel(kernel, components, dtype)(components)
-            else:
-                L64 = components.astype(np.float64)
-                K_mm = check_kernel_matrix(kernel(L64, L64), len(L64), len(L64))
-                K_mm = K_mm.astype(dtype, copy=False)
-            self.kernel_ = kernel
-            self.components_ = components
-            self.component_indices_ = idx  # type: ignore[assignment]
+            K_mm = self._fit_landmarks(X, rng)
         normalization, eigenvalues, rank = symmetric_normalization(K_mm, self.eigen_cutoff)
         self.normalization_ = normalization
         self.eigenvalues_ = eigenvalues
         self.rank_ = rank
         self.n_components_ = normalization.shape[0]
         self._n_features_out = self.n_components_
+
+    def _fit_precomputed(self, X: Any, rng: np.random.Generator) -> np.ndarray:
+        """Landmark rows of the training kernel matrix ``X``; returns ``K_mm``."""
+        n_samples, n_features = X.shape
+        if n_samples != n_features:
+            raise ValueError(
+                f"With kernel='precomputed', fit takes the square n x n kernel matrix of "
+                f"the training data; got an array of shape {X.shape}."
+            )
+        if not isinstance(self.landmarks, str) or self.landmarks == "kmeans":
+            given = not isinstance(self.landmarks, str)
+            raise ValueError(
+                f"landmarks={'an array' if given else repr(self.landmarks)} needs "
+                "feature vectors; with kernel='precomputed' use landmarks='uniform' or "
+                "'leverage'."
+            )
+        index_kernel = _PrecomputedIndexKernel(X)
+        positions = np.arange(n_samples, dtype=np.float64)[:, None]
+        _, idx_f = resolve_landmarks(
+            positions,
+            self.landmarks,
+            self.n_components,
+            kernel=index_kernel,
+            rng=rng,
+            stacklevel=4,
+        )
+        assert idx_f is not None
+        idx = np.asarray(idx_f, dtype=np.intp)
+        components = X[idx]
+        components = components.toarray() if sp.issparse(components) else components
+        self.kernel_: Callable[..., Any] | None = None
+        self.components_ = np.asarray(components, dtype=X.dtype)
+        self.component_indices_ = idx
+        return index_kernel(idx, idx).astype(X.dtype, copy=False)
+
+    def _fit_landmarks(self, X: Any, rng: np.random.Generator) -> np.ndarray:
+        """Landmarks in the input space (drawn or given); returns ``K_mm``."""
+        kernel = resolve_estimator_kernel(self, X.shape[1])
+        components, idx = resolve_landmarks(
+            X, self.landmarks, self.n_components, kernel=kernel, rng=rng, stacklevel=4
+        )
+        self.kernel_ = kernel
+        self.components_ = components
+        self.component_indices_ = idx  # type: ignore[assignment]
+        if isinstance(kernel, Kernel):
+            return LandmarkKernel(kernel, components, X.dtype)(components)
+        L64 = components.astype(np.float64)
+        K_mm = check_kernel_matrix(kernel(L64, L64), len(L64), len(L64))
+        return K_mm.astype(X.dtype, copy=False)
 
     def _landmark_kernel(self, dtype: Any) -> Callable[[Any], np.ndarray]:
         """``X_block -> k(X_block, landmarks)`` in ``dtype``, prepared once per transform."""

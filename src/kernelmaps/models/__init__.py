@@ -5,6 +5,8 @@
   blocks, leave-one-out / GCV choice of the penalty, ``partial_fit``.
 * :class:`NystroemKernelRidge` -- Nyström kernel ridge regression by FALKON's
   preconditioned conjugate gradient, memory ``O(m^2 + block m)``.
+* :class:`RidgeStatistics` -- the mergeable sufficient statistics of a primal ridge fit
+  (the solves are pure functions of them, in :mod:`kernelmaps.models._ridge_solvers`).
 * :class:`FeatureRidgeClassifier` -- one-vs-rest ridge classification on a feature map (the
   module :mod:`kernelmaps.models._classifiers` also gives the recipe with scikit-learn's
   linear classifiers).
@@ -15,6 +17,7 @@ from ._classifiers import FeatureRidgeClassifier
 from ._feature_ridge import FeatureRidge
 from ._kernel_ridge import KernelRidge
 from ._nystroem_ridge import NystroemKernelRidge
+from ._ridge_statistics import RidgeStatistics
 
 __all__ = [
     "CGResult",
@@ -22,5 +25,6 @@ __all__ = [
     "FeatureRidgeClassifier",
     "KernelRidge",
     "NystroemKernelRidge",
+    "RidgeStatistics",
     "conjugate_gradient",
 ]

@@ -1,8 +1,8 @@
-"""Helpers shared by the models: kernel arguments, targets and row-block prediction."""
+"""Helpers shared by the models: kernel arguments, validation and row-block prediction."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ __all__ = [
     "as_row_sliceable",
     "kernel_matrix",
     "output_dtype",
+    "predict_in_blocks",
     "validate_regression_data",
 ]
 
@@ -26,8 +27,19 @@ KernelLike = str | Kernel | Callable[..., Any]
 
 def validate_regression_data(estimator: Any, X: Any, y: Any, *, reset: bool = True) -> Any:
     """``(X, y)`` checked as the regressors need them: ``X`` dense, CSR or CSC in float64
-    or float32, ``y`` numeric with one or several targets (scikit-learn's messages)."""
-    return validate_data(
+    or float32, ``y`` numeric with one or several targets (scikit-learn's messages); sparse
+    ``X`` is returned as row-sliceable CSR (:func:`as_row_sliceable`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import FeatureRidge
+    >>> from kernelmaps.models._base import validate_regression_data
+    >>> X, y = validate_regression_data(FeatureRidge(), [[1, 2], [3, 4]], [1, 2])
+    >>> X.dtype, y.shape
+    (dtype('float64'), (2,))
+    """
+    X, y = validate_data(
         estimator,
         X,
         y,
@@ -37,6 +49,7 @@ def validate_regression_data(estimator: Any, X: Any, y: Any, *, reset: bool = Tr
         y_numeric=True,
         reset=reset,
     )
+    return as_row_sliceable(X), y
 
 
 def kernel_matrix(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:
@@ -45,7 +58,15 @@ def kernel_matrix(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:
 
 
 def output_dtype(X: Any) -> np.dtype:
-    """float32 for float32 input, float64 otherwise."""
+    """float32 for float32 input, float64 otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._base import output_dtype
+    >>> output_dtype(np.ones(2, dtype=np.float32)), output_dtype(np.ones(2, dtype=int))
+    (dtype('float32'), dtype('float64'))
+    """
     return np.dtype(np.float32) if getattr(X, "dtype", None) == np.float32 else np.dtype(np.float64)
 
 
@@ -54,6 +75,14 @@ def as_row_sliceable(X: Any) -> Any:
 
     Some of scikit-learn's pairwise routines (Manhattan distances) accept only 32-bit
     sparse indices; the values are unchanged.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from kernelmaps.models._base import as_row_sliceable
+    >>> X = as_row_sliceable(sp.csc_matrix([[1.0, 0.0], [0.0, 2.0]]))
+    >>> X.format, X.indices.dtype
+    ('csr', dtype('int32'))
     """
     if not sp.issparse(X):
         return X
@@ -63,3 +92,37 @@ def as_row_sliceable(X: Any) -> Any:
             (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
         )
     return X
+
+
+def predict_in_blocks(
+    estimator: Any,
+    X: Any,
+    out_shape: tuple[int, ...],
+    block_rows: Callable[[Any], Iterable[slice]],
+    predictor: Callable[[Any], Callable[[Any], np.ndarray]],
+) -> np.ndarray:
+    """The predictions of a fitted regressor on ``X``, block by block of rows.
+
+    The caller has checked that ``estimator`` is fitted.  ``X`` is validated once (dense,
+    CSR or CSC, float32 or float64, as many columns as in ``fit``) and made row-sliceable;
+    ``predictor(X)``, prepared once for the whole call, maps each block ``X[rows]`` to its
+    rows of the output, of shape ``(n_samples, *out_shape)`` in the dtype of
+    :func:`output_dtype`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import FeatureRidge
+    >>> from kernelmaps.models._base import predict_in_blocks
+    >>> model = FeatureRidge("passthrough").fit(np.eye(3), [1.0, 2.0, 3.0])
+    >>> blocks = lambda X: [slice(0, 1), slice(1, X.shape[0])]
+    >>> predict_in_blocks(model, np.eye(3), (), blocks, lambda X: lambda Xb: Xb.sum(axis=1))
+    array([1., 1., 1.])
+    """
+    X = validate_data(estimator, X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=False)
+    X = as_row_sliceable(X)
+    out = np.empty((X.shape[0], *out_shape), dtype=output_dtype(X))
+    predict_block = predictor(X)
+    for rows in block_rows(X):
+        out[rows] = predict_block(X[rows])
+    return out

@@ -31,6 +31,13 @@ class CGResult:
         the returned iterate: the one with the smallest residual.
     converged : bool
         Whether every column reached ``residual <= tol``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import conjugate_gradient
+    >>> conjugate_gradient(lambda V: 2.0 * V, np.ones(3)).residual.tolist()
+    [0.0]
     """
 
     x: np.ndarray
@@ -72,6 +79,15 @@ def conjugate_gradient(
     least by ``2 ((sqrt(kappa) - 1) / (sqrt(kappa) + 1))^t`` after ``t`` iterations, with
     ``kappa`` the condition number of ``A``, which is why a good preconditioner (folded
     into ``matvec`` by the caller) makes the iteration count small.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import conjugate_gradient
+    >>> A = np.array([[4.0, 1.0], [1.0, 3.0]])
+    >>> result = conjugate_gradient(lambda V: A @ V, np.array([1.0, 2.0]), tol=1e-12)
+    >>> result.x.round(6).tolist(), result.n_iter, result.converged
+    ([0.090909, 0.636364], 2, True)
     """
     B = np.asarray(b, dtype=np.float64)
     one_column = B.ndim == 1

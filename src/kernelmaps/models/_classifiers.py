@@ -85,6 +85,9 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     cv_errors_ : ndarray of shape (n_alphas,)
         With ``alphas`` only.
     n_features_out_ : int
+    statistics_ : RidgeStatistics
+        The sufficient statistics of every row seen, with the ``{-1, 1}`` class
+        indicators as targets (see :class:`FeatureRidge`).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -111,21 +114,6 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     >>> clf.predict(X[:2]).shape
     (2,)
     """
-
-    def __init__(
-        self,
-        feature_map: Any = None,
-        *,
-        alpha: float = 1.0,
-        alphas: Any = None,
-        alpha_selection: str = "auto",
-        fit_intercept: bool = True,
-    ) -> None:
-        self.feature_map = feature_map
-        self.alpha = alpha
-        self.alphas = alphas
-        self.alpha_selection = alpha_selection
-        self.fit_intercept = fit_intercept
 
     def _encode(self, y: Any) -> np.ndarray:
         Y = self._binarizer.transform(y).astype(np.float64)
@@ -174,7 +162,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         -------
         self
         """
-        first = getattr(self, "_gram", None) is None
+        first = not self._started()
         if first:
             self._validate_params()
             if classes is None:
@@ -206,11 +194,13 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
 
         Returns
         -------
-        ndarray of shape (n_samples,) for two classes (positive means ``classes_[1]``),
-        else (n_samples, n_classes)
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            One column per class; a single column for two classes, positive for
+            ``classes_[1]``.
         """
         scores = self._decision(X)
         if scores.ndim == 2 and scores.shape[1] == 1:
@@ -223,10 +213,12 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to classify.
 
         Returns
         -------
-        ndarray of shape (n_samples,)
+        labels : ndarray of shape (n_samples,)
+            One of ``classes_`` per row.
         """
         check_is_fitted(self, "classes_")
         scores = self.decision_function(X)

@@ -1,37 +1,70 @@
 """Ridge regression on explicit features, with the Gram matrix accumulated over row blocks.
 
 ``FeatureRidge`` maps the rows of ``X`` block by block through a feature map ``z`` and
-adds each block's contribution to ``Z^T W Z`` and ``Z^T W y``; the ``n x D`` feature matrix
-``Z`` is never held whole, so the memory is ``O(D^2 + block * D)`` whatever ``n`` is.
+adds each block to the sufficient statistics of the fit (:class:`RidgeStatistics`: weight
+sum, means, centred ``Z^T W Z`` and ``Z^T W y``); the ``n x D`` feature matrix ``Z`` is
+never held whole, so the memory is ``O(D^2 + block * D)`` whatever ``n`` is.  The solve is
+a pure function of the statistics (:mod:`kernelmaps.models._ridge_solvers`).
 """
 
 from __future__ import annotations
 
-from numbers import Real
+from collections.abc import Iterator
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse as sp
+from sklearn import config_context
 from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..feature_maps import RandomFourierFeatures, row_blocks
-from ._base import FLOAT_DTYPES, as_row_sliceable, output_dtype, validate_regression_data
+from ._base import as_row_sliceable, predict_in_blocks, validate_regression_data
+from ._ridge_solvers import solve_ridge
+from ._ridge_statistics import RidgeStatistics
 
 __all__ = ["FeatureRidge"]
 
+#: Rows mapped first to learn the width of a feature map that does not state it.
+_WIDTH_PROBE_ROWS = 256
 
-def _as_float64(Z: Any) -> Any:
-    if sp.issparse(Z):
-        return Z.tocsr().astype(np.float64, copy=False)
-    return np.asarray(Z, dtype=np.float64)
+
+def feature_width(feature_map: Any) -> int | None:
+    """The output width of a fitted transformer, when it states it without a transform.
+
+    ``_n_features_out`` (the maps of this package and scikit-learn's kernel
+    approximations), else the length of ``get_feature_names_out()``; None otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> from kernelmaps.models._feature_ridge import feature_width
+    >>> X = np.zeros((4, 3))
+    >>> feature_width(RandomFourierFeatures(n_components=10).fit(X))
+    10
+    >>> feature_width(StandardScaler().fit(X))
+    3
+    """
+    width = getattr(feature_map, "_n_features_out", None)
+    if isinstance(width, Integral):
+        return int(width)
+    try:
+        return len(feature_map.get_feature_names_out())
+    except (AttributeError, TypeError, ValueError, NotFittedError):
+        return None
 
 
 class _StreamingRidgeMixin(BaseEstimator):
-    """Streaming ridge machinery shared by :class:`FeatureRidge` and its classifier."""
+    """Streaming ridge machinery shared by :class:`FeatureRidge` and its classifier.
+
+    The fitted attribute ``statistics_`` (a :class:`RidgeStatistics`) holds everything the
+    rows contributed; ``partial_fit`` updates it and re-solves.
+    """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "feature_map": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
@@ -41,11 +74,20 @@ class _StreamingRidgeMixin(BaseEstimator):
         "fit_intercept": ["boolean"],
     }
 
-    feature_map: Any
-    alpha: float
-    alphas: Any
-    alpha_selection: str
-    fit_intercept: bool
+    def __init__(
+        self,
+        feature_map: Any = None,
+        *,
+        alpha: float = 1.0,
+        alphas: Any = None,
+        alpha_selection: str = "auto",
+        fit_intercept: bool = True,
+    ) -> None:
+        self.feature_map = feature_map
+        self.alpha = alpha
+        self.alphas = alphas
+        self.alpha_selection = alpha_selection
+        self.fit_intercept = fit_intercept
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -77,250 +119,126 @@ class _StreamingRidgeMixin(BaseEstimator):
             return None
         return clone(self.feature_map)
 
+    def _started(self) -> bool:
+        return getattr(self, "statistics_", None) is not None
+
+    # -- row blocks ---------------------------------------------------------------------
+
     def _features(self, X: Any) -> Any:
+        """``z(X)``; ``X`` was validated by the public method, so the map does not scan it."""
         if self.feature_map_ is None:
             return X
-        return self.feature_map_.transform(X)
+        with config_context(assume_finite=True):
+            return self.feature_map_.transform(X)
 
-    def _block_rows(self, X: Any) -> Any:
-        n_targets = 1 if getattr(self, "_gram", None) is None else self._zty.shape[1]
+    def _block_rows(self, X: Any, start: int = 0) -> Iterator[slice]:
+        n_targets = self.statistics_.n_targets if self._started() else 1
         per_row = 8.0 * (3 * self.n_features_out_ + X.shape[1] + n_targets)
-        return row_blocks(X.shape[0], per_row)
+        if X.shape[0] <= start:
+            return
+        for rows in row_blocks(X.shape[0] - start, per_row):
+            yield slice(rows.start + start, rows.stop + start)
 
-    # -- accumulation -------------------------------------------------------------------
+    def _blocks(
+        self, X: Any, Y: np.ndarray, w: np.ndarray, start: int = 0
+    ) -> Iterator[tuple[Any, np.ndarray, np.ndarray]]:
+        """``(z(X_b), Y_b, w_b)`` for the row blocks of ``X`` from row ``start``."""
+        for rows in self._block_rows(X, start):
+            yield self._features(X[rows]), Y[rows], w[rows]
 
-    def _reset_statistics(self) -> None:
-        for name in ("_gram", "_zty", "_sum_z", "_sum_y", "_yty", "_shift_z", "_shift_y"):
-            if hasattr(self, name):
-                delattr(self, name)
-        self._sw_sum = 0.0
-        self._n_seen = 0
+    # -- fitting ------------------------------------------------------------------------
 
-    def _start(self, X: Any, n_targets: int) -> None:
-        """Fit the feature map on ``X`` (the first data seen) and allocate the statistics."""
+    def _start(self, X: Any, Y: np.ndarray, w: np.ndarray) -> int:
+        """Fit the map on ``X`` (the first data seen) and start the statistics.
+
+        The width ``D`` comes from the fitted map; a map that does not state it has its
+        first rows mapped and counted.  Returns the number of rows already counted.
+        """
         self.feature_map_ = self._new_feature_map()
-        if self.feature_map_ is not None:
-            self.feature_map_.fit(X)
-            D = int(self.feature_map_.transform(X[:1]).shape[1])
+        first = None
+        if self.feature_map_ is None:
+            width = X.shape[1]
         else:
-            D = int(X.shape[1])
-        self.n_features_out_ = D
-        self._reset_statistics()
-        self._gram = np.zeros((D, D))
-        self._zty = np.zeros((D, n_targets))
-        self._sum_z = np.zeros(D)
-        self._sum_y = np.zeros(n_targets)
-        self._yty = np.zeros(n_targets)
-        self._shift_z = np.zeros(D)
-        self._shift_y = np.zeros(n_targets)
-        self._shift_set = not self.fit_intercept
+            with config_context(assume_finite=True):
+                self.feature_map_.fit(X)
+            width = feature_width(self.feature_map_)
+            if width is None:
+                first = self._features(X[:_WIDTH_PROBE_ROWS])
+                width = first.shape[1]
+        self.n_features_out_ = int(width)
+        self.statistics_ = RidgeStatistics(width, Y.shape[1], centre=self.fit_intercept)
+        if first is None:
+            return 0
+        self.statistics_.update(first, Y[: first.shape[0]], w[: first.shape[0]])
+        return int(first.shape[0])
 
-    def _accumulate(self, Z: Any, Y: np.ndarray, w: np.ndarray) -> None:
-        """Add the block ``(Z, Y)`` with weights ``w`` to the sufficient statistics.
-
-        With an intercept, dense features and targets are shifted by the weighted means of
-        the first block before the products are summed, which keeps the centred Gram
-        matrix ``Z^T W Z - S_w zbar zbar^T`` free of cancellation when the features have
-        a large common offset.
-        """
-        Z = _as_float64(Z)
-        sparse = sp.issparse(Z)
-        if not self._shift_set:
-            total = w.sum()
-            if total > 0:
-                self._shift_y = (w @ Y) / total
-                if not sparse:
-                    self._shift_z = (w @ Z) / total
-                self._shift_set = True
-        Yc = Y - self._shift_y
-        if sparse:
-            Zw = sp.diags(w) @ Z
-            self._gram += (Z.T @ Zw).toarray()
-            self._zty += np.asarray(Zw.T @ Yc)
-            self._sum_z += np.asarray(Zw.sum(axis=0)).ravel()
-        else:
-            Zc = Z - self._shift_z
-            Zw = Zc * w[:, None]
-            self._gram += Zc.T @ Zw
-            self._zty += Zw.T @ Yc
-            self._sum_z += Zw.sum(axis=0)
-        self._sum_y += w @ Yc
-        self._yty += w @ (Yc * Yc)
-        self._sw_sum += float(w.sum())
-        self._n_seen += Z.shape[0]
-
-    def _centred_statistics(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``G_c``, ``C_c`` and ``sum w (y - ybar)^2`` (uncentred without an intercept)."""
-        G, C, yy = self._gram.copy(), self._zty.copy(), self._yty.copy()
-        if self.fit_intercept and self._sw_sum > 0:
-            a, b = self._sum_z, self._sum_y
-            G -= np.outer(a, a) / self._sw_sum
-            C -= np.outer(a, b) / self._sw_sum
-            yy -= b * b / self._sw_sum
-        return G, C, yy
-
-    def _means(self) -> tuple[np.ndarray, np.ndarray]:
-        if not self.fit_intercept or self._sw_sum <= 0:
-            return np.zeros_like(self._sum_z), np.zeros_like(self._sum_y)
-        return (
-            self._shift_z + self._sum_z / self._sw_sum,
-            self._shift_y + self._sum_y / self._sw_sum,
-        )
-
-    # -- solving ------------------------------------------------------------------------
-
-    def _solve(self, X: Any = None, sample_weight: np.ndarray | None = None) -> None:
-        """Solve for the coefficients; with ``alphas``, choose alpha first.
-
-        ``X`` (with its weights) is given by ``fit`` for exact leave-one-out, which needs a
-        second pass over the rows; ``partial_fit`` passes ``None`` and uses GCV.
-        """
-        G, C, yy = self._centred_statistics()
-        z_mean, y_mean = self._means()
-        alphas = self._check_alphas()
-        D = G.shape[0]
-        if alphas is None:
-            self.alpha_ = float(self.alpha)
-            A = G.copy()
-            A[np.diag_indices(D)] += self.alpha_
-            try:
-                W = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True), C)
-            except scipy.linalg.LinAlgError:  # pragma: no cover - alpha > 0 makes A SPD
-                W = scipy.linalg.solve(A, C, assume_a="sym")
-        else:
-            evals, V = scipy.linalg.eigh(G)
-            evals = np.clip(evals, 0.0, None)
-            Q = V.T @ C
-            selection = self.alpha_selection
-            if selection == "auto":
-                selection = "loo" if X is not None else "gcv"
-            if selection == "loo":
-                if X is None:
-                    raise ValueError(
-                        "alpha_selection='loo' needs every row again, but partial_fit keeps "
-                        "only Z^T Z and Z^T y; use alpha_selection='gcv' (or 'auto') with "
-                        "partial_fit, or call fit on the whole data."
-                    )
-                errors = self._loo_errors(X, sample_weight, evals, V, Q, z_mean, y_mean, alphas)
-            else:
-                errors = self._gcv_errors(evals, Q, yy, alphas)
-            best = int(np.argmin(errors))
-            self.alpha_ = float(alphas[best])
-            self.cv_errors_ = errors
-            self.alpha_selection_ = selection
-            W = V @ (Q / (evals + self.alpha_)[:, None])
-        coef = W.T  # (n_targets, D)
-        intercept = y_mean - coef @ z_mean
-        if self._y_1d:
-            self.coef_ = coef[0]
-            self.intercept_ = float(intercept[0])
-        else:
-            self.coef_ = coef
-            self.intercept_ = intercept
-
-    def _gcv_errors(
-        self, evals: np.ndarray, Q: np.ndarray, yy: np.ndarray, alphas: np.ndarray
-    ) -> np.ndarray:
-        """Generalized cross-validation (Golub, Heath & Wahba 1979) for every alpha.
-
-        ``GCV(alpha) = (RSS(alpha) / S_w) / (1 - df(alpha) / n)^2`` with
-        ``RSS = sum w (y - yhat)^2 = S_yy - sum_k q_k^2 (l_k + 2 alpha) / (l_k + alpha)^2``
-        and ``df = [intercept] + sum_k l_k / (l_k + alpha)``, from the eigenpairs
-        ``(l_k, v_k)`` of the centred Gram matrix and ``q = V^T Z_c^T W y``.
-        """
-        n = float(self._n_seen)
-        errors = np.empty(alphas.shape[0])
-        q2 = Q * Q
-        for j, a in enumerate(alphas):
-            rss = yy - ((evals + 2 * a) / (evals + a) ** 2) @ q2
-            df = float(self.fit_intercept) + float(np.sum(evals / (evals + a)))
-            denom = (1.0 - df / n) ** 2 if df < n else 0.0
-            mse = float(np.mean(np.clip(rss, 0.0, None))) / max(self._sw_sum, 1e-300)
-            errors[j] = mse / denom if denom > 0 else np.inf
-        return errors
-
-    def _loo_errors(
-        self,
-        X: Any,
-        sample_weight: np.ndarray | None,
-        evals: np.ndarray,
-        V: np.ndarray,
-        Q: np.ndarray,
-        z_mean: np.ndarray,
-        y_mean: np.ndarray,
-        alphas: np.ndarray,
-    ) -> np.ndarray:
-        """Exact leave-one-out mean squared error for every alpha, in one more pass.
-
-        With the unpenalized intercept the hat matrix of the weighted problem splits, because
-        the intercept column is orthogonal to the weighted-centred features:
-        ``h_i = w_i / S_w + w_i p_i^T diag(1 / (l + alpha)) p_i`` with
-        ``p_i = V^T (z_i - zbar)``, and the leave-one-out residual is
-        ``(y_i - yhat_i) / (1 - h_i)`` (Allen 1974; the identity RidgeCV uses), so no refit is
-        needed for any alpha.  The error is ``sum_i w_i r_i^2 / S_w``, averaged over targets.
-        """
-        Y_all = self._y_fit
-        n = X.shape[0]
-        w_all = np.ones(n) if sample_weight is None else sample_weight
-        totals = np.zeros(alphas.shape[0])
-        inv = 1.0 / (evals[:, None] + alphas[None, :])  # (D, n_alphas)
-        shift = z_mean @ V
-        for rows in self._block_rows(X):
-            Z = _as_float64(self._features(X[rows]))
-            P = np.asarray(Z @ V) - shift
-            w = w_all[rows]
-            Yc = Y_all[rows] - y_mean
-            h = (P * P) @ inv * w[:, None]
-            if self.fit_intercept:
-                h += (w / self._sw_sum)[:, None]
-            for j in range(alphas.shape[0]):
-                fitted = P @ (Q * inv[:, j : j + 1])
-                resid = (Yc - fitted) / (1.0 - h[:, j : j + 1])
-                totals[j] += float(w @ (resid * resid).sum(axis=1))
-        return totals / (max(self._sw_sum, 1e-300) * Y_all.shape[1])
-
-    # -- fitting entry points -----------------------------------------------------------
+    def _targets_and_weights(
+        self, X: Any, Y: np.ndarray, sample_weight: Any
+    ) -> tuple[Any, np.ndarray, np.ndarray]:
+        X = as_row_sliceable(X)
+        Y2 = Y.reshape(Y.shape[0], -1).astype(np.float64, copy=False)
+        if sample_weight is None:
+            return X, Y2, np.ones(X.shape[0])
+        sw = _check_sample_weight(sample_weight, X)
+        return X, Y2, np.asarray(sw, dtype=np.float64)
 
     def _fit_targets(self, X: Any, Y: np.ndarray, sample_weight: Any) -> None:
-        X = as_row_sliceable(X)
-        sw = None if sample_weight is None else _check_sample_weight(sample_weight, X)
+        X, Y2, w = self._targets_and_weights(X, Y, sample_weight)
         self._y_1d = Y.ndim == 1
-        Y2 = Y.reshape(Y.shape[0], -1).astype(np.float64, copy=False)
-        self._start(X, Y2.shape[1])
-        w_all = np.ones(X.shape[0]) if sw is None else np.asarray(sw, dtype=np.float64)
-        for rows in self._block_rows(X):
-            self._accumulate(self._features(X[rows]), Y2[rows], w_all[rows])
-        self._y_fit = Y2
-        try:
-            self._solve(X, None if sw is None else w_all)
-        finally:
-            del self._y_fit
+        done = self._start(X, Y2, w)
+        for block in self._blocks(X, Y2, w, done):
+            self.statistics_.update(*block)
+        self._store(self._solve(self._blocks(X, Y2, w)))
 
     def _partial_fit_targets(self, X: Any, Y: np.ndarray, sample_weight: Any) -> None:
-        X = as_row_sliceable(X)
-        sw = None if sample_weight is None else _check_sample_weight(sample_weight, X)
-        Y2 = Y.reshape(Y.shape[0], -1).astype(np.float64, copy=False)
-        if getattr(self, "_gram", None) is None:
+        X, Y2, w = self._targets_and_weights(X, Y, sample_weight)
+        done = 0
+        if not self._started():
             self._y_1d = Y.ndim == 1
-            self._start(X, Y2.shape[1])
-        elif Y2.shape[1] != self._zty.shape[1] or (Y.ndim == 1) != self._y_1d:
+            done = self._start(X, Y2, w)
+        elif Y2.shape[1] != self.statistics_.n_targets or (Y.ndim == 1) != self._y_1d:
             raise ValueError(
                 f"y has {Y2.shape[1]} target(s) but the model was started with "
-                f"{self._zty.shape[1]}; every call to partial_fit must give the same targets."
+                f"{self.statistics_.n_targets}; every call to partial_fit must give the same "
+                "targets."
             )
-        w_all = np.ones(X.shape[0]) if sw is None else np.asarray(sw, dtype=np.float64)
-        for rows in self._block_rows(X):
-            self._accumulate(self._features(X[rows]), Y2[rows], w_all[rows])
-        self._solve(None, None)
+        for block in self._blocks(X, Y2, w, done):
+            self.statistics_.update(*block)
+        self._store(self._solve(None))
+
+    def _solve(self, blocks: Any) -> Any:
+        """Solve from ``statistics_``; ``blocks`` (the rows again) allow exact leave-one-out."""
+        return solve_ridge(
+            self.statistics_,
+            alpha=float(self.alpha),
+            alphas=self._check_alphas(),
+            selection=self.alpha_selection,
+            fit_intercept=self.fit_intercept,
+            blocks=blocks,
+        )
+
+    def _store(self, solution: Any) -> None:
+        self.alpha_ = solution.alpha
+        if solution.cv_errors is not None:
+            self.cv_errors_ = solution.cv_errors
+            self.alpha_selection_ = solution.selection
+        if self._y_1d:
+            self.coef_ = solution.coef[0]
+            self.intercept_ = float(solution.intercept[0])
+        else:
+            self.coef_ = solution.coef
+            self.intercept_ = solution.intercept
 
     def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=False)
-        X = as_row_sliceable(X)
         coef = np.atleast_2d(self.coef_)
-        out = np.empty((X.shape[0], coef.shape[0]), dtype=output_dtype(X))
-        for rows in self._block_rows(X):
-            out[rows] = np.asarray(self._features(X[rows]) @ coef.T) + self.intercept_
+        out = predict_in_blocks(
+            self,
+            X,
+            (coef.shape[0],),
+            self._block_rows,
+            lambda X: lambda Xb: np.asarray(self._features(Xb) @ coef.T) + self.intercept_,
+        )
         return out[:, 0] if self._y_1d else out
 
 
@@ -375,6 +293,11 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         With ``alphas``: ``"loo"`` or ``"gcv"``, what was used.
     n_features_out_ : int
         Number of features ``D`` produced by the map.
+    statistics_ : RidgeStatistics
+        The sufficient statistics of every row seen (weight sum, weighted means, centred
+        ``Z^T W Z``, ``Z^T W y`` and ``y^T W y``, float64); ``partial_fit`` updates them,
+        and statistics of other rows can be merged in exactly
+        (:meth:`RidgeStatistics.merge`).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -415,21 +338,6 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     (3,)
     """
 
-    def __init__(
-        self,
-        feature_map: Any = None,
-        *,
-        alpha: float = 1.0,
-        alphas: Any = None,
-        alpha_selection: str = "auto",
-        fit_intercept: bool = True,
-    ) -> None:
-        self.feature_map = feature_map
-        self.alpha = alpha
-        self.alphas = alphas
-        self.alpha_selection = alpha_selection
-        self.fit_intercept = fit_intercept
-
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> FeatureRidge:
         """Fit the feature map on ``X``, then the ridge weights, in row blocks.
 
@@ -441,7 +349,8 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
 
         Returns
         -------
-        self
+        self : FeatureRidge
+            The fitted model.
         """
         self._validate_params()
         X, y = validate_regression_data(self, X, y)
@@ -457,15 +366,17 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        sample_weight : array-like of shape (n_samples,), default=None
+        X : {array-like, sparse matrix} of shape (n_rows, n_features)
+            The new block of rows.
+        y : array-like of shape (n_rows,) or (n_rows, n_targets)
+        sample_weight : array-like of shape (n_rows,), default=None
 
         Returns
         -------
-        self
+        self : FeatureRidge
+            The model updated with the block.
         """
-        first = getattr(self, "_gram", None) is None
+        first = not self._started()
         if first:
             self._validate_params()
         X, y = validate_regression_data(self, X, y, reset=first)
@@ -478,10 +389,12 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows in the input space of the feature map (validated once, not again by
+            the map).
 
         Returns
         -------
-        ndarray of shape (n_samples,) or (n_samples, n_targets)
-            float32 for float32 input.
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            The output dtype follows ``X``: float32 input, float32 predictions.
         """
         return self._decision(X)

@@ -10,16 +10,14 @@ import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..feature_maps import row_blocks
 from ..kernels import Kernel, kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import (
-    FLOAT_DTYPES,
     KernelLike,
-    as_row_sliceable,
     kernel_matrix,
-    output_dtype,
+    predict_in_blocks,
     validate_regression_data,
 )
 
@@ -131,15 +129,17 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs, all kept (``X_fit_``) for prediction.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets; centre them first when their mean is far from zero (no intercept).
 
         Returns
         -------
-        self
+        self : KernelRidge
+            The fitted model.
         """
         self._validate_params()
         X, y = validate_regression_data(self, X, y)
-        X = as_row_sliceable(X)
         n = X.shape[0]
         if n * n * 8 > EXACT_MEMORY_WARNING_BYTES:
             warnings.warn(
@@ -177,19 +177,21 @@ class KernelRidge(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_queries, n_features)
+            Query points; each block of rows meets all ``n`` training rows in one kernel
+            evaluation.
 
         Returns
         -------
-        ndarray of shape (n_samples,) or (n_samples, n_targets)
-            float32 for float32 input.
+        y_pred : ndarray of shape (n_queries,) or (n_queries, n_targets)
+            In the float dtype of ``X`` (float32 stays float32).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=False)
-        X = as_row_sliceable(X)
-        coef = self.dual_coef_
-        out = np.empty((X.shape[0], *coef.shape[1:]), dtype=output_dtype(X))
-        n_fit = self.X_fit_.shape[0]
-        for rows in row_blocks(X.shape[0], 3.0 * 8 * n_fit):
-            out[rows] = kernel_matrix(self.kernel_, X[rows], self.X_fit_) @ coef
-        return out
+        coef, X_fit = self.dual_coef_, self.X_fit_
+        return predict_in_blocks(
+            self,
+            X,
+            coef.shape[1:],
+            lambda X: row_blocks(X.shape[0], 3.0 * 8 * X_fit.shape[0]),
+            lambda X: lambda Xb: kernel_matrix(self.kernel_, Xb, X_fit) @ coef,
+        )

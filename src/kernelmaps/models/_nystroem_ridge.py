@@ -7,16 +7,14 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._random import check_random_state
 from ..feature_maps import row_blocks
-from ..feature_maps._landmarks import select_landmarks
 from ..kernels import (
     Gaussian,
     Kernel,
@@ -24,25 +22,20 @@ from ..kernels import (
     resolve_estimator_kernel,
 )
 from ..kernels._landmark_block import LandmarkKernel
+from ..sampling import resolve_landmarks
 from ._base import (
-    FLOAT_DTYPES,
     KernelLike,
-    as_row_sliceable,
     kernel_matrix,
-    output_dtype,
+    predict_in_blocks,
     validate_regression_data,
 )
-from ._cg import conjugate_gradient
+from ._falkon import FalkonPreconditioner, FalkonSolver, NystroemMatvec, landmark_gram
 
 __all__ = ["NystroemKernelRidge"]
 
 
 #: Largest row block of a kernel evaluation (fewer rows if ``working_memory`` demands).
 _MAX_BLOCK_ROWS = 2048
-
-#: Bytes of the row chunks of a ``K_nm`` block on which ``K^T (K V)`` is formed: the chunk
-#: is still in cache for the second product, so each pass reads ``K_nm`` from memory once.
-_CHUNK_BYTES = 1 << 20
 
 
 def _work_dtype(kernel: Any, X: Any) -> np.dtype:
@@ -62,14 +55,6 @@ def _landmark_kernel(kernel: Any, L: np.ndarray, dtype: np.dtype) -> Any:
     if isinstance(kernel, Kernel):
         return LandmarkKernel(kernel, L, dtype)
     return lambda Xb: kernel_matrix(kernel, Xb, L)
-
-
-def _normal_matvec(K: np.ndarray, V: np.ndarray, out: np.ndarray) -> None:
-    """``out += K^T (K V)`` chunk by chunk of rows (one pass over ``K`` in memory)."""
-    step = max(1, _CHUNK_BYTES // max(1, K.shape[1] * K.itemsize))
-    for start in range(0, K.shape[0], step):
-        chunk = K[start : start + step]
-        out += chunk.T @ (chunk @ V)
 
 
 class NystroemKernelRidge(RegressorMixin, BaseEstimator):
@@ -98,9 +83,10 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     n_components : int, default=100
         Number of landmarks ``m`` (at most ``n_samples``; ignored for array landmarks).
     landmarks : {"uniform", "kmeans", "leverage"} or array-like, default="uniform"
-        How the landmarks are chosen (see :mod:`kernelmaps.feature_maps._landmarks`:
+        How the landmarks are chosen (see :func:`kernelmaps.sampling.resolve_landmarks`:
         uniform rows, k-means centres, or rows drawn by approximate ridge leverage
-        scores), or the landmarks themselves, shape (m, n_features).
+        scores), or the landmarks themselves, shape (m, n_features).  Repeated rows are
+        kept once.
     alpha : float, default=1.0
         Ridge penalty ``alpha > 0`` on the scale of :class:`KernelRidge`'s (FALKON's
         ``lambda`` is ``alpha / n``).
@@ -148,7 +134,10 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     statistical dimension.  Each iteration computes ``K_nm^T (K_nm v)`` block by block of
     rows: blocks within ``cache_size`` are computed once (in the same pass as
     ``K_nm^T y``) and kept, the others are recomputed.  Jitter only changes the
-    preconditioner, never the solution.
+    preconditioner, never the solution.  The pieces are objects of
+    :mod:`kernelmaps.models._falkon`: ``FalkonPreconditioner`` (``T``, ``A``),
+    ``NystroemMatvec`` (the ``K_nm`` blocks and ``K_nm^T K_nm V``) and ``FalkonSolver``
+    (their composition for :func:`~kernelmaps.models.conjugate_gradient`).
 
     Cost: ``O(n m d)`` kernel evaluations once for the cached rows and per iteration for
     the others, plus ``O(n m t)`` per iteration (``t`` targets) and ``O(m^3)`` for the
@@ -230,64 +219,36 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
     # -- pieces -------------------------------------------------------------------------
 
     def _select_landmarks(self, X: Any, kernel: Any) -> tuple[np.ndarray, np.ndarray | None]:
-        if not isinstance(self.landmarks, str):
-            L = np.asarray(self.landmarks, dtype=X.dtype)
-            if L.ndim != 2 or L.shape[1] != X.shape[1] or L.shape[0] < 1:
-                raise ValueError(
-                    f"landmarks given as an array must have shape (m, {X.shape[1]}) with "
-                    f"m >= 1 to match X; got shape {L.shape}."
-                )
-            if not np.all(np.isfinite(L)):
-                raise ValueError("landmarks contain NaN or infinity; give finite landmarks.")
-            return L, None
-        m = self.n_components
-        if m > X.shape[0]:
-            warnings.warn(
-                f"n_components={m} > n_samples={X.shape[0]}; using n_components="
-                f"{X.shape[0]} landmarks.",
-                UserWarning,
-                stacklevel=3,
-            )
-            m = X.shape[0]
-        rng = check_random_state(self.random_state)
-        L, idx = select_landmarks(X, m, self.landmarks, kernel=kernel, rng=rng)
-        L = np.asarray(L)
-        # Repeated rows add nothing to the model and make K_mm singular: keep one of each.
-        _, first = np.unique(L, axis=0, return_index=True)
-        if first.shape[0] < L.shape[0]:
-            first = np.sort(first)
-            L = L[first]
-            idx = None if idx is None else np.asarray(idx)[first]
-        return L, idx
+        """The landmarks, repeated rows dropped (they make ``K_mm`` singular)."""
+        return resolve_landmarks(
+            X,
+            self.landmarks,
+            self.n_components,
+            kernel=kernel,
+            rng=check_random_state(self.random_state),
+            unique=True,
+            stacklevel=3,
+        )
 
     def _block_rows(self, X: Any, m: int, n_targets: int) -> Any:
         return row_blocks(
             X.shape[0], 8.0 * (3 * m + X.shape[1] + n_targets), max_rows=_MAX_BLOCK_ROWS
         )
 
-    def _preconditioner(self, K_mm: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Upper Cholesky factors ``T`` of ``K_mm`` and ``A`` of ``(n/m) T T^T + alpha I``."""
-        m = K_mm.shape[0]
-        scale = max(float(np.mean(np.diag(K_mm))), np.finfo(np.float64).tiny)
-        # FALKON's jitter, 1e-13 m times the kernel's scale, raised if K_mm is singular.
-        jitter = 1e-13 * m * scale
-        for _ in range(8):
-            M = K_mm.copy()
-            M[np.diag_indices(m)] += jitter
-            try:
-                T = scipy.linalg.cholesky(M, lower=False, check_finite=False)
-                break
-            except scipy.linalg.LinAlgError:
-                jitter *= 100.0
-        else:
-            raise ValueError(
-                "The landmark kernel matrix K_mm is not positive semi-definite; is the "
-                "kernel positive definite? Use a positive-definite kernel."
-            )
-        B = (n / m) * (T @ T.T)
-        B[np.diag_indices(m)] += self.alpha
-        A = scipy.linalg.cholesky(B, lower=False, check_finite=False)
-        return T, A
+    def _solver(self, X: Any, kernel: Any, L: np.ndarray, n_targets: int) -> FalkonSolver:
+        """FALKON's solver on ``X``: preconditioner from ``K_mm``, ``K_nm`` blocks cached
+        within ``cache_size``."""
+        n, m = X.shape[0], L.shape[0]
+        K_mm = landmark_gram(kernel, L)
+        work = _work_dtype(kernel, X)
+        matvec = NystroemMatvec(
+            X,
+            list(self._block_rows(X, m, n_targets)),
+            _landmark_kernel(kernel, L, work),
+            work,
+            int(self.cache_size * 2**20 // (m * work.itemsize)),
+        )
+        return FalkonSolver(K_mm, self.alpha, FalkonPreconditioner(K_mm, n, self.alpha), matvec)
 
     # -- fit / predict ------------------------------------------------------------------
 
@@ -297,64 +258,22 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs; the landmarks are drawn from them (unless given).
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets, solved for together (one CG run with one column per target).
 
         Returns
         -------
-        self
+        self : NystroemKernelRidge
+            The fitted model.
         """
         self._validate_params()
         X, y = validate_regression_data(self, X, y)
-        X = as_row_sliceable(X)
         kernel = resolve_estimator_kernel(self, X.shape[1])
         L, idx = self._select_landmarks(X, kernel)
-        n, m = X.shape[0], L.shape[0]
-        Y = np.asarray(y, dtype=np.float64).reshape(n, -1)
-        t = Y.shape[1]
-        blocks = list(self._block_rows(X, m, t))
-
-        K_mm = kernel_matrix(kernel, L, L)
-        K_mm = 0.5 * (K_mm + K_mm.T)
-        T, A = self._preconditioner(K_mm, n)
-
-        # b = K_nm^T y, one pass, keeping the blocks that fit in the cache.
-        work = _work_dtype(kernel, X)
-        block_kernel = _landmark_kernel(kernel, L, work)
-        budget_rows = int(self.cache_size * 2**20 // (m * work.itemsize))
-        cache: list[np.ndarray | None] = []
-        n_cached = 0
-        rhs = np.zeros((m, t))
-        for rows in blocks:
-            Kb = block_kernel(X[rows])
-            rhs += Kb.T @ Y[rows].astype(work)
-            keep = n_cached + Kb.shape[0] <= budget_rows
-            cache.append(Kb if keep else None)
-            n_cached += Kb.shape[0] if keep else 0
-
-        def H(V: np.ndarray) -> np.ndarray:
-            """``(K_nm^T K_nm + alpha K_mm) V``, cached blocks reused, others recomputed."""
-            out = self.alpha * (K_mm @ V)
-            V_work = V.astype(work, copy=False)
-            for rows, Kb in zip(blocks, cache, strict=True):
-                _normal_matvec(block_kernel(X[rows]) if Kb is None else Kb, V_work, out)
-            return out
-
-        def solve_T(V: np.ndarray) -> np.ndarray:
-            return scipy.linalg.solve_triangular(T, V, lower=False, check_finite=False)
-
-        def solve_A(V: np.ndarray) -> np.ndarray:
-            return scipy.linalg.solve_triangular(A, V, lower=False, check_finite=False)
-
-        def preconditioned(V: np.ndarray) -> np.ndarray:
-            # A^{-T} T^{-T} H T^{-1} A^{-1} V
-            W = H(solve_T(solve_A(V)))
-            W = scipy.linalg.solve_triangular(T, W, trans="T", lower=False, check_finite=False)
-            return scipy.linalg.solve_triangular(A, W, trans="T", lower=False, check_finite=False)
-
-        b = scipy.linalg.solve_triangular(T, rhs, trans="T", lower=False, check_finite=False)
-        b = scipy.linalg.solve_triangular(A, b, trans="T", lower=False, check_finite=False)
-        result = conjugate_gradient(preconditioned, b, tol=self.tol, max_iter=self.max_iter)
-        coef = solve_T(solve_A(result.x))
+        Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
+        solver = self._solver(X, kernel, L, Y.shape[1])
+        coef, result = solver.solve(Y, tol=self.tol, max_iter=self.max_iter)
 
         self.kernel_ = kernel
         self.landmarks_ = L
@@ -363,8 +282,7 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         self.n_iter_ = result.n_iter
         self.residual_ = float(np.max(result.residual))
         self.converged_ = result.converged
-        self.n_cached_rows_ = n_cached
-        self._T, self._A = T, A
+        self.n_cached_rows_ = solver.matvec.n_cached_rows
         if not result.converged:
             warnings.warn(
                 f"NystroemKernelRidge did not converge: relative residual {self.residual_:.3g} "
@@ -376,26 +294,27 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predict ``f(x) = sum_j c_j k(x, l_j)``, in row blocks.
+        """Predict ``f(x) = sum_j c_j k(x, l_j)`` over the ``m`` landmarks, in row blocks.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_queries, n_features)
+            Points to predict at; cost ``O(m d)`` kernel evaluations per point.
 
         Returns
         -------
-        ndarray of shape (n_samples,) or (n_samples, n_targets)
-            float32 for float32 input.
+        y_pred : ndarray of shape (n_queries,) or (n_queries, n_targets)
+            float32 when ``X`` is float32 (the kernel block too, for the Gaussian kernel).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=False)
-        X = as_row_sliceable(X)
-        coef = self.dual_coef_
-        L = self.landmarks_
-        out = np.empty((X.shape[0], *coef.shape[1:]), dtype=output_dtype(X))
-        work = _work_dtype(self.kernel_, X)
-        block_kernel = _landmark_kernel(self.kernel_, L, work)
-        coef_work = coef.astype(work)
-        for rows in self._block_rows(X, L.shape[0], 1):
-            out[rows] = block_kernel(X[rows]) @ coef_work
-        return out
+        L, coef = self.landmarks_, self.dual_coef_
+
+        def predictor(X: Any) -> Any:
+            work = _work_dtype(self.kernel_, X)
+            block_kernel = _landmark_kernel(self.kernel_, L, work)
+            coef_work = coef.astype(work)
+            return lambda Xb: block_kernel(Xb) @ coef_work
+
+        return predict_in_blocks(
+            self, X, coef.shape[1:], lambda X: self._block_rows(X, L.shape[0], 1), predictor
+        )

@@ -1,6 +1,30 @@
-"""Monte Carlo, orthogonal and quasi-Monte Carlo draws used by the feature maps."""
+"""Monte Carlo, orthogonal and quasi-Monte Carlo draws, and landmark selection.
 
+* :func:`uniform_points`, :func:`orthogonal_directions` -- the draws of the random maps.
+* :func:`resolve_landmarks` -- the landmarks of Nyström, IKA and NystroemKernelRidge, from
+  their ``landmarks`` parameter; :func:`select_landmarks` draws them uniformly, by k-means
+  or by recursive ridge leverage scores.
+"""
+
+from ._landmarks import (
+    KMEANS_MINIBATCH_THRESHOLD,
+    LANDMARK_METHODS,
+    kernel_diagonal,
+    recursive_rls_indices,
+    resolve_landmarks,
+    select_landmarks,
+)
 from ._orthogonal import orthogonal_directions
 from ._qmc import QMC_METHODS, uniform_points
 
-__all__ = ["QMC_METHODS", "orthogonal_directions", "uniform_points"]
+__all__ = [
+    "KMEANS_MINIBATCH_THRESHOLD",
+    "LANDMARK_METHODS",
+    "QMC_METHODS",
+    "kernel_diagonal",
+    "orthogonal_directions",
+    "recursive_rls_indices",
+    "resolve_landmarks",
+    "select_landmarks",
+    "uniform_points",
+]

@@ -44,6 +44,14 @@ def orthogonal_directions(
     Orthogonal random features. NIPS.
     Mezzadri, F. (2007). How to generate random matrices from the classical compact groups.
     Notices of the AMS 54(5).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sampling import orthogonal_directions
+    >>> W = orthogonal_directions(3, 3, np.random.default_rng(0))
+    >>> bool(np.allclose(W @ W.T, np.eye(3)))
+    True
     """
     d = dimension
     n_blocks = -(-n_directions // d)

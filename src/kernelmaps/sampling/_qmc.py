@@ -49,6 +49,14 @@ def uniform_points(
     Returns
     -------
     ndarray of shape (n_points, dimension)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sampling import uniform_points
+    >>> U = uniform_points(8, 2, "sobol", rng=np.random.default_rng(0))
+    >>> U.shape, bool(np.all((U > 0) & (U < 1)))
+    ((8, 2), True)
     """
     if method not in QMC_METHODS:
         raise ValueError(f"method must be one of {QMC_METHODS}; got {method!r}.")

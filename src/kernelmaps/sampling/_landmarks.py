@@ -1,6 +1,10 @@
-"""Landmark selection for the data-dependent maps (Nyström, IKA).
+"""Landmark selection for the data-dependent maps and models (Nyström, IKA, FALKON).
 
-Three ways to pick ``m`` landmarks among (or summarising) the rows of ``X``:
+:func:`resolve_landmarks` is the one routine every estimator calls: it takes the
+estimator's ``landmarks`` parameter (a method name or the landmarks themselves), caps the
+number at ``n_samples`` with a warning, checks given landmarks (shape, finiteness, sparse
+input), and optionally drops repeated rows.  :func:`select_landmarks` draws them by one of
+three methods, among (or summarising) the rows of ``X``:
 
 ``"uniform"``
     ``m`` distinct rows drawn uniformly without replacement (Williams & Seeger 2001).
@@ -16,13 +20,7 @@ Three ways to pick ``m`` landmarks among (or summarising) the rows of ``X``:
     ``n x n`` kernel matrix is never formed.  Cost ``O(n m)`` kernel evaluations and
     ``O(n m^2)`` arithmetic, memory ``O(n m)`` at most (evaluated in row blocks).
 
-References
-----------
-Williams, C. K. I. and Seeger, M. (2001). Using the Nyström method to speed up kernel
-machines. NIPS.
-Zhang, K., Tsang, I. W. and Kwok, J. T. (2008). Improved Nyström low-rank approximation
-and error analysis. ICML.
-Musco, C. and Musco, C. (2017). Recursive sampling for the Nyström method. NIPS.
+The references are in :func:`select_landmarks`.
 """
 
 from __future__ import annotations
@@ -35,11 +33,19 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
+from sklearn import config_context
 from sklearn.exceptions import ConvergenceWarning
 
 from ..kernels import check_kernel_matrix
 
-__all__ = ["KMEANS_MINIBATCH_THRESHOLD", "LANDMARK_METHODS", "kernel_diagonal", "select_landmarks"]
+__all__ = [
+    "KMEANS_MINIBATCH_THRESHOLD",
+    "LANDMARK_METHODS",
+    "kernel_diagonal",
+    "recursive_rls_indices",
+    "resolve_landmarks",
+    "select_landmarks",
+]
 
 #: Above this many samples, ``"kmeans"`` uses :class:`~sklearn.cluster.MiniBatchKMeans`.
 KMEANS_MINIBATCH_THRESHOLD = 20_000
@@ -67,6 +73,14 @@ def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
     """``k(x, x)`` for every row of ``X`` in float64, without the ``n x n`` matrix.
 
     Uses ``kernel.diag`` when the kernel has one, else evaluates ``k`` on single rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling import kernel_diagonal
+    >>> kernel_diagonal(Gaussian(gamma=1.0), np.zeros((3, 2))).tolist()
+    [1.0, 1.0, 1.0]
     """
     diag = getattr(kernel, "diag", None)
     if diag is not None:
@@ -120,6 +134,24 @@ def select_landmarks(
         Dense, in X's float dtype.
     indices : ndarray of int or None
         Rows of ``X`` the landmarks are (``None`` for k-means centres).
+
+    References
+    ----------
+    .. [1] C. K. I. Williams and M. Seeger, "Using the Nyström method to speed up kernel
+       machines", NIPS 2001 (``"uniform"``).
+    .. [2] K. Zhang, I. W. Tsang and J. T. Kwok, "Improved Nyström low-rank approximation
+       and error analysis", ICML 2008 (``"kmeans"``).
+    .. [3] C. Musco and C. Musco, "Recursive sampling for the Nyström method", NIPS 2017
+       (``"leverage"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sampling import select_landmarks
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> L, idx = select_landmarks(X, 3, "uniform", rng=np.random.default_rng(0))
+    >>> L.shape, idx.shape
+    ((3, 2), (3,))
     """
     n = X.shape[0]
     if not 1 <= n_landmarks <= n:
@@ -174,7 +206,8 @@ def _kmeans_centres(
         )
     else:
         model = KMeans(n_clusters=n_landmarks, max_iter=max_iter, n_init=n_init, random_state=seed)
-    with warnings.catch_warnings():
+    # X was validated by the estimator: k-means need not scan it for NaN/inf again.
+    with warnings.catch_warnings(), config_context(assume_finite=True):
         # Fewer distinct points than clusters: duplicate centres are handled by the
         # eigenvalue cut-off of the maps, no need to alarm the user here.
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -217,6 +250,15 @@ def recursive_rls_indices(
     ``lambda`` set so that about ``m`` columns are kept (``lambda = (tr(K_SS) -
     sum of its top k eigenvalues) / k``).  The last level samples exactly ``m`` rows
     without replacement with probabilities proportional to the estimated scores.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling import recursive_rls_indices
+    >>> X = np.random.default_rng(0).normal(size=(200, 3))
+    >>> recursive_rls_indices(X, 10, Gaussian(gamma=0.5), np.random.default_rng(0)).shape
+    (10,)
     """
     n = X.shape[0]
     s = n_landmarks
@@ -270,3 +312,105 @@ def recursive_rls_indices(
             p /= p.sum()
             samp = rng.choice(current.shape[0], size=s, replace=False, p=p)
     return np.sort(perm[samp])
+
+
+def _given_landmarks(landmarks: Any, X: Any) -> np.ndarray:
+    """Landmarks given as an array: dense, in X's float dtype, shape and values checked."""
+    L = landmarks.toarray() if sp.issparse(landmarks) else landmarks
+    L = np.asarray(L, dtype=np.float64)
+    d = X.shape[1]
+    if L.ndim != 2 or L.shape[1] != d or L.shape[0] < 1:
+        detail = (
+            f" (landmarks has {L.shape[1]} features, but X has {d} features)"
+            if L.ndim == 2 and L.shape[1] != d
+            else ""
+        )
+        raise ValueError(
+            f"landmarks given as an array must have shape (m, {d}) with m >= 1 to match X; "
+            f"got shape {L.shape}{detail}. The landmarks live in the input space."
+        )
+    if not np.all(np.isfinite(L)):
+        raise ValueError("landmarks contain NaN or infinity; give finite landmarks.")
+    return L.astype(_float_dtype(X), copy=False)
+
+
+def _drop_repeated(L: np.ndarray, idx: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The first of each group of equal rows, in their original order."""
+    _, first = np.unique(L, axis=0, return_index=True)
+    if first.shape[0] == L.shape[0]:
+        return L, idx
+    first = np.sort(first)
+    return L[first], None if idx is None else np.asarray(idx)[first]
+
+
+def resolve_landmarks(
+    X: Any,
+    landmarks: Any,
+    n_landmarks: int,
+    *,
+    kernel: Callable[..., Any] | None = None,
+    rng: np.random.Generator,
+    unique: bool = False,
+    name: str = "n_components",
+    noun: str = "landmark",
+    stacklevel: int = 1,
+    **options: Any,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The landmarks an estimator's ``landmarks`` parameter asks for.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        Validated data (finite, float32 or float64).
+    landmarks : {"uniform", "kmeans", "leverage"} or array-like of shape (m, n_features)
+        A method of :func:`select_landmarks`, or the landmarks themselves (dense or
+        sparse; checked for shape and finiteness, returned dense in X's dtype).
+    n_landmarks : int
+        Number wanted for a method; more than ``n_samples`` uses ``n_samples`` with a
+        ``UserWarning`` naming the parameter ``name``.  Ignored for given landmarks.
+    kernel : callable, optional
+        Needed by ``"leverage"``.
+    rng : numpy.random.Generator
+        Used only by the methods (given landmarks draw nothing).
+    unique : bool, default=False
+        Keep only the first of repeated rows (they make the landmark kernel matrix
+        singular and add nothing to a model on the landmarks).  The feature maps keep them
+        (their eigenvalue cut-off handles them and their width stays ``n_components``).
+    name, noun : str
+        The parameter and the word used in the warning (``"n_basis"``, ``"centre"``).
+    stacklevel : int, default=1
+        Frame of the warning, counted from the caller of this function (1: the caller).
+    **options
+        Passed to :func:`select_landmarks`.
+
+    Returns
+    -------
+    landmarks : ndarray of shape (m, n_features)
+    indices : ndarray of int or None
+        Rows of ``X`` the landmarks are (None for k-means centres and given landmarks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sampling import resolve_landmarks
+    >>> X = np.repeat(np.arange(5.0)[:, None], 2, axis=0)  # every row twice
+    >>> rng = np.random.default_rng(0)
+    >>> L, idx = resolve_landmarks(X, "uniform", 10, rng=rng, unique=True, stacklevel=2)
+    >>> L.ravel().tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0]
+    """
+    if not isinstance(landmarks, str):
+        L, idx = _given_landmarks(landmarks, X), None
+    else:
+        n = X.shape[0]
+        m = int(n_landmarks)
+        if m > n:
+            warnings.warn(
+                f"{name}={m} is larger than n_samples={n}: every sample is used as a "
+                f"{noun} ({n} {noun}s). Give a smaller {name} or more samples.",
+                UserWarning,
+                stacklevel=stacklevel + 1,
+            )
+            m = n
+        L, idx = select_landmarks(X, m, landmarks, kernel=kernel, rng=rng, **options)
+    return _drop_repeated(L, idx) if unique else (L, idx)

@@ -1,0 +1,245 @@
+"""FALKON's pieces: the preconditioner, the ``K_nm^T K_nm`` matvec, and their composition.
+
+Following the split of the FALKON code (``preconditioner/`` and ``optim/conjgrad.py``):
+:class:`FalkonPreconditioner` owns the two ``m x m`` Cholesky factors and applies them,
+:class:`NystroemMatvec` owns how the ``K_nm`` row blocks are produced (kept in a cache or
+recomputed) and computes ``K_nm^T (K_nm V)``, and :class:`FalkonSolver` composes them
+into the operator handed to :func:`~kernelmaps.models.conjugate_gradient`, which sees only
+a matvec.  The matvec is the only piece that touches the ``n`` rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+
+from ._base import kernel_matrix
+from ._cg import CGResult, conjugate_gradient
+
+__all__ = ["FalkonPreconditioner", "FalkonSolver", "NystroemMatvec", "landmark_gram"]
+
+#: Bytes of the row chunks of a ``K_nm`` block on which ``K^T (K V)`` is formed: the chunk
+#: is still in cache for the second product, so each pass reads ``K_nm`` from memory once.
+_CHUNK_BYTES = 1 << 20
+
+
+def _triangular(F: np.ndarray, V: np.ndarray, trans: str = "N") -> np.ndarray:
+    return scipy.linalg.solve_triangular(F, V, trans=trans, lower=False, check_finite=False)
+
+
+def landmark_gram(kernel: Callable[..., Any], L: np.ndarray) -> np.ndarray:
+    """``K_mm = k(L, L)`` in float64, symmetrized (``(K + K^T) / 2``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.models._falkon import landmark_gram
+    >>> landmark_gram(Gaussian(gamma=1.0), np.zeros((2, 3))).tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    K_mm = kernel_matrix(kernel, L, L)
+    return 0.5 * (K_mm + K_mm.T)
+
+
+class FalkonPreconditioner:
+    """FALKON's preconditioner ``B = T^{-1} A^{-1}`` for the Nyström normal equations.
+
+    ``T`` is the upper Cholesky factor of ``K_mm`` (``K_mm = T^T T``, with FALKON's jitter
+    ``1e-13 m`` times the mean diagonal, raised a hundredfold while ``K_mm`` is not
+    numerically positive definite) and ``A`` that of ``(n / m) T T^T + alpha I``, so that
+    ``B^{-T} B^{-1} = T^T A^T A T = (n/m) K_mm^2 + alpha K_mm`` approximates
+    ``K_nm^T K_nm + alpha K_mm``.
+
+    Parameters
+    ----------
+    K_mm : ndarray of shape (m, m)
+        Symmetric kernel matrix of the landmarks.
+    n : int
+        Number of training rows.
+    alpha : float
+        Ridge penalty.
+
+    Attributes
+    ----------
+    T, A : ndarray of shape (m, m)
+        The upper-triangular factors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._falkon import FalkonPreconditioner
+    >>> pre = FalkonPreconditioner(np.eye(3), n=6, alpha=1.0)
+    >>> pre.apply(np.ones(3)).round(4).tolist()
+    [0.5774, 0.5774, 0.5774]
+    """
+
+    def __init__(self, K_mm: np.ndarray, n: int, alpha: float) -> None:
+        m = K_mm.shape[0]
+        scale = max(float(np.mean(np.diag(K_mm))), np.finfo(np.float64).tiny)
+        jitter = 1e-13 * m * scale
+        for _ in range(8):
+            M = K_mm.copy()
+            M[np.diag_indices(m)] += jitter
+            try:
+                T = scipy.linalg.cholesky(M, lower=False, check_finite=False)
+                break
+            except scipy.linalg.LinAlgError:
+                jitter *= 100.0
+        else:
+            raise ValueError(
+                "The landmark kernel matrix K_mm is not positive semi-definite; is the "
+                "kernel positive definite? Use a positive-definite kernel."
+            )
+        Bm = (n / m) * (T @ T.T)
+        Bm[np.diag_indices(m)] += alpha
+        self.T = T
+        self.A = scipy.linalg.cholesky(Bm, lower=False, check_finite=False)
+
+    def apply(self, V: np.ndarray) -> np.ndarray:
+        """``B V = T^{-1} A^{-1} V``."""
+        return _triangular(self.T, _triangular(self.A, V))
+
+    def apply_t(self, V: np.ndarray) -> np.ndarray:
+        """``B^T V = A^{-T} T^{-T} V``."""
+        return _triangular(self.A, _triangular(self.T, V, trans="T"), trans="T")
+
+
+class NystroemMatvec:
+    """``K_nm^T (K_nm V)`` over row blocks of ``X``, with the blocks cached within a budget.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n, d)
+        The training rows (sliceable by row).
+    blocks : sequence of slice
+        The row blocks.
+    block_kernel : callable
+        ``X_block -> k(X_block, L)`` of shape (rows, m), in the working dtype.
+    dtype : numpy dtype
+        The working dtype of the blocks and their products.
+    cache_rows : int
+        Rows of ``K_nm`` kept between passes (the first blocks that fit); the others are
+        recomputed at every pass.
+
+    Attributes
+    ----------
+    n_cached_rows : int
+        Rows of ``K_nm`` held in the cache (after :meth:`rhs`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._falkon import NystroemMatvec
+    >>> X, L = np.eye(4), np.eye(4)[:2]
+    >>> mv = NystroemMatvec(X, [slice(0, 4)], lambda Xb: Xb @ L.T, np.dtype(np.float64), 0)
+    >>> mv.rhs(np.ones((4, 1))).ravel().tolist()
+    [1.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        X: Any,
+        blocks: Sequence[slice],
+        block_kernel: Callable[[Any], np.ndarray],
+        dtype: np.dtype,
+        cache_rows: int,
+    ) -> None:
+        self.X = X
+        self.blocks = list(blocks)
+        self.block_kernel = block_kernel
+        self.dtype = np.dtype(dtype)
+        self.cache_rows = int(cache_rows)
+        self._cache: list[np.ndarray | None] = [None] * len(self.blocks)
+        self.n_cached_rows = 0
+
+    def rhs(self, Y: np.ndarray) -> np.ndarray:
+        """``K_nm^T Y`` (float64, shape (m, t)), in one pass that fills the cache."""
+        rhs: np.ndarray | None = None
+        self.n_cached_rows = 0
+        for i, rows in enumerate(self.blocks):
+            Kb = self.block_kernel(self.X[rows])
+            part = Kb.T @ Y[rows].astype(self.dtype)
+            if rhs is None:
+                rhs = np.zeros((Kb.shape[1], Y.shape[1]))
+            rhs += part
+            keep = self.n_cached_rows + Kb.shape[0] <= self.cache_rows
+            self._cache[i] = Kb if keep else None
+            self.n_cached_rows += Kb.shape[0] if keep else 0
+        assert rhs is not None
+        return rhs
+
+    def __call__(self, V: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out += K_nm^T (K_nm V)``, chunk by chunk of rows (one read of each block)."""
+        V_work = V.astype(self.dtype, copy=False)
+        for rows, Kb in zip(self.blocks, self._cache, strict=True):
+            K = self.block_kernel(self.X[rows]) if Kb is None else Kb
+            step = max(1, _CHUNK_BYTES // max(1, K.shape[1] * K.itemsize))
+            for start in range(0, K.shape[0], step):
+                chunk = K[start : start + step]
+                out += chunk.T @ (chunk @ V_work)
+        return out
+
+
+class FalkonSolver:
+    """FALKON: the Nyström normal equations by preconditioned conjugate gradient.
+
+    Solves
+
+    .. math:: H c = K_{nm}^T y, \\qquad H = K_{nm}^T K_{nm} + \\alpha K_{mm},
+
+    by running :func:`~kernelmaps.models.conjugate_gradient` on the symmetric positive
+    definite system ``(B^T H B) beta = B^T K_nm^T y`` with ``B = T^{-1} A^{-1}`` the
+    preconditioner, then ``c = B beta`` (Rudi, Carratino & Rosasco 2017, Algorithm 1).
+    The CG relative residual is that of the preconditioned system.
+
+    Parameters
+    ----------
+    K_mm : ndarray of shape (m, m)
+    alpha : float
+    preconditioner : FalkonPreconditioner
+    matvec : NystroemMatvec
+        Or any object with ``rhs(Y)`` and ``__call__(V, out)`` adding ``K_nm^T K_nm V``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._falkon import (FalkonPreconditioner, FalkonSolver,
+    ...                                        NystroemMatvec)
+    >>> X = np.eye(3)
+    >>> mv = NystroemMatvec(X, [slice(0, 3)], lambda Xb: Xb, np.dtype(np.float64), 3)
+    >>> solver = FalkonSolver(X, 1.0, FalkonPreconditioner(X, 3, 1.0), mv)
+    >>> coef, result = solver.solve(np.ones((3, 1)), tol=1e-10, max_iter=10)
+    >>> coef.ravel().round(6).tolist()
+    [0.5, 0.5, 0.5]
+    """
+
+    def __init__(
+        self,
+        K_mm: np.ndarray,
+        alpha: float,
+        preconditioner: FalkonPreconditioner,
+        matvec: NystroemMatvec,
+    ) -> None:
+        self.K_mm = K_mm
+        self.alpha = alpha
+        self.preconditioner = preconditioner
+        self.matvec = matvec
+
+    def system_matvec(self, V: np.ndarray) -> np.ndarray:
+        """``H V = (K_nm^T K_nm + alpha K_mm) V``."""
+        return self.matvec(V, self.alpha * (self.K_mm @ V))
+
+    def preconditioned_matvec(self, V: np.ndarray) -> np.ndarray:
+        """``B^T H B V``."""
+        pre = self.preconditioner
+        return pre.apply_t(self.system_matvec(pre.apply(V)))
+
+    def solve(self, Y: np.ndarray, *, tol: float, max_iter: int) -> tuple[np.ndarray, CGResult]:
+        """``c`` of shape (m, t) for targets ``Y`` of shape (n, t), and the CG outcome."""
+        b = self.preconditioner.apply_t(self.matvec.rhs(Y))
+        result = conjugate_gradient(self.preconditioned_matvec, b, tol=tol, max_iter=max_iter)
+        return self.preconditioner.apply(result.x), result

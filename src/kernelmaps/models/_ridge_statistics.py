@@ -1,0 +1,281 @@
+"""Sufficient statistics of a weighted primal ridge fit, accumulated by blocks and mergeable.
+
+A primal ridge fit on features ``Z`` (``n x D``), targets ``Y`` (``n x t``) and weights
+``w`` needs only the weight sum ``S_w``, the weighted means ``zbar`` and ``ybar`` and the
+centred products ``Z_c^T W Z_c``, ``Z_c^T W Y_c`` and ``diag(Y_c^T W Y_c)``.
+:class:`RidgeStatistics` holds them: :meth:`~RidgeStatistics.update` adds a block of rows
+and :meth:`~RidgeStatistics.merge` combines the statistics of two disjoint sets of rows
+exactly, so one fit over row blocks, threads or data chunks is the same computation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["RidgeStatistics"]
+
+
+def as_float64(Z: Any) -> Any:
+    """``Z`` in float64, CSR when sparse.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_statistics import as_float64
+    >>> as_float64(np.ones((2, 2), dtype=np.float32)).dtype
+    dtype('float64')
+    """
+    if sp.issparse(Z):
+        return Z.tocsr().astype(np.float64, copy=False)
+    return np.asarray(Z, dtype=np.float64)
+
+
+class RidgeStatistics:
+    """Weighted sums of a ridge fit, kept about a shift ``(s_z, s_y)`` for accuracy.
+
+    With ``z_i`` the feature rows, ``y_i`` the target rows and ``w_i >= 0`` the weights
+    seen so far, the object holds ``S_w = sum w_i``, the row count ``n``, and
+
+    * ``a = sum w_i (z_i - s_z)``, ``b = sum w_i (y_i - s_y)``,
+    * ``G = sum w_i (z_i - s_z)(z_i - s_z)^T``, ``C = sum w_i (z_i - s_z)(y_i - s_y)^T``,
+    * ``q = sum w_i (y_i - s_y)^2`` (one entry per target).
+
+    With ``centre=True`` the shift is set to the weighted means of the first block of
+    positive weight (dense features; sparse features keep ``s_z = 0`` so that they stay
+    sparse), which keeps the centred Gram matrix ``G - a a^T / S_w`` free of cancellation
+    when the features have a large common offset; with ``centre=False`` the shift stays
+    zero and ``G``, ``C``, ``q`` are the products about the origin.  Everything is float64
+    whatever the dtype of the blocks.
+
+    Parameters
+    ----------
+    n_features : int
+        Width ``D`` of the feature rows.
+    n_targets : int
+        Number ``t`` of targets.
+    centre : bool, default=True
+        Shift the sums by the means of the first block (for a fit with an intercept).
+
+    Attributes
+    ----------
+    weight_sum : float
+        ``S_w``.
+    n_samples : int
+        Rows seen.
+    shift_z, shift_y : ndarray of shape (D,) and (t,)
+        The shift ``(s_z, s_y)``.
+    sum_z, sum_y : ndarray of shape (D,) and (t,)
+        ``a`` and ``b``.
+    gram, cross : ndarray of shape (D, D) and (D, t)
+        ``G`` and ``C``.
+    sum_yy : ndarray of shape (t,)
+        ``q``.
+
+    Notes
+    -----
+    :meth:`merge` is the pairwise update of Chan, Golub & LeVeque (1979, 1983): for
+    disjoint row sets ``A`` and ``B`` with weight sums ``w_a``, ``w_b``, means
+    ``mu_a``, ``mu_b`` and centred products ``M_a``, ``M_b``,
+
+    .. math:: M = M_a + M_b + \\frac{w_a w_b}{w_a + w_b} \\delta \\delta^T,
+              \\quad \\delta = \\mu_b - \\mu_a, \\quad
+              \\mu = \\mu_a + \\frac{w_b}{w_a + w_b} \\delta,
+
+    likewise for the cross products ``Z^T W Y`` (``delta_z delta_y^T``) and the target
+    sums of squares.  The formula is exact in exact arithmetic and, unlike subtracting
+    ``S_w mu mu^T`` from uncentred sums, adds only nonnegative terms to ``M``.  When both
+    objects have the same shift (e.g. ``centre=False``) their sums are simply added.
+
+    References
+    ----------
+    Chan, T. F., Golub, G. H. and LeVeque, R. J. (1983). Algorithms for computing the
+    sample variance: analysis and recommendations. The American Statistician 37(3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import RidgeStatistics
+    >>> rng = np.random.default_rng(0)
+    >>> Z, Y, w = rng.normal(size=(100, 3)), rng.normal(size=(100, 1)), np.ones(100)
+    >>> whole = RidgeStatistics(3, 1).update(Z, Y, w)
+    >>> a = RidgeStatistics(3, 1).update(Z[:40], Y[:40], w[:40])
+    >>> b = RidgeStatistics(3, 1).update(Z[40:], Y[40:], w[40:])
+    >>> merged = a.merge(b)
+    >>> bool(np.allclose(merged.centred()[0], whole.centred()[0], rtol=1e-12))
+    True
+    """
+
+    def __init__(self, n_features: int, n_targets: int, *, centre: bool = True) -> None:
+        D, t = int(n_features), int(n_targets)
+        self.centre = bool(centre)
+        self.weight_sum = 0.0
+        self.n_samples = 0
+        self.shift_z = np.zeros(D)
+        self.shift_y = np.zeros(t)
+        self.sum_z = np.zeros(D)
+        self.sum_y = np.zeros(t)
+        self.gram = np.zeros((D, D))
+        self.cross = np.zeros((D, t))
+        self.sum_yy = np.zeros(t)
+        self._shift_set = not self.centre
+
+    @property
+    def n_features(self) -> int:
+        """Width ``D`` of the feature rows."""
+        return int(self.gram.shape[0])
+
+    @property
+    def n_targets(self) -> int:
+        """Number ``t`` of targets."""
+        return int(self.cross.shape[1])
+
+    def copy(self) -> RidgeStatistics:
+        """An independent copy."""
+        out = RidgeStatistics.__new__(RidgeStatistics)
+        out.__dict__.update(
+            {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in self.__dict__.items()}
+        )
+        return out
+
+    def update(self, Z: Any, Y: np.ndarray, w: np.ndarray) -> RidgeStatistics:
+        """Add the rows ``(Z, Y)`` with weights ``w``; returns ``self``.
+
+        Parameters
+        ----------
+        Z : {ndarray, sparse matrix} of shape (n_rows, D)
+        Y : ndarray of shape (n_rows, t)
+        w : ndarray of shape (n_rows,)
+        """
+        Z = as_float64(Z)
+        Y = np.asarray(Y, dtype=np.float64)
+        w = np.asarray(w, dtype=np.float64)
+        sparse = sp.issparse(Z)
+        if not self._shift_set:
+            total = w.sum()
+            if total > 0:
+                self.shift_y = (w @ Y) / total
+                if not sparse:
+                    self.shift_z = (w @ Z) / total
+                self._shift_set = True
+        Yc = Y - self.shift_y
+        if sparse:
+            self._add_sparse(Z, Yc, w)
+        else:
+            Zc = Z - self.shift_z
+            Zw = Zc * w[:, None]
+            self.gram += Zc.T @ Zw
+            self.cross += Zw.T @ Yc
+            self.sum_z += Zw.sum(axis=0)
+        self.sum_y += w @ Yc
+        self.sum_yy += w @ (Yc * Yc)
+        self.weight_sum += float(w.sum())
+        self.n_samples += Z.shape[0]
+        return self
+
+    def _add_sparse(self, Z: Any, Yc: np.ndarray, w: np.ndarray) -> None:
+        """Sparse rows: the products about the origin, moved to ``s_z`` when it is not 0."""
+        Zw = sp.diags(w) @ Z
+        gram = (Z.T @ Zw).toarray()
+        cross = np.asarray(Zw.T @ Yc)
+        sum_z = np.asarray(Zw.sum(axis=0)).ravel()
+        if np.any(self.shift_z):  # only after a merge with dense statistics
+            s, total = self.shift_z, float(w.sum())
+            gram += total * np.outer(s, s) - np.outer(s, sum_z) - np.outer(sum_z, s)
+            cross -= np.outer(s, w @ Yc)
+            sum_z -= total * s
+        self.gram += gram
+        self.cross += cross
+        self.sum_z += sum_z
+
+    def means(self) -> tuple[np.ndarray, np.ndarray]:
+        """Weighted means ``(zbar, ybar)`` (zeros before any positive weight)."""
+        if self.weight_sum <= 0:
+            return np.zeros_like(self.sum_z), np.zeros_like(self.sum_y)
+        return (
+            self.shift_z + self.sum_z / self.weight_sum,
+            self.shift_y + self.sum_y / self.weight_sum,
+        )
+
+    def centred(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(Z_c^T W Z_c, Z_c^T W Y_c, diag(Y_c^T W Y_c))`` about the weighted means."""
+        G, C, yy = self.gram.copy(), self.cross.copy(), self.sum_yy.copy()
+        if self.weight_sum > 0:
+            a, b = self.sum_z, self.sum_y
+            G -= np.outer(a, a) / self.weight_sum
+            C -= np.outer(a, b) / self.weight_sum
+            yy -= b * b / self.weight_sum
+        return G, C, yy
+
+    def uncentred(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(Z^T W Z, Z^T W Y, diag(Y^T W Y))`` about the origin."""
+        G, C, yy = self.gram.copy(), self.cross.copy(), self.sum_yy.copy()
+        s, u = self.shift_z, self.shift_y
+        if np.any(s) or np.any(u):
+            a, b, W = self.sum_z, self.sum_y, self.weight_sum
+            G += np.outer(s, a) + np.outer(a, s) + W * np.outer(s, s)
+            C += np.outer(s, b) + np.outer(a, u) + W * np.outer(s, u)
+            yy += 2 * u * b + W * u * u
+        return G, C, yy
+
+    def merge(self, other: RidgeStatistics) -> RidgeStatistics:
+        """The statistics of the rows of ``self`` and ``other`` together (a new object).
+
+        Parameters
+        ----------
+        other : RidgeStatistics
+            Statistics of a disjoint set of rows, same ``D`` and ``t``.
+
+        Returns
+        -------
+        RidgeStatistics
+        """
+        if (other.n_features, other.n_targets) != (self.n_features, self.n_targets):
+            raise ValueError(
+                f"Cannot merge statistics of {other.n_features} features and "
+                f"{other.n_targets} targets into statistics of {self.n_features} features "
+                f"and {self.n_targets} targets; both must come from the same feature map "
+                "and targets."
+            )
+        if other.n_samples == 0 and other.weight_sum == 0:
+            return self.copy()
+        if self.n_samples == 0 and self.weight_sum == 0:
+            return other.copy()
+        out = self.copy()
+        out.n_samples = self.n_samples + other.n_samples
+        same_shift = np.array_equal(self.shift_z, other.shift_z) and np.array_equal(
+            self.shift_y, other.shift_y
+        )
+        if same_shift or other.weight_sum <= 0 or self.weight_sum <= 0:
+            return out._add_sums(other, same_shift)
+        wa, wb = self.weight_sum, other.weight_sum
+        (mza, mya), (mzb, myb) = self.means(), other.means()
+        (Ga, Ca, qa), (Gb, Cb, qb) = self.centred(), other.centred()
+        dz, dy = mzb - mza, myb - mya
+        f = wa * wb / (wa + wb)
+        out.weight_sum = wa + wb
+        out.shift_z, out.shift_y = mza + (wb / (wa + wb)) * dz, mya + (wb / (wa + wb)) * dy
+        out.sum_z, out.sum_y = np.zeros_like(dz), np.zeros_like(dy)
+        out.gram = Ga + Gb + f * np.outer(dz, dz)
+        out.cross = Ca + Cb + f * np.outer(dz, dy)
+        out.sum_yy = qa + qb + f * dy * dy
+        out._shift_set = True
+        return out
+
+    def _add_sums(self, other: RidgeStatistics, same_shift: bool) -> RidgeStatistics:
+        """Add ``other``'s sums (same shift), or take the side that carries all the weight."""
+        if not same_shift:
+            heavy = self if self.weight_sum > 0 else other
+            merged = heavy.copy()
+            merged.n_samples = self.n_samples
+            return merged
+        self.weight_sum += other.weight_sum
+        self.gram += other.gram
+        self.cross += other.cross
+        self.sum_z += other.sum_z
+        self.sum_y += other.sum_y
+        self.sum_yy += other.sum_yy
+        self._shift_set = self._shift_set or other._shift_set
+        return self
