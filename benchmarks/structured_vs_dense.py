@@ -6,7 +6,8 @@ At equal output dimension ``D`` on wide inputs, for the Gaussian kernel:
   numpy engine), dense ``RandomFourierFeatures`` (``sampler="mc"`` and
   ``"orthogonal"``) and scikit-learn's ``RBFSampler``;
 * time: ``transform`` of ``--n-time`` rows (``time.perf_counter``), the maps alternated
-  in one process, median of ``--repeats`` runs, reported with the ratio to RBFSampler;
+  in one process after one warm-up call each, median of ``--repeats`` runs, reported
+  with the ratio to RBFSampler;
   fit time once (the orthogonal sampler's QR of ``d x d`` blocks is not free);
 * accuracy: relative Frobenius error ``|K - Z Z^T|_F / |K|_F`` on ``--n-error`` rows,
   mean ± std over ``--error-seeds`` seeds;
@@ -31,18 +32,19 @@ import csv
 import math
 import platform
 import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _harness import kernel_error, thread_pools, time_alternating, timed
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.metrics.pairwise import euclidean_distances
 
 import kernelmaps
 from kernelmaps import Fastfood, RandomFourierFeatures, StructuredOrthogonalFeatures
 from kernelmaps.feature_maps._hadamard import next_power_of_two
+from kernelmaps.kernels import Gaussian
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -112,32 +114,34 @@ def _engine(engine: str | None) -> Any:
     return kernelmaps.config_context(engine=engine)
 
 
+def _in_engine(name: str, call: Callable[[], Any]) -> Callable[[], Any]:
+    """``call`` run with the engine of map ``name``."""
+
+    def run() -> Any:
+        with _engine(MAPS[name][1]):
+            return call()
+
+    return run
+
+
 def time_maps(
     X: np.ndarray, gamma: float, D: int, names: list[str], repeats: int
 ) -> dict[str, dict[str, float]]:
-    fitted: dict[str, Any] = {}
-    fit_times: dict[str, float] = {}
-    for name in names:
-        factory, engine = MAPS[name]
-        with _engine(engine):
-            est = factory(gamma, D, 0)
-            t0 = time.perf_counter()
-            est.fit(X[:10])
-            fit_times[name] = time.perf_counter() - t0
-            est.transform(X[:8])  # warm-up (numba compilation / caches)
-        fitted[name] = est
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for _ in range(repeats):  # alternate the maps, A/B/A/B
-        for name in names:
-            with _engine(MAPS[name][1]):
-                t0 = time.perf_counter()
-                fitted[name].transform(X)
-                times[name].append(time.perf_counter() - t0)
+    fitted = {name: MAPS[name][0](gamma, D, 0) for name in names}
+    fit_times = {
+        name: timed(_in_engine(name, lambda est=est: est.fit(X[:10])))[0]
+        for name, est in fitted.items()
+    }
+    calls = {
+        name: _in_engine(name, lambda est=est: est.transform(X)) for name, est in fitted.items()
+    }
+    # warm-up: numba compilation, caches; then the maps alternated, A/B/A/B
+    times = time_alternating(calls, repeats)
     return {
         name: {
             "fit_s": fit_times[name],
-            "transform_s": statistics.median(times[name]),
-            "spread_s": max(times[name]) - min(times[name]),
+            "transform_s": times[name].median,
+            "spread_s": times[name].spread,
         }
         for name in names
     }
@@ -146,33 +150,16 @@ def time_maps(
 def kernel_errors(
     X: np.ndarray, gamma: float, D: int, names: list[str], seeds: int
 ) -> dict[str, tuple[float, float]]:
-    K = euclidean_distances(X, squared=True)
-    K *= -gamma
-    np.exp(K, out=K)
-    norm_K = float(np.linalg.norm(K))
+    kernel = Gaussian(gamma=gamma)
     out = {}
     for name in names:
         factory, engine = MAPS[name]
         errs = []
         for seed in range(seeds):
             with _engine(engine):
-                Z = factory(gamma, D, seed).fit(X).transform(X)
-            errs.append(float(np.linalg.norm(Z @ Z.T - K)) / norm_K)
+                errs.append(kernel_error(factory(gamma, D, seed).fit(X), X, kernel))
         out[name] = (statistics.mean(errs), statistics.stdev(errs) if seeds > 1 else 0.0)
     return out
-
-
-def _blas() -> str:
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:  # pragma: no cover
-        return "threadpoolctl not installed"
-    return "; ".join(
-        f"{i.get('internal_api')} {i.get('version')} ({i.get('architecture')}, "
-        f"{i.get('num_threads')} threads)"
-        for i in threadpool_info()
-        if i.get("user_api") == "blas"
-    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -255,9 +242,10 @@ def write(args: argparse.Namespace, rows: list[dict[str, Any]], gamma: float) ->
         "|" + "---|" * len(header),
         *("| " + " | ".join(str(r[h]) for h in header) + " |" for r in rows),
     ]
+    blas = "; ".join(f"{key}: {value}" for key, value in thread_pools().items())
     meta = (
         f"Machine: {platform.machine()} {platform.processor() or ''}, Python "
-        f"{platform.python_version()}, numpy {np.__version__}; BLAS: {_blas()}.  "
+        f"{platform.python_version()}, numpy {np.__version__}; BLAS: {blas}.  "
         f"MNIST gamma (median heuristic) = {gamma:.5g}; timing rows = {args.n_time}, "
         f"error rows = {args.n_error}, error seeds = {args.error_seeds}, "
         f"repeats = {args.repeats}."
