@@ -50,37 +50,21 @@ REPO = Path(__file__).resolve().parents[1]
 
 Factory = Callable[[float, int, int], Any]
 
+
+def _factory(cls: type, **extra: Any) -> Factory:
+    """``(gamma, D, seed) -> cls(gamma=gamma, n_components=D, random_state=seed, **extra)``."""
+    return lambda g, D, s: cls(gamma=g, n_components=D, random_state=s, **extra)
+
+
+#: name -> (factory, engine); the structured maps with each engine, the dense ones as they are
 MAPS: dict[str, tuple[Factory, str | None]] = {
-    "Fastfood (numba)": (
-        lambda g, D, s: Fastfood(gamma=g, n_components=D, random_state=s),
-        "numba",
-    ),
-    "Fastfood (numpy)": (
-        lambda g, D, s: Fastfood(gamma=g, n_components=D, random_state=s),
-        "numpy",
-    ),
-    "SORF (numba)": (
-        lambda g, D, s: StructuredOrthogonalFeatures(gamma=g, n_components=D, random_state=s),
-        "numba",
-    ),
-    "SORF (numpy)": (
-        lambda g, D, s: StructuredOrthogonalFeatures(gamma=g, n_components=D, random_state=s),
-        "numpy",
-    ),
-    "RFF mc": (
-        lambda g, D, s: RandomFourierFeatures(gamma=g, n_components=D, random_state=s),
-        None,
-    ),
-    "RFF orthogonal": (
-        lambda g, D, s: RandomFourierFeatures(
-            gamma=g, n_components=D, sampler="orthogonal", random_state=s
-        ),
-        None,
-    ),
-    "sklearn RBFSampler": (
-        lambda g, D, s: RBFSampler(gamma=g, n_components=D, random_state=s),
-        None,
-    ),
+    f"{name} ({engine})": (_factory(cls), engine)
+    for name, cls in (("Fastfood", Fastfood), ("SORF", StructuredOrthogonalFeatures))
+    for engine in ("numba", "numpy")
+} | {
+    "RFF mc": (_factory(RandomFourierFeatures), None),
+    "RFF orthogonal": (_factory(RandomFourierFeatures, sampler="orthogonal"), None),
+    "sklearn RBFSampler": (_factory(RBFSampler), None),
 }
 # the engine only matters to the structured maps; one error row per estimator
 ERROR_MAPS = ["Fastfood (numba)", "SORF (numba)", "RFF mc", "RFF orthogonal", "sklearn RBFSampler"]
