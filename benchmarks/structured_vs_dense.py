@@ -146,7 +146,7 @@ def kernel_errors(
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-home", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--n-time", type=int, default=2000, help="rows transformed per timing")
@@ -158,59 +158,62 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sweep-d", type=int, nargs="*", default=[64, 256, 1024, 4096])
     parser.add_argument("--sweep-d-components", type=int, default=4096)
     parser.add_argument("--out", type=Path, default=REPO / "docs/results/structured_vs_dense.md")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
+
+def compare(
+    args: argparse.Namespace,
+    data: str,
+    D: int,
+    X_time: np.ndarray,
+    X_err: np.ndarray,
+    gamma: float,
+) -> list[dict[str, Any]]:
+    """One row per map: times on ``X_time``, kernel error on ``X_err``, flops per row."""
+    names = list(MAPS)
+    d_in = X_time.shape[1]
+    timing = time_maps(X_time, gamma, D, names, args.repeats)
+    errors = kernel_errors(X_err, gamma, D, ERROR_MAPS, args.error_seeds)
+    base = timing["sklearn RBFSampler"]["transform_s"]
+    rows = []
+    for name in names:
+        t = timing[name]
+        err = errors.get(name) or errors.get(name.replace("(numpy)", "(numba)"))
+        rows.append(
+            {
+                "data": data,
+                "d": d_in,
+                "D": D,
+                "map": name,
+                "fit_s": round(t["fit_s"], 4),
+                "transform_s": round(t["transform_s"], 4),
+                "spread_s": round(t["spread_s"], 4),
+                "us_per_row": round(1e6 * t["transform_s"] / len(X_time), 1),
+                "speedup_vs_RBFSampler": round(base / t["transform_s"], 2),
+                "Mflop_per_row": round(flops_per_row(name, d_in, D) / 1e6, 2),
+                "rel_fro_error": "" if err is None else f"{err[0]:.4f} ± {err[1]:.4f}",
+            }
+        )
+        print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     rng = np.random.default_rng(0)
     mnist = load_mnist(args.data_home)
     gamma = median_gamma(mnist, rng)
-    names = list(MAPS)
-    rows: list[dict[str, Any]] = []
-
-    def record(
-        data: str, d_in: int, D: int, X_time: np.ndarray, X_err: np.ndarray | None, g: float
-    ) -> None:
-        timing = time_maps(X_time, g, D, names, args.repeats)
-        errors = (
-            kernel_errors(X_err, g, D, ERROR_MAPS, args.error_seeds) if X_err is not None else {}
-        )
-        base = timing["sklearn RBFSampler"]["transform_s"]
-        for name in names:
-            t = timing[name]
-            err = errors.get(name) or errors.get(name.replace("(numpy)", "(numba)"))
-            rows.append(
-                {
-                    "data": data,
-                    "d": d_in,
-                    "D": D,
-                    "map": name,
-                    "fit_s": round(t["fit_s"], 4),
-                    "transform_s": round(t["transform_s"], 4),
-                    "spread_s": round(t["spread_s"], 4),
-                    "us_per_row": round(1e6 * t["transform_s"] / len(X_time), 1),
-                    "speedup_vs_RBFSampler": round(base / t["transform_s"], 2),
-                    "Mflop_per_row": round(flops_per_row(name, d_in, D) / 1e6, 2),
-                    "rel_fro_error": "" if err is None else f"{err[0]:.4f} ± {err[1]:.4f}",
-                }
-            )
-            print(rows[-1], flush=True)
-
     X_time = mnist[: args.n_time]
     X_err = mnist[rng.choice(len(mnist), args.n_error, replace=False)]
-    record("MNIST", 784, args.n_components, X_time, X_err, gamma)
+    rows = compare(args, "MNIST", args.n_components, X_time, X_err, gamma)
     for D in args.sweep_D:
         if args.n_components != D:
-            record("MNIST", 784, D, X_time, X_err, gamma)
+            rows += compare(args, "MNIST", D, X_time, X_err, gamma)
     for d in args.sweep_d:
         Xs = rng.standard_normal((args.n_time, d))
         # gamma = 1 / (2 d): kernel values around exp(-1), as on real data
-        record(
-            "Gaussian",
-            d,
-            args.sweep_d_components,
-            Xs,
-            Xs[: min(1000, args.n_error)],
-            1.0 / (2.0 * d),
-        )
+        X_err = Xs[: min(1000, args.n_error)]
+        rows += compare(args, "Gaussian", args.sweep_d_components, Xs, X_err, 1.0 / (2.0 * d))
     write(args, rows, gamma)
 
 

@@ -126,7 +126,7 @@ def gib(n_bytes: float) -> str:
     return f"{n_bytes / 2**30:.2f} GiB"
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--n-samples", type=int, default=100_000)
     parser.add_argument("--n-features", type=int, default=64)
@@ -137,62 +137,76 @@ def main() -> None:
     parser.add_argument("--memory-limit-gb", type=float, default=10.0)
     parser.add_argument("--error-seeds", type=int, default=5)
     parser.add_argument("--probe", nargs=3, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def compare_in_process(args: argparse.Namespace, dtype: str) -> None:
+    """Print the time, output dtype and kernel error rows of the table of ``dtype``."""
+    p, D = args.degree, args.n_components
+    X = make_data(args.n_samples, args.n_features, dtype)
+    maps = {m: make_map(m, p, D).fit(X) for m in ("kernelmaps", "sklearn")}
+    chunks = {"kernelmaps": None, "sklearn": args.chunk}
+    calls = {
+        m: (lambda est=est, chunk=chunks[m]: transform_chunked(est, X, chunk))
+        for m, est in maps.items()
+    }
+    med = {m: t.median for m, t in time_alternating(calls, args.repeats).items()}
+    out_dtypes = {m: est.transform(X[:1]).dtype for m, est in maps.items()}
+    print(
+        f"| transform time (median of {args.repeats}) | {med['kernelmaps']:.2f} s | "
+        f"{med['sklearn']:.2f} s (in chunks of {args.chunk} rows) |"
+    )
+    print(f"| speed-up | {med['sklearn'] / med['kernelmaps']:.1f}x | 1 |")
+    print(f"| output dtype | {out_dtypes['kernelmaps']} | {out_dtypes['sklearn']} |")
+    kernel = HomogeneousPolynomial(p)
+    errs: dict[str, list[float]] = {m: [] for m in maps}
+    for seed in range(args.error_seeds):  # the error varies much from seed to seed
+        for m in maps:
+            est = make_map(m, p, D).set_params(random_state=seed).fit(X[:2000])
+            errs[m].append(kernel_error(est, X, kernel, rows=2000))
+    print(
+        f"| rel. Frobenius error (2000 rows, mean ± std over {args.error_seeds} seeds) | "
+        + " | ".join(f"{np.mean(errs[m]):.4f} ± {np.std(errs[m]):.4f}" for m in maps)
+        + " |"
+    )
+
+
+def _memory_cell(r: dict[str, Any]) -> str:
+    if "error" in r:
+        return str(r["error"])[:90]
+    return (
+        f"traced {gib(r['traced_peak'])}; peak RSS {gib(r['rss_peak'])} "
+        f"(before the transform {gib(r['rss_before'])})"
+    )
+
+
+def report_memory(args: argparse.Namespace, dtype: str) -> None:
+    """Print the peak memory rows of the table of ``dtype``, each call in a subprocess."""
+    ours = run_probe(args, "kernelmaps", dtype, "full")
+    theirs_chunked = run_probe(args, "sklearn", dtype, "chunked")
+    theirs_full = run_probe(args, "sklearn", dtype, "full")
+    print(
+        f"| peak memory, all rows in one call | {_memory_cell(ours)} | "
+        f"{_memory_cell(theirs_full)} |"
+    )
+    print(f"| peak memory, sklearn in chunks | - | {_memory_cell(theirs_chunked)} |")
+    if "out_bytes" in ours:
+        print(f"| (output array itself) | {gib(ours['out_bytes'])} | |")
+
+
+def main() -> None:
+    args = parse_args()
     if args.probe:
         probe(args)
         return
-
     n, d, D, p = args.n_samples, args.n_features, args.n_components, args.degree
-    kernel = HomogeneousPolynomial(p)
     print(f"n = {n}, d = {d}, D = {D}, degree = {p}; machine: {machine_line()}")
-
     for dtype in DTYPES:
-        X = make_data(n, d, dtype)
-        maps = {m: make_map(m, p, D).fit(X) for m in ("kernelmaps", "sklearn")}
-        chunks = {"kernelmaps": None, "sklearn": args.chunk}
-        calls = {
-            m: (lambda est=est, X=X, chunk=chunks[m]: transform_chunked(est, X, chunk))
-            for m, est in maps.items()
-        }
-        times = time_alternating(calls, args.repeats)
-        out_dtypes = {m: est.transform(X[:1]).dtype for m, est in maps.items()}
         print(f"\n### {dtype} input\n")
         print("| | kernelmaps TensorSketch | sklearn PolynomialCountSketch |")
         print("|---|---|---|")
-        med = {m: t.median for m, t in times.items()}
-        print(
-            f"| transform time (median of {args.repeats}) | {med['kernelmaps']:.2f} s | "
-            f"{med['sklearn']:.2f} s (in chunks of {args.chunk} rows) |"
-        )
-        print(f"| speed-up | {med['sklearn'] / med['kernelmaps']:.1f}x | 1 |")
-        print(f"| output dtype | {out_dtypes['kernelmaps']} | {out_dtypes['sklearn']} |")
-        errs: dict[str, list[float]] = {m: [] for m in maps}
-        for seed in range(args.error_seeds):  # the error varies much from seed to seed
-            for m in maps:
-                est = make_map(m, p, D).set_params(random_state=seed).fit(X[:2000])
-                errs[m].append(kernel_error(est, X, kernel, rows=2000))
-        print(
-            f"| rel. Frobenius error (2000 rows, mean ± std over {args.error_seeds} seeds) | "
-            + " | ".join(f"{np.mean(errs[m]):.4f} ± {np.std(errs[m]):.4f}" for m in maps)
-            + " |"
-        )
-        del X, maps
-        ours = run_probe(args, "kernelmaps", dtype, "full")
-        theirs_chunked = run_probe(args, "sklearn", dtype, "chunked")
-        theirs_full = run_probe(args, "sklearn", dtype, "full")
-
-        def cell(r: dict[str, Any]) -> str:
-            if "error" in r:
-                return r["error"][:90]
-            return (
-                f"traced {gib(r['traced_peak'])}; peak RSS {gib(r['rss_peak'])} "
-                f"(before the transform {gib(r['rss_before'])})"
-            )
-
-        print(f"| peak memory, all rows in one call | {cell(ours)} | {cell(theirs_full)} |")
-        print(f"| peak memory, sklearn in chunks | - | {cell(theirs_chunked)} |")
-        if "out_bytes" in ours:
-            print(f"| (output array itself) | {gib(ours['out_bytes'])} | |")
+        compare_in_process(args, dtype)
+        report_memory(args, dtype)
 
 
 if __name__ == "__main__":
