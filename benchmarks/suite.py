@@ -403,6 +403,15 @@ COLUMNS = [
 ]
 
 
+#: How a column is shown, by the end of its key (the times have their own format).
+_FORMATS: dict[str, Callable[[float], str]] = {
+    "speedup": lambda v: f"{v:.2f}×",
+    "fraction_of_limit": lambda v: f"{100 * v:.0f} %",
+    "_mib": lambda v: f"{v:.0f}",
+    "error": lambda v: f"{v:.4f}",
+}
+
+
 def _fmt(key: str, row: dict[str, Any]) -> str:
     value = row.get(key)
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -410,17 +419,10 @@ def _fmt(key: str, row: dict[str, Any]) -> str:
     if key in ("ours_s", "sklearn_s"):
         spread = (row[key.replace("_s", "_max_s")] - row[key.replace("_s", "_min_s")]) / 2
         return f"{value:.3g} ± {spread:.2g}"
-    if key == "speedup":
-        return f"{value:.2f}×"
-    if key == "fraction_of_limit":
-        return f"{100 * value:.0f} %"
-    if key.endswith("_mib"):
-        return f"{value:.0f}"
-    if key.endswith("error"):
-        return f"{value:.4f}"
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return str(value)
+    form = next((f for end, f in _FORMATS.items() if key.endswith(end)), None)
+    if form is not None:
+        return form(value)
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 def markdown(rows: list[dict[str, Any]], info: dict[str, str], rates: dict[str, Rates]) -> str:

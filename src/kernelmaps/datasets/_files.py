@@ -46,7 +46,15 @@ _COMPRESSED: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open
 
 
 class DataFileError(ValueError):
-    """A data file that cannot be read as asked; the message names the file and line."""
+    """A data file that cannot be read as asked; the message names the file and line.
+
+    Examples
+    --------
+    >>> from kernelmaps.datasets import DataFileError
+    >>> err = DataFileError("data.csv", "a ragged row.", line=3)
+    >>> str(err), isinstance(err, ValueError)
+    ('data.csv, line 3: a ragged row.', True)
+    """
 
     def __init__(self, path: str | os.PathLike[str], message: str, line: int | None = None):
         self.path = str(path)
@@ -79,6 +87,15 @@ class Dataset:
         The origin of the data (paper, archive, repository).
     licence : str
         The licence under which it is distributed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.datasets import Dataset
+    >>> data = Dataset("toy", X=np.zeros((5, 3)), y=np.arange(5.0), task="regression")
+    >>> X, y = data
+    >>> data.shape, y.shape
+    ((5, 3), (5,))
     """
 
     name: str
