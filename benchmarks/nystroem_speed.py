@@ -40,20 +40,20 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
-import tracemalloc
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import numpy as np
 import scipy.linalg
+from _harness import kernel_error, machine_line, peak_memory, time_alternating, timed
 from sklearn.kernel_approximation import Nystroem as SkNystroem
 from sklearn.linear_model import Ridge
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.pipeline import make_pipeline
 
 from kernelmaps import Nystroem, NystroemKernelRidge
+from kernelmaps.kernels import Gaussian
 
 
 def make_data(n: int, d: int, seed: int = 0) -> np.ndarray:
@@ -69,80 +69,33 @@ def median_gamma(X: np.ndarray, seed: int = 1) -> float:
     return float(1.0 / np.median(D2[np.triu_indices(S.shape[0], 1)]))
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
-
-
-def traced_peak(fn: Callable[[], Any]) -> tuple[float, Any]:
-    """Seconds and peak traced bytes of ``fn()``."""
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    try:
-        seconds, result = timed(fn)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return seconds, (peak, result)
-
-
-def approx_error(Z: np.ndarray, K: np.ndarray) -> float:
-    Z = Z.astype(np.float64)
-    return float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K))
-
-
-def blas_info() -> str:
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:  # pragma: no cover
-        return "threadpoolctl not installed"
-    return "; ".join(
-        f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')} "
-        f"threads={i.get('num_threads')}"
-        for i in threadpool_info()
-        if i.get("user_api") == "blas"
-    )
-
-
 def bench_maps(args: argparse.Namespace) -> list[dict[str, Any]]:
     X_all = make_data(args.n + args.n_test, args.d)
     gamma = median_gamma(X_all)
     X64, X_test64 = X_all[: args.n], X_all[args.n :]
-    K_test = rbf_kernel(X_test64, gamma=gamma)
+    kernel = Gaussian(gamma=gamma)
     rows = []
     for name in args.dtypes:
         dtype = np.dtype(name)
         X, X_test = X64.astype(dtype), X_test64.astype(dtype)
-        keys = ("fit", "sk_fit", "tr", "sk_tr", "gemm", "gemm_new")
-        times: dict[str, list[float]] = {k: [] for k in keys}
         ours = Nystroem(gamma=gamma, n_components=args.m, random_state=0)
         sk = SkNystroem(gamma=gamma, n_components=args.m, random_state=0)
-        for _ in range(args.repeats):
-            times["fit"].append(timed(partial(ours.fit, X))[0])
-            times["sk_fit"].append(timed(partial(sk.fit, X))[0])
-        peaks: dict[str, int] = {}
+        fits = {"fit": partial(ours.fit, X), "sk_fit": partial(sk.fit, X)}
+        times = time_alternating(fits, args.repeats, warm_up=False)
         out_bytes = args.n * args.m * dtype.itemsize
         rng = np.random.default_rng(2)
         C = np.empty((args.n, args.m), dtype=dtype)
         A = rng.standard_normal((args.n, args.m)).astype(dtype)
         N = rng.standard_normal((args.m, args.m)).astype(dtype)
-        for r in range(args.repeats):
-            last = r == args.repeats - 1
-            for key, model in (("tr", ours), ("sk_tr", sk)):
-                if last:
-                    seconds, (peak, Z) = traced_peak(partial(model.transform, X))
-                    peaks[key] = peak
-                else:
-                    seconds, Z = timed(partial(model.transform, X))
-                times[key].append(seconds)
-                del Z
-            times["gemm"].append(timed(partial(np.matmul, A, N, out=C))[0])
-            times["gemm_new"].append(timed(partial(np.matmul, A, N))[0])
+        transforms = {"tr": partial(ours.transform, X), "sk_tr": partial(sk.transform, X)}
+        # The first transform of each, under tracemalloc, is the warm-up.
+        peaks = {key: peak_memory(call)[0] for key, call in transforms.items()}
+        gemms = {"gemm": partial(np.matmul, A, N, out=C), "gemm_new": partial(np.matmul, A, N)}
+        times |= time_alternating(transforms | gemms, args.repeats, warm_up=False)
         A = C = N = np.empty(0)  # release the GEMM operands
-        med = {k: statistics.median(v) for k, v in times.items()}
-        err = approx_error(ours.transform(X_test), K_test)
-        sk_err = approx_error(sk.transform(X_test), K_test)
+        med = {k: t.median for k, t in times.items()}
+        err = kernel_error(ours, X_test, kernel)
+        sk_err = kernel_error(sk, X_test, kernel)
         assert ours.transform(X_test).dtype == dtype
         rows.append(
             {
@@ -160,8 +113,8 @@ def bench_maps(args: argparse.Namespace) -> list[dict[str, Any]]:
                 "err": err,
                 "sk_err": sk_err,
                 "rank": ours.rank_,
-                "best_fraction": min(times["gemm"]) / min(times["tr"]),
-                "spread": {k: (min(v), max(v)) for k, v in times.items()},
+                "best_fraction": times["gemm"].min / times["tr"].min,
+                "spread": {k: (t.min, t.max) for k, t in times.items()},
             }
         )
         print(f"  done {name}: {rows[-1]}", flush=True)
@@ -253,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
         args.n, args.d, args.m, args.n_test, args.repeats = 3000, 16, 256, 200, 1
         args.ridge_n, args.ridge_m = 3000, 128
 
-    print(f"BLAS: {blas_info()}")
+    print(f"machine: {machine_line()}")
     print(f"n = {args.n}, d = {args.d}, m = {args.m}, repeats = {args.repeats} (median)\n")
     if args.drivers:
         drivers = bench_drivers(args)

@@ -20,14 +20,15 @@ within one process).
 Part 2 (``--synthetic``): ``n = 1,000,000`` rows, ``d = 10``, ``y = sum_j sin(x_j) + noise``,
 ``m = 4096``: NystroemKernelRidge against ``make_pipeline(Nystroem(m), Ridge)``, each in its
 own subprocess, reporting fit time and the peak resident set size
-(``resource.getrusage(RUSAGE_SELF).ru_maxrss``) minus the one after generating the data.
+(``VmHWM``, ``benchmarks/_harness.py``) minus the one after generating the data.
 scikit-learn's pipeline materializes the ``n x m`` float64 features (``8 n m`` bytes, 33 GB
 for the defaults), so its subprocess runs under an address-space limit of
 ``--memory-limit-gb`` and fails cleanly with ``MemoryError`` when that is not enough; it is
 also run at ``--n-small`` rows where it fits, next to ours.
 
-The BLAS configuration (threadpoolctl) is printed first: note that ``OPENBLAS_CORETYPE``
-may be pinned, and that other processes on the machine slow every method alike.
+The machine and its BLAS configuration (threadpoolctl) are printed first: note that
+``OPENBLAS_CORETYPE`` may be pinned, and that other processes on the machine slow every
+method alike.
 
 Usage: python benchmarks/regression.py [--data-home ../shared/data] [--m 1024]
     [--n-exact 5000] [--synthetic] [--n-synthetic 1000000] [--m-synthetic 4096]
@@ -38,14 +39,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _harness import limit_address_space, machine_line, peak_rss, timed
 from sklearn.kernel_approximation import Nystroem, RBFSampler
 from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
@@ -122,9 +122,7 @@ def run_real(name: str, data: tuple[np.ndarray, ...], args: argparse.Namespace) 
     )
     for label, model in methods(gamma, args.lam, args.m, n, n_exact).items():
         Xf, yf = (X[sub], y[sub]) if label.startswith("KernelRidge") else (X, y)
-        start = time.perf_counter()
-        model.fit(Xf, yf)
-        fit_time = time.perf_counter() - start
+        fit_time, _ = timed(lambda model=model, Xf=Xf, yf=yf: model.fit(Xf, yf))
         rmse = float(np.sqrt(np.mean((model.predict(Xt) - yt) ** 2)))
         extra = ""
         if isinstance(model, NystroemKernelRidge):
@@ -151,31 +149,28 @@ def child(method: str, n: int, m: int, limit_gb: float, tol: float, max_iter: in
     X, Xt = X.astype(np.float32), Xt.astype(np.float32)
     gamma = 1.0 / X.shape[1]
     lam = SYNTHETIC_LAMBDA
-    base_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base = peak_rss()
     if method == "nystroem_kernel_ridge":
         model: Any = NystroemKernelRidge(
             gamma=gamma, n_components=m, alpha=lam * n, random_state=0, max_iter=max_iter, tol=tol
         )
     else:
-        limit = int(limit_gb * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        limit_address_space(limit_gb)
         model = make_pipeline(
             Nystroem(gamma=gamma, n_components=m, random_state=0), Ridge(alpha=lam * n)
         )
     out: dict[str, Any] = {"method": method, "n": n, "m": m, "dtype": "float32"}
-    start = time.perf_counter()
     try:
-        model.fit(X, y)
+        out["fit_seconds"], _ = timed(lambda: model.fit(X, y))
     except MemoryError:
         out.update(error=f"MemoryError under a {limit_gb:g} GB address-space limit")
     else:
-        out["fit_seconds"] = time.perf_counter() - start
         out["rmse"] = float(np.sqrt(np.mean((model.predict(Xt) - yt) ** 2)))
         if isinstance(model, NystroemKernelRidge):
             out.update(n_iter=model.n_iter_, residual=model.residual_)
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    out["peak_rss_gb"] = peak_kb / 2**20
-    out["peak_rss_above_data_gb"] = (peak_kb - base_kb) / 2**20
+    peak = peak_rss()
+    out["peak_rss_gb"] = peak / 2**30
+    out["peak_rss_above_data_gb"] = (peak - base) / 2**30
     print(json.dumps(out), flush=True)
 
 
@@ -250,24 +245,8 @@ def main(argv: list[str] | None = None) -> None:
         )
         return
 
-    try:
-        from threadpoolctl import threadpool_info
-
-        print(
-            "BLAS:",
-            [
-                (i.get("internal_api"), i.get("num_threads"), i.get("architecture"))
-                for i in threadpool_info()
-            ],
-        )
-    except ImportError:  # pragma: no cover
-        print("BLAS: threadpoolctl not installed")
-    print(
-        "OPENBLAS_CORETYPE =",
-        os.environ.get("OPENBLAS_CORETYPE"),
-        "; load average",
-        os.getloadavg(),
-    )
+    print(f"machine: {machine_line()}")
+    print("load average", os.getloadavg())
 
     rows: list[dict] = []
     if not args.skip_real:

@@ -6,7 +6,8 @@ At equal output dimension ``D`` on wide inputs, for the Gaussian kernel:
   numpy engine), dense ``RandomFourierFeatures`` (``sampler="mc"`` and
   ``"orthogonal"``) and scikit-learn's ``RBFSampler``;
 * time: ``transform`` of ``--n-time`` rows (``time.perf_counter``), the maps alternated
-  in one process, median of ``--repeats`` runs, reported with the ratio to RBFSampler;
+  in one process after one warm-up call each, median of ``--repeats`` runs, reported
+  with the ratio to RBFSampler;
   fit time once (the orthogonal sampler's QR of ``d x d`` blocks is not free);
 * accuracy: relative Frobenius error ``|K - Z Z^T|_F / |K|_F`` on ``--n-error`` rows,
   mean ± std over ``--error-seeds`` seeds;
@@ -31,54 +32,39 @@ import csv
 import math
 import platform
 import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _harness import kernel_error, thread_pools, time_alternating, timed
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.metrics.pairwise import euclidean_distances
 
 import kernelmaps
 from kernelmaps import Fastfood, RandomFourierFeatures, StructuredOrthogonalFeatures
 from kernelmaps.feature_maps._hadamard import next_power_of_two
+from kernelmaps.kernels import Gaussian
 
 REPO = Path(__file__).resolve().parents[1]
 
 Factory = Callable[[float, int, int], Any]
 
+
+def _factory(cls: type, **extra: Any) -> Factory:
+    """``(gamma, D, seed) -> cls(gamma=gamma, n_components=D, random_state=seed, **extra)``."""
+    return lambda g, D, s: cls(gamma=g, n_components=D, random_state=s, **extra)
+
+
+#: name -> (factory, engine); the structured maps with each engine, the dense ones as they are
 MAPS: dict[str, tuple[Factory, str | None]] = {
-    "Fastfood (numba)": (
-        lambda g, D, s: Fastfood(gamma=g, n_components=D, random_state=s),
-        "numba",
-    ),
-    "Fastfood (numpy)": (
-        lambda g, D, s: Fastfood(gamma=g, n_components=D, random_state=s),
-        "numpy",
-    ),
-    "SORF (numba)": (
-        lambda g, D, s: StructuredOrthogonalFeatures(gamma=g, n_components=D, random_state=s),
-        "numba",
-    ),
-    "SORF (numpy)": (
-        lambda g, D, s: StructuredOrthogonalFeatures(gamma=g, n_components=D, random_state=s),
-        "numpy",
-    ),
-    "RFF mc": (
-        lambda g, D, s: RandomFourierFeatures(gamma=g, n_components=D, random_state=s),
-        None,
-    ),
-    "RFF orthogonal": (
-        lambda g, D, s: RandomFourierFeatures(
-            gamma=g, n_components=D, sampler="orthogonal", random_state=s
-        ),
-        None,
-    ),
-    "sklearn RBFSampler": (
-        lambda g, D, s: RBFSampler(gamma=g, n_components=D, random_state=s),
-        None,
-    ),
+    f"{name} ({engine})": (_factory(cls), engine)
+    for name, cls in (("Fastfood", Fastfood), ("SORF", StructuredOrthogonalFeatures))
+    for engine in ("numba", "numpy")
+} | {
+    "RFF mc": (_factory(RandomFourierFeatures), None),
+    "RFF orthogonal": (_factory(RandomFourierFeatures, sampler="orthogonal"), None),
+    "sklearn RBFSampler": (_factory(RBFSampler), None),
 }
 # the engine only matters to the structured maps; one error row per estimator
 ERROR_MAPS = ["Fastfood (numba)", "SORF (numba)", "RFF mc", "RFF orthogonal", "sklearn RBFSampler"]
@@ -112,32 +98,34 @@ def _engine(engine: str | None) -> Any:
     return kernelmaps.config_context(engine=engine)
 
 
+def _in_engine(name: str, call: Callable[[], Any]) -> Callable[[], Any]:
+    """``call`` run with the engine of map ``name``."""
+
+    def run() -> Any:
+        with _engine(MAPS[name][1]):
+            return call()
+
+    return run
+
+
 def time_maps(
     X: np.ndarray, gamma: float, D: int, names: list[str], repeats: int
 ) -> dict[str, dict[str, float]]:
-    fitted: dict[str, Any] = {}
-    fit_times: dict[str, float] = {}
-    for name in names:
-        factory, engine = MAPS[name]
-        with _engine(engine):
-            est = factory(gamma, D, 0)
-            t0 = time.perf_counter()
-            est.fit(X[:10])
-            fit_times[name] = time.perf_counter() - t0
-            est.transform(X[:8])  # warm-up (numba compilation / caches)
-        fitted[name] = est
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for _ in range(repeats):  # alternate the maps, A/B/A/B
-        for name in names:
-            with _engine(MAPS[name][1]):
-                t0 = time.perf_counter()
-                fitted[name].transform(X)
-                times[name].append(time.perf_counter() - t0)
+    fitted = {name: MAPS[name][0](gamma, D, 0) for name in names}
+    fit_times = {
+        name: timed(_in_engine(name, lambda est=est: est.fit(X[:10])))[0]
+        for name, est in fitted.items()
+    }
+    calls = {
+        name: _in_engine(name, lambda est=est: est.transform(X)) for name, est in fitted.items()
+    }
+    # warm-up: numba compilation, caches; then the maps alternated, A/B/A/B
+    times = time_alternating(calls, repeats)
     return {
         name: {
             "fit_s": fit_times[name],
-            "transform_s": statistics.median(times[name]),
-            "spread_s": max(times[name]) - min(times[name]),
+            "transform_s": times[name].median,
+            "spread_s": times[name].spread,
         }
         for name in names
     }
@@ -146,36 +134,19 @@ def time_maps(
 def kernel_errors(
     X: np.ndarray, gamma: float, D: int, names: list[str], seeds: int
 ) -> dict[str, tuple[float, float]]:
-    K = euclidean_distances(X, squared=True)
-    K *= -gamma
-    np.exp(K, out=K)
-    norm_K = float(np.linalg.norm(K))
+    kernel = Gaussian(gamma=gamma)
     out = {}
     for name in names:
         factory, engine = MAPS[name]
         errs = []
         for seed in range(seeds):
             with _engine(engine):
-                Z = factory(gamma, D, seed).fit(X).transform(X)
-            errs.append(float(np.linalg.norm(Z @ Z.T - K)) / norm_K)
+                errs.append(kernel_error(factory(gamma, D, seed).fit(X), X, kernel))
         out[name] = (statistics.mean(errs), statistics.stdev(errs) if seeds > 1 else 0.0)
     return out
 
 
-def _blas() -> str:
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:  # pragma: no cover
-        return "threadpoolctl not installed"
-    return "; ".join(
-        f"{i.get('internal_api')} {i.get('version')} ({i.get('architecture')}, "
-        f"{i.get('num_threads')} threads)"
-        for i in threadpool_info()
-        if i.get("user_api") == "blas"
-    )
-
-
-def main(argv: list[str] | None = None) -> None:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-home", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--n-time", type=int, default=2000, help="rows transformed per timing")
@@ -187,59 +158,62 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sweep-d", type=int, nargs="*", default=[64, 256, 1024, 4096])
     parser.add_argument("--sweep-d-components", type=int, default=4096)
     parser.add_argument("--out", type=Path, default=REPO / "docs/results/structured_vs_dense.md")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
+
+def compare(
+    args: argparse.Namespace,
+    data: str,
+    D: int,
+    X_time: np.ndarray,
+    X_err: np.ndarray,
+    gamma: float,
+) -> list[dict[str, Any]]:
+    """One row per map: times on ``X_time``, kernel error on ``X_err``, flops per row."""
+    names = list(MAPS)
+    d_in = X_time.shape[1]
+    timing = time_maps(X_time, gamma, D, names, args.repeats)
+    errors = kernel_errors(X_err, gamma, D, ERROR_MAPS, args.error_seeds)
+    base = timing["sklearn RBFSampler"]["transform_s"]
+    rows = []
+    for name in names:
+        t = timing[name]
+        err = errors.get(name) or errors.get(name.replace("(numpy)", "(numba)"))
+        rows.append(
+            {
+                "data": data,
+                "d": d_in,
+                "D": D,
+                "map": name,
+                "fit_s": round(t["fit_s"], 4),
+                "transform_s": round(t["transform_s"], 4),
+                "spread_s": round(t["spread_s"], 4),
+                "us_per_row": round(1e6 * t["transform_s"] / len(X_time), 1),
+                "speedup_vs_RBFSampler": round(base / t["transform_s"], 2),
+                "Mflop_per_row": round(flops_per_row(name, d_in, D) / 1e6, 2),
+                "rel_fro_error": "" if err is None else f"{err[0]:.4f} ± {err[1]:.4f}",
+            }
+        )
+        print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     rng = np.random.default_rng(0)
     mnist = load_mnist(args.data_home)
     gamma = median_gamma(mnist, rng)
-    names = list(MAPS)
-    rows: list[dict[str, Any]] = []
-
-    def record(
-        data: str, d_in: int, D: int, X_time: np.ndarray, X_err: np.ndarray | None, g: float
-    ) -> None:
-        timing = time_maps(X_time, g, D, names, args.repeats)
-        errors = (
-            kernel_errors(X_err, g, D, ERROR_MAPS, args.error_seeds) if X_err is not None else {}
-        )
-        base = timing["sklearn RBFSampler"]["transform_s"]
-        for name in names:
-            t = timing[name]
-            err = errors.get(name) or errors.get(name.replace("(numpy)", "(numba)"))
-            rows.append(
-                {
-                    "data": data,
-                    "d": d_in,
-                    "D": D,
-                    "map": name,
-                    "fit_s": round(t["fit_s"], 4),
-                    "transform_s": round(t["transform_s"], 4),
-                    "spread_s": round(t["spread_s"], 4),
-                    "us_per_row": round(1e6 * t["transform_s"] / len(X_time), 1),
-                    "speedup_vs_RBFSampler": round(base / t["transform_s"], 2),
-                    "Mflop_per_row": round(flops_per_row(name, d_in, D) / 1e6, 2),
-                    "rel_fro_error": "" if err is None else f"{err[0]:.4f} ± {err[1]:.4f}",
-                }
-            )
-            print(rows[-1], flush=True)
-
     X_time = mnist[: args.n_time]
     X_err = mnist[rng.choice(len(mnist), args.n_error, replace=False)]
-    record("MNIST", 784, args.n_components, X_time, X_err, gamma)
+    rows = compare(args, "MNIST", args.n_components, X_time, X_err, gamma)
     for D in args.sweep_D:
         if args.n_components != D:
-            record("MNIST", 784, D, X_time, X_err, gamma)
+            rows += compare(args, "MNIST", D, X_time, X_err, gamma)
     for d in args.sweep_d:
         Xs = rng.standard_normal((args.n_time, d))
         # gamma = 1 / (2 d): kernel values around exp(-1), as on real data
-        record(
-            "Gaussian",
-            d,
-            args.sweep_d_components,
-            Xs,
-            Xs[: min(1000, args.n_error)],
-            1.0 / (2.0 * d),
-        )
+        X_err = Xs[: min(1000, args.n_error)]
+        rows += compare(args, "Gaussian", args.sweep_d_components, Xs, X_err, 1.0 / (2.0 * d))
     write(args, rows, gamma)
 
 
@@ -255,9 +229,10 @@ def write(args: argparse.Namespace, rows: list[dict[str, Any]], gamma: float) ->
         "|" + "---|" * len(header),
         *("| " + " | ".join(str(r[h]) for h in header) + " |" for r in rows),
     ]
+    blas = "; ".join(f"{key}: {value}" for key, value in thread_pools().items())
     meta = (
         f"Machine: {platform.machine()} {platform.processor() or ''}, Python "
-        f"{platform.python_version()}, numpy {np.__version__}; BLAS: {_blas()}.  "
+        f"{platform.python_version()}, numpy {np.__version__}; BLAS: {blas}.  "
         f"MNIST gamma (median heuristic) = {gamma:.5g}; timing rows = {args.n_time}, "
         f"error rows = {args.n_error}, error seeds = {args.error_seeds}, "
         f"repeats = {args.repeats}."

@@ -1,6 +1,6 @@
 """Benchmark suite: every feature map of kernelmaps against scikit-learn, side by side.
 
-For each map x dtype x shape the suite reports, from one process:
+For each case (a row of :data:`CASES`) x dtype the suite reports, from one process:
 
 * our time and scikit-learn's time for the same work on the same data (median of
   ``--repeats`` runs, the two alternated, ``time.perf_counter``), their ratio and the
@@ -12,8 +12,9 @@ For each map x dtype x shape the suite reports, from one process:
 * peak memory of one call of each (``tracemalloc``, which numpy reports its buffers to),
   next to the size of the input and of the output;
 * the kernel approximation error of both, ``|K - Z Z^T|_F / |K|_F`` on the first
-  ``--error-rows`` rows.
+  ``--error-rows`` rows (:func:`kernelmaps.metrics.feature_map_error`).
 
+The measuring is that of ``benchmarks/_harness.py``, shared by every benchmark script.
 It writes ``performance.md`` and ``performance.csv`` into ``--out`` and prints the
 table.  ``--quick`` runs tiny shapes in seconds, as a smoke test of the suite itself.
 
@@ -23,28 +24,38 @@ Usage::
         [--data-home ../shared/data]
 
 scikit-learn's PolynomialCountSketch needs ``n * degree * D`` complex128 values for one
-call, so it is run on row chunks of 10 000 rows, which only helps it.
+call, so it is run on row chunks of 10 000 rows, which only helps it.  Cases on sparse
+input (CSR) have scikit-learn's counterpart only where it accepts sparse input.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import functools
+import inspect
 import math
 import os
-import platform
 import statistics
 import sys
-import time
-import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sklearn
+import scipy.sparse as sp
 import sklearn.kernel_approximation as ska
+from _harness import (
+    best_time,
+    kernel_error,
+    machine_info,
+    nbytes,
+    peak_memory,
+    time_alternating,
+    timed,
+    transform_chunked,
+)
 
 import kernelmaps
 from kernelmaps import kernels
@@ -54,62 +65,7 @@ from kernelmaps.feature_maps._trig import cos_shifted_into, cos_sin_into
 REPO = Path(__file__).resolve().parent.parent
 
 
-# -- machine ---------------------------------------------------------------------------
-
-
-def machine_info() -> dict[str, str]:
-    """CPU, cores, library versions and the BLAS configuration (threadpoolctl)."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    info = {
-        "cpu": cpu,
-        "cores available": str(len(os.sched_getaffinity(0))),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": __import__("scipy").__version__,
-        "scikit-learn": sklearn.__version__,
-        "kernelmaps": kernelmaps.__version__,
-        "engine": kernelmaps.get_config()["engine"],
-    }
-    try:
-        import numba
-
-        info["numba"] = f"{numba.__version__} ({numba.get_num_threads()} threads)"
-    except ImportError:
-        info["numba"] = "not installed"
-    try:
-        from threadpoolctl import threadpool_info
-
-        for pool in threadpool_info():
-            key = f"{pool.get('internal_api')} ({pool.get('prefix')})"
-            info[key] = (
-                f"{pool.get('version')}, {pool.get('num_threads')} threads, "
-                f"architecture {pool.get('architecture')}, {pool.get('threading_layer')}"
-            )
-    except ImportError:
-        info["blas"] = "threadpoolctl not installed"
-    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
-        if var in os.environ:
-            info[var] = os.environ[var]
-    return info
-
-
-def _best_time(func: Callable[[], Any], repeats: int = 3, number: int = 1) -> float:
-    func()
-    best = math.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(number):
-            func()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
+# -- machine rates ---------------------------------------------------------------------
 
 
 @dataclass
@@ -124,12 +80,21 @@ class Rates:
     first_touch: float  # s per byte of newly allocated memory written once
 
 
+def _first_touch(size_bytes: int) -> float:
+    """Seconds per byte to write memory the process has not touched yet (median of 3)."""
+
+    def fill() -> None:
+        np.empty(size_bytes // 8).fill(1.0)
+
+    return statistics.median(timed(fill)[0] / size_bytes for _ in range(3))
+
+
 def measure_rates(dtype: type, quick: bool) -> Rates:
     rng = np.random.default_rng(0)
     gemm = 0.0
     for size in (256, 512) if quick else (2048, 4096):  # the peak: best over two sizes
         A = rng.standard_normal((size, size)).astype(dtype)
-        gemm = max(gemm, 2.0 * size**3 / _best_time(lambda A=A: A @ A))
+        gemm = max(gemm, 2.0 * size**3 / best_time(lambda A=A: A @ A))
     cores = n_threads()
     rows, cols = 256 * cores, 2048  # 4 MiB per core in float64: cache-resident
     P = rng.normal(scale=10.0, size=(rows, cols)).astype(dtype)
@@ -141,7 +106,7 @@ def measure_rates(dtype: type, quick: bool) -> Rates:
     number = 2 if quick else 20
 
     def on_all_cores(func: Callable[[slice], None]) -> float:
-        return _best_time(lambda: parallel_rows(func, rows, P.size), number=number) / P.size
+        return best_time(lambda: parallel_rows(func, rows, P.size), number=number) / P.size
 
     sincos = on_all_cores(lambda r: cos_sin_into(P[r], out[r], 1.0))
     cos = on_all_cores(lambda r: cos_shifted_into(work[r], zeros, 1.0))
@@ -149,334 +114,272 @@ def measure_rates(dtype: type, quick: bool) -> Rates:
     log = on_all_cores(lambda r: np.log(pos[r], out=work[r]))
     # Writing memory the process has not touched yet costs page faults (and, in a virtual
     # machine, the host's backing of the pages): every transform pays it for its output.
-    size_bytes = 1 << (26 if quick else 30)
-    touches = []
-    for _ in range(3):
-        start = time.perf_counter()
-        fresh = np.empty(size_bytes // 8)
-        fresh.fill(1.0)
-        touches.append((time.perf_counter() - start) / size_bytes)
-        del fresh
-    return Rates(gemm, sincos, cos, exp, log, statistics.median(touches))
+    touch = _first_touch(1 << (26 if quick else 30))
+    return Rates(gemm, sincos, cos, exp, log, touch)
 
 
-# -- cases -----------------------------------------------------------------------------
+# -- the cases, as data ----------------------------------------------------------------
 
 
-@dataclass
-class Case:
-    """One comparison: a map of ours, its scikit-learn counterpart, data and a limit."""
+@dataclass(frozen=True)
+class Size:
+    """A parameter value taken from the sizes of the run (``--n-components`` etc.)."""
 
     name: str
-    stage: str  # "transform" or "fit"
-    shape: str
-    data: Callable[[Any], np.ndarray]
-    ours: Callable[[], Any]
-    theirs: Callable[[], Any] | None
-    kernel: kernels.Kernel | None
-    limit: Callable[[Rates], float] | None = None
+
+
+N, D, M, GAMMA, GRIDS = Size("n"), Size("D"), Size("m"), Size("gamma"), Size("grids")
+D4, M4, FIT_ROWS = Size("D/4"), Size("m/4"), Size("fit_rows")
+
+#: The work of a case in machine rates: (rates, sizes) -> seconds at the machine's limit.
+Limit = Callable[[Rates, dict[str, Any]], float]
+
+
+def _gemm(r: Rates, flops: float) -> float:
+    return flops / r.gemm_flops
+
+
+def _rff_pairs(r: Rates, s: dict[str, Any]) -> float:
+    F = s["D"] // 2
+    return _gemm(r, 2.0 * s["n"] * s["d"] * F) + s["n"] * F * r.sincos_pair
+
+
+def _rff_phase(r: Rates, s: dict[str, Any]) -> float:
+    return _gemm(r, 2.0 * s["n"] * s["d"] * s["D"]) + s["n"] * s["D"] * r.cos
+
+
+def _nystroem(r: Rates, s: dict[str, Any]) -> float:
+    n, d, m = s["n"], s["d"], s["m"]
+    return _gemm(r, 2.0 * n * m * m + 2.0 * n * d * m) + n * m * r.exp
+
+
+def _skewed(r: Rates, s: dict[str, Any]) -> float:
+    n, d, D = s["n"], s["d"], s["D"]
+    return _gemm(r, 2.0 * n * d * D) + n * d * r.log + n * D * r.cos
+
+
+@dataclass(frozen=True)
+class Case:
+    """One comparison: a map of ours, its scikit-learn counterpart, their data and kernel.
+
+    ``params`` go to both maps (``random_state=0`` is added where accepted), ``extra`` to
+    ours only; a :class:`Size` value is replaced by that size of the run.
+    """
+
+    name: str
+    ours: str  # a class of kernelmaps
+    theirs: str | None  # a class of sklearn.kernel_approximation, or None
+    params: dict[str, Any]
+    kernel: tuple[str, dict[str, Any]] | None
+    data: str = "gaussian"  # a key of DATA
+    shape: str = "n={n} d={d} D={D}"
+    stage: str = "transform"  # or "fit"
+    extra: dict[str, Any] = field(default_factory=dict)
+    limit: Limit | None = None
     theirs_chunk: int | None = None
-    fit_rows: int | None = None
-    notes: list[str] = field(default_factory=list)
+    fit_rows: Size | None = None
 
 
-def gaussian_data(n: int, d: int, seed: int = 0) -> Callable[[Any], np.ndarray]:
-    def make(dtype: Any) -> np.ndarray:
-        X = np.random.default_rng(seed).standard_normal((n, d))
-        return X.astype(dtype)
+_RBF = ("rbf", {"gamma": GAMMA})
+_POLY3 = ("polynomial", {"degree": 3, "gamma": 1.0, "coef0": 1.0})
+_SKEWED = ("skewed_chi2", {"skewedness": 0.01})
+_NYSTROEM = {"gamma": GAMMA, "n_components": M}
 
-    return make
+CASES: list[Case] = [
+    Case("RandomFourierFeatures cos_sin", "RandomFourierFeatures", "RBFSampler",
+         {"gamma": GAMMA, "n_components": D}, _RBF, limit=_rff_pairs),
+    Case("RandomFourierFeatures cos_phase", "RandomFourierFeatures", "RBFSampler",
+         {"gamma": GAMMA, "n_components": D}, _RBF, extra={"variant": "cos_phase"},
+         limit=_rff_phase),
+    Case("Nystroem", "Nystroem", "Nystroem", _NYSTROEM, _RBF, shape="n={n} d={d} m={m}",
+         stage="fit"),
+    Case("Nystroem", "Nystroem", "Nystroem", _NYSTROEM, _RBF, shape="n={n} d={d} m={m}",
+         limit=_nystroem),
+    Case("TensorSketch degree 2", "TensorSketch", "PolynomialCountSketch",
+         {"degree": 2, "gamma": 1.0, "coef0": 0.0, "n_components": D},
+         ("polynomial", {"degree": 2, "gamma": 1.0, "coef0": 0.0}), data="unit_rows",
+         theirs_chunk=10_000),
+    Case("SkewedChi2Sampler", "SkewedChi2Sampler", "SkewedChi2Sampler",
+         {"skewedness": 0.01, "n_components": D}, _SKEWED, data="histograms", limit=_skewed),
+    Case("SkewedChi2Sampler (sparse input)", "SkewedChi2Sampler", None,
+         {"skewedness": 0.01, "n_components": D}, _SKEWED, data="sparse_histograms"),
+    Case("AdditiveChi2Sampler steps=2", "AdditiveChi2Sampler", "AdditiveChi2Sampler",
+         {"sample_steps": 2}, ("additive_chi2", {}), data="histograms", shape="n={n} d={d}"),
+    Case("AdditiveChi2Sampler steps=2 (sparse input)", "AdditiveChi2Sampler",
+         "AdditiveChi2Sampler", {"sample_steps": 2}, ("additive_chi2", {}),
+         data="sparse_histograms", shape="n={n} d={d}"),
+    Case("AdditiveChi2Sampler steps=3", "AdditiveChi2Sampler", "AdditiveChi2Sampler",
+         {"sample_steps": 3}, ("additive_chi2", {}), data="histograms", shape="n={n} d={d}"),
+    Case("RandomMaclaurinFeatures (1+x.y)^3", "RandomMaclaurinFeatures", None,
+         {"degree": 3, "gamma": 1.0, "coef0": 1.0, "n_components": D}, _POLY3,
+         data="unit_rows"),
+    # D / 4 outputs: its up-projection has 4x as many columns, and the
+    # Johnson-Lindenstrauss product (n x 4D) @ (4D x D) would dominate the suite.
+    Case("CompactRandomFeatures (1+x.y)^3", "CompactRandomFeatures", None,
+         {"degree": 3, "gamma": 1.0, "coef0": 1.0, "n_components": D4}, _POLY3,
+         data="unit_rows", shape="n={n} d={d} D={D/4}"),
+    Case("RandomBinningFeatures", "RandomBinningFeatures", None,
+         {"gamma": GAMMA, "n_grids": GRIDS}, ("laplacian", {"gamma": GAMMA}),
+         shape="n={n} d={d} grids={grids}"),
+    Case("IKA", "IKA", None, {"gamma": GAMMA, "n_components": M4}, _RBF,
+         shape="n={n} d={d} m={m/4}", fit_rows=FIT_ROWS),
+] + [
+    Case(f"{name} (wide)", name, "RBFSampler", {"gamma": GAMMA, "n_components": D}, _RBF,
+         data="wide", shape="{source} n={n} d={d} D={D}")
+    for name in ("RandomFourierFeatures", "Fastfood", "StructuredOrthogonalFeatures")
+    if hasattr(kernelmaps, name)
+]  # fmt: skip
 
 
-def unit_rows(n: int, d: int) -> Callable[[Any], np.ndarray]:
-    def make(dtype: Any) -> np.ndarray:
-        X = np.random.default_rng(0).standard_normal((n, d))
-        X /= np.linalg.norm(X, axis=1, keepdims=True)
-        return X.astype(dtype)
-
-    return make
+# -- data ------------------------------------------------------------------------------
 
 
-def histograms(n: int, d: int) -> Callable[[Any], np.ndarray]:
-    def make(dtype: Any) -> np.ndarray:
-        X = np.random.default_rng(0).exponential(size=(n, d))
-        X /= X.sum(axis=1, keepdims=True)
-        return X.astype(dtype)
-
-    return make
+def gaussian(n: int, d: int) -> np.ndarray:
+    return np.random.default_rng(0).standard_normal((n, d))
 
 
-def mnist_or_wide(n: int, d: int, data_home: str | None) -> tuple[Callable[[Any], np.ndarray], str]:
+def unit_rows(n: int, d: int) -> np.ndarray:
+    X = gaussian(n, d)
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def histograms(n: int, d: int) -> np.ndarray:
+    X = np.random.default_rng(0).exponential(size=(n, d))
+    return X / X.sum(axis=1, keepdims=True)
+
+
+def sparse_histograms(n: int, d: int) -> sp.csr_matrix:
+    """Histograms with the entries below the row's 90th percentile set to zero, CSR."""
+    X = histograms(n, d)
+    X[np.quantile(X, 0.9, axis=1, keepdims=True) > X] = 0.0
+    return sp.csr_matrix(X)
+
+
+DATA: dict[str, Callable[[int, int], Any]] = {
+    "gaussian": gaussian,
+    "unit_rows": unit_rows,
+    "histograms": histograms,
+    "sparse_histograms": sparse_histograms,
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _mnist(data_home: str | None) -> np.ndarray | None:
+    if data_home is None:
+        return None
+    try:
+        from kernelmaps.datasets import load_dataset
+
+        return np.asarray(load_dataset("mnist", data_home=data_home).X)
+    except (OSError, ValueError):
+        return None
+
+
+def mnist_or_gaussian(n: int, data_home: str | None) -> tuple[np.ndarray, str]:
     """MNIST rows from the data home when available (d = 784), else Gaussian rows."""
-    if d == 784 and data_home is not None:
-        try:
-            from kernelmaps.datasets import load_dataset
-
-            X = load_dataset("mnist", data_home=data_home).X[:n]
-            return (lambda dtype: X.astype(dtype)), "MNIST"
-        except (OSError, ValueError):
-            pass
-    return gaussian_data(n, d), "Gaussian"
+    X = _mnist(data_home)
+    return (gaussian(n, 784), "Gaussian") if X is None else (X[:n], "MNIST")
 
 
-def build_cases(args: argparse.Namespace) -> list[Case]:
+def run_sizes(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The sizes of the run: one set for the narrow cases, one for the wide ones."""
     n, d, D, m = args.n_samples, args.n_features, args.n_components, args.landmarks
-    gamma = 1.0 / d
-    rbf = kernels.make_kernel("rbf", gamma=gamma)
-    shape = f"n={n} d={d} D={D}"
-    gemm_pairs = 2.0 * n * d * (D // 2)
-    gemm_full = 2.0 * n * d * D
-    cases = [
-        Case(
-            "RandomFourierFeatures cos_sin",
-            "transform",
-            shape,
-            gaussian_data(n, d),
-            lambda: kernelmaps.RandomFourierFeatures(gamma=gamma, n_components=D, random_state=0),
-            lambda: ska.RBFSampler(gamma=gamma, n_components=D, random_state=0),
-            rbf,
-            lambda r: gemm_pairs / r.gemm_flops + n * (D // 2) * r.sincos_pair,
-            notes=["scikit-learn's RBFSampler is cos+phase; ours is the lower-variance cos/sin"],
-        ),
-        Case(
-            "RandomFourierFeatures cos_phase",
-            "transform",
-            shape,
-            gaussian_data(n, d),
-            lambda: kernelmaps.RandomFourierFeatures(
-                gamma=gamma, n_components=D, variant="cos_phase", random_state=0
-            ),
-            lambda: ska.RBFSampler(gamma=gamma, n_components=D, random_state=0),
-            rbf,
-            lambda r: gemm_full / r.gemm_flops + n * D * r.cos,
-        ),
-        Case(
-            "Nystroem",
-            "fit",
-            f"n={n} d={d} m={m}",
-            gaussian_data(n, d),
-            lambda: kernelmaps.Nystroem(gamma=gamma, n_components=m, random_state=0),
-            lambda: ska.Nystroem(gamma=gamma, n_components=m, random_state=0),
-            rbf,
-        ),
-        Case(
-            "Nystroem",
-            "transform",
-            f"n={n} d={d} m={m}",
-            gaussian_data(n, d),
-            lambda: kernelmaps.Nystroem(gamma=gamma, n_components=m, random_state=0),
-            lambda: ska.Nystroem(gamma=gamma, n_components=m, random_state=0),
-            rbf,
-            lambda r: (2.0 * n * m * m + 2.0 * n * d * m) / r.gemm_flops + n * m * r.exp,
-        ),
-        Case(
-            "TensorSketch degree 2",
-            "transform",
-            shape,
-            unit_rows(n, d),
-            lambda: kernelmaps.TensorSketch(
-                degree=2, gamma=1.0, coef0=0.0, n_components=D, random_state=0
-            ),
-            lambda: ska.PolynomialCountSketch(
-                degree=2, gamma=1.0, coef0=0, n_components=D, random_state=0
-            ),
-            kernels.make_kernel("polynomial", degree=2, gamma=1.0, coef0=0.0),
-            theirs_chunk=10_000,
-        ),
-        Case(
-            "SkewedChi2Sampler",
-            "transform",
-            shape,
-            histograms(n, d),
-            lambda: kernelmaps.SkewedChi2Sampler(skewedness=0.01, n_components=D, random_state=0),
-            lambda: ska.SkewedChi2Sampler(skewedness=0.01, n_components=D, random_state=0),
-            kernels.make_kernel("skewed_chi2", skewedness=0.01),
-            lambda r: gemm_full / r.gemm_flops + n * d * r.log + n * D * r.cos,
-        ),
-        Case(
-            "AdditiveChi2Sampler steps=2",
-            "transform",
-            f"n={n} d={d}",
-            histograms(n, d),
-            lambda: kernelmaps.AdditiveChi2Sampler(sample_steps=2),
-            lambda: ska.AdditiveChi2Sampler(sample_steps=2),
-            kernels.make_kernel("additive_chi2"),
-        ),
-        Case(
-            "RandomMaclaurinFeatures (1+x.y)^3",
-            "transform",
-            shape,
-            unit_rows(n, d),
-            lambda: kernelmaps.RandomMaclaurinFeatures(
-                degree=3, gamma=1.0, coef0=1.0, n_components=D, random_state=0
-            ),
-            None,
-            kernels.make_kernel("polynomial", degree=3, gamma=1.0, coef0=1.0),
-        ),
-        Case(
-            # D / 4 outputs: its up-projection has 4x as many columns, and the
-            # Johnson-Lindenstrauss product (n x 4D) @ (4D x D) would dominate the suite.
-            "CompactRandomFeatures (1+x.y)^3",
-            "transform",
-            f"n={n} d={d} D={D // 4}",
-            unit_rows(n, d),
-            lambda: kernelmaps.CompactRandomFeatures(
-                degree=3, gamma=1.0, coef0=1.0, n_components=D // 4, random_state=0
-            ),
-            None,
-            kernels.make_kernel("polynomial", degree=3, gamma=1.0, coef0=1.0),
-        ),
-        Case(
-            "RandomBinningFeatures",
-            "transform",
-            f"n={n} d={d} grids={args.grids}",
-            gaussian_data(n, d),
-            lambda: kernelmaps.RandomBinningFeatures(
-                gamma=gamma, n_grids=args.grids, random_state=0
-            ),
-            None,
-            kernels.make_kernel("laplacian", gamma=gamma),
-        ),
-        Case(
-            "IKA",
-            "transform",
-            f"n={n} d={d} m={m // 4}",
-            gaussian_data(n, d),
-            lambda: kernelmaps.IKA(gamma=gamma, n_components=m // 4, random_state=0),
-            None,
-            rbf,
-            fit_rows=min(n, 20_000),
-        ),
-    ]
-    wide_data, source = mnist_or_wide(args.wide_samples, 784, args.data_home)
+    narrow = {"n": n, "d": d, "D": D, "m": m, "gamma": 1.0 / d, "grids": args.grids,
+              "D/4": D // 4, "m/4": m // 4, "fit_rows": min(n, 20_000)}  # fmt: skip
+    _, source = mnist_or_gaussian(1, args.data_home)
     wide_gamma = 1.0 / (784 * (0.1 if source == "MNIST" else 1.0))
-    wide_rbf = kernels.make_kernel("rbf", gamma=wide_gamma)
-    Dw = args.wide_components
-    wide_shape = f"{source} n={args.wide_samples} d=784 D={Dw}"
-    for name, extra in [
-        ("RandomFourierFeatures", {}),
-        ("Fastfood", {}),
-        ("StructuredOrthogonalFeatures", {}),
-    ]:
-        cls = getattr(kernelmaps, name, None)
-        if cls is None:
-            continue
-
-        def ours(cls: Any = cls, extra: dict[str, Any] = extra) -> Any:
-            return cls(gamma=wide_gamma, n_components=Dw, random_state=0, **extra)
-
-        cases.append(
-            Case(
-                f"{name} (wide)",
-                "transform",
-                wide_shape,
-                wide_data,
-                ours,
-                lambda: ska.RBFSampler(gamma=wide_gamma, n_components=Dw, random_state=0),
-                wide_rbf,
-            )
-        )
-    return cases
+    wide = {"n": args.wide_samples, "d": 784, "D": args.wide_components, "gamma": wide_gamma,
+            "source": source}  # fmt: skip
+    return {"narrow": narrow, "wide": wide}
 
 
 # -- running ---------------------------------------------------------------------------
 
 
-def _transform_chunked(est: Any, X: np.ndarray, chunk: int | None) -> Any:
-    if chunk is None or X.shape[0] <= chunk:
-        return est.transform(X)
-    first = est.transform(X[:chunk])
-    out = np.empty((X.shape[0], first.shape[1]), dtype=first.dtype)
-    out[:chunk] = first
-    for start in range(chunk, X.shape[0], chunk):
-        out[start : start + chunk] = est.transform(X[start : start + chunk])
-    return out
+def _resolve(params: dict[str, Any], sizes: dict[str, Any]) -> dict[str, Any]:
+    return {k: sizes[v.name] if isinstance(v, Size) else v for k, v in params.items()}
 
 
-def _call(case: Case, est: Any, X: np.ndarray, chunk: int | None) -> Callable[[], Any]:
+def _build(cls: type, params: dict[str, Any]) -> Any:
+    if "random_state" in inspect.signature(cls).parameters:
+        params = {**params, "random_state": 0}
+    return cls(**params)
+
+
+def make_estimators(case: Case, sizes: dict[str, Any]) -> dict[str, Any]:
+    """``{"ours": ..., "sklearn": ...}`` (the latter when the case has a counterpart)."""
+    params = _resolve(case.params, sizes)
+    sides = {"ours": _build(getattr(kernelmaps, case.ours), {**params, **case.extra})}
+    if case.theirs is not None:
+        sides["sklearn"] = _build(getattr(ska, case.theirs), params)
+    return sides
+
+
+def case_data(case: Case, dtype: Any, sizes: dict[str, Any], data_home: str | None) -> Any:
+    if case.data == "wide":
+        X: Any = mnist_or_gaussian(sizes["n"], data_home)[0]
+    else:
+        X = DATA[case.data](sizes["n"], sizes["d"])
+    return X.astype(dtype)
+
+
+def _calls(case: Case, sides: dict[str, Any], X: Any) -> dict[str, Callable[[], Any]]:
     if case.stage == "fit":
-        return lambda: est.fit(X)
-    return lambda: _transform_chunked(est, X, chunk)
+        return {side: (lambda est=est: est.fit(X)) for side, est in sides.items()}
+    chunks = {"ours": None, "sklearn": case.theirs_chunk}
+    return {
+        side: (lambda est=est, chunk=chunks[side]: transform_chunked(est, X, chunk))
+        for side, est in sides.items()
+    }
 
 
-def _peak_bytes(func: Callable[[], Any]) -> tuple[int, float]:
-    """Peak traced memory of one call, and its (indicative) time."""
-    tracemalloc.start()
-    try:
-        start = time.perf_counter()
-        result = func()
-        seconds = time.perf_counter() - start
-        del result
-        return tracemalloc.get_traced_memory()[1], seconds
-    finally:
-        tracemalloc.stop()
-
-
-def _kernel_error(kernel: kernels.Kernel, est: Any, X: np.ndarray) -> float:
-    Z = est.transform(X)
-    Z = Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z)
-    Z = Z.astype(np.float64)
-    K = kernel(X.astype(np.float64))
-    return float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K))
+def _summary(prefix: str, times: list[float], peak: int) -> dict[str, float]:
+    return {
+        f"{prefix}_s": statistics.median(times),
+        f"{prefix}_min_s": min(times),
+        f"{prefix}_max_s": max(times),
+        f"{prefix}_peak_mib": peak / 2**20,
+    }
 
 
 def run_case(case: Case, dtype: Any, args: argparse.Namespace, rates: Rates) -> dict[str, Any]:
-    X = case.data(dtype)
-    X_fit = X[: case.fit_rows] if case.fit_rows else X
-    sides: dict[str, Any] = {"ours": case.ours()}
-    if case.theirs is not None:
-        sides["sklearn"] = case.theirs()
-    calls = {}
-    for side, est in sides.items():
-        if case.stage == "transform":
+    sizes = args.sizes["wide" if case.data == "wide" else "narrow"]
+    X = case_data(case, dtype, sizes, args.data_home)
+    X_fit = X[: sizes[case.fit_rows.name]] if case.fit_rows else X
+    sides = make_estimators(case, sizes)
+    if case.stage == "transform":
+        for est in sides.values():
             est.fit(X_fit)
-        chunk = case.theirs_chunk if side == "sklearn" else None
-        calls[side] = _call(case, est, X, chunk)
-    # The first call of each is a warm-up (compilation, caches) that measures peak memory.
-    warm = {side: _peak_bytes(call) for side, call in calls.items()}
-    peaks = {side: peak for side, (peak, _) in warm.items()}
-    times: dict[str, list[float]] = {side: [] for side in calls}
+    calls = _calls(case, sides, X)
+    # The first call of each is the warm-up (compilation, caches); it measures peak memory.
+    warm = {side: peak_memory(call) for side, call in calls.items()}
     # Repeats: --repeats, fewer for calls so slow that the repeats would pass a minute.
     slowest = max(seconds for _, seconds in warm.values())
     repeats = max(1, min(args.repeats, int(args.max_seconds // max(slowest, 1e-9))))
-    for _ in range(repeats):
-        for side, call in calls.items():
-            start = time.perf_counter()
-            result = call()
-            times[side].append(time.perf_counter() - start)
-            del result
-    rows = X[: args.error_rows]
+    timings = time_alternating(calls, repeats, warm_up=False)
     errors = {}
     if case.kernel is not None:
+        name, kernel_params = case.kernel
+        kernel = kernels.make_kernel(name, **_resolve(kernel_params, sizes))
         for side, est in sides.items():
-            errors[side] = _kernel_error(case.kernel, est, rows)
-    out_cols = getattr(sides["ours"], "n_components", None)
-    n_out = sides["ours"].transform(X[:2]).shape[1] if case.stage == "transform" else out_cols
-    itemsize = np.dtype(dtype).itemsize
+            errors[side] = kernel_error(est, X, kernel, rows=args.error_rows)
+    n_out = sides["ours"].transform(X[:2]).shape[1] if case.stage == "transform" else 0
     row: dict[str, Any] = {
         "map": case.name,
         "stage": case.stage,
         "dtype": np.dtype(dtype).name,
-        "shape": case.shape,
-        "ours_s": statistics.median(times["ours"]),
-        "ours_min_s": min(times["ours"]),
-        "ours_max_s": max(times["ours"]),
-        "ours_peak_mib": peaks["ours"] / 2**20,
-        "input_mib": X.nbytes / 2**20,
-        "output_mib": (X.shape[0] * n_out * itemsize / 2**20) if case.stage == "transform" else 0,
+        "shape": case.shape.format(**sizes),
+        **_summary("ours", timings["ours"].times, warm["ours"][0]),
+        "input_mib": nbytes(X) / 2**20,
+        "output_mib": X.shape[0] * n_out * np.dtype(dtype).itemsize / 2**20,
         "ours_error": errors.get("ours", math.nan),
     }
-    if "sklearn" in times:
-        row.update(
-            sklearn_s=statistics.median(times["sklearn"]),
-            sklearn_min_s=min(times["sklearn"]),
-            sklearn_max_s=max(times["sklearn"]),
-            sklearn_peak_mib=peaks["sklearn"] / 2**20,
-            sklearn_error=errors.get("sklearn", math.nan),
-        )
+    if "sklearn" in timings:
+        row.update(_summary("sklearn", timings["sklearn"].times, warm["sklearn"][0]))
+        row["sklearn_error"] = errors.get("sklearn", math.nan)
         row["speedup"] = row["sklearn_s"] / row["ours_s"]
     if case.limit is not None:
-        row["limit_s"] = case.limit(rates)
+        row["limit_s"] = case.limit(rates, sizes)
         row["fraction_of_limit"] = row["limit_s"] / row["ours_s"]
     return row
 
@@ -500,6 +403,15 @@ COLUMNS = [
 ]
 
 
+#: How a column is shown, by the end of its key (the times have their own format).
+_FORMATS: dict[str, Callable[[float], str]] = {
+    "speedup": lambda v: f"{v:.2f}×",
+    "fraction_of_limit": lambda v: f"{100 * v:.0f} %",
+    "_mib": lambda v: f"{v:.0f}",
+    "error": lambda v: f"{v:.4f}",
+}
+
+
 def _fmt(key: str, row: dict[str, Any]) -> str:
     value = row.get(key)
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -507,17 +419,10 @@ def _fmt(key: str, row: dict[str, Any]) -> str:
     if key in ("ours_s", "sklearn_s"):
         spread = (row[key.replace("_s", "_max_s")] - row[key.replace("_s", "_min_s")]) / 2
         return f"{value:.3g} ± {spread:.2g}"
-    if key == "speedup":
-        return f"{value:.2f}×"
-    if key == "fraction_of_limit":
-        return f"{100 * value:.0f} %"
-    if key.endswith("_mib"):
-        return f"{value:.0f}"
-    if key.endswith("error"):
-        return f"{value:.4f}"
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return str(value)
+    form = next((f for end, f in _FORMATS.items() if key.endswith(end)), None)
+    if form is not None:
+        return form(value)
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 def markdown(rows: list[dict[str, Any]], info: dict[str, str], rates: dict[str, Rates]) -> str:
@@ -602,7 +507,8 @@ def main(argv: list[str] | None = None) -> int:
     info = machine_info()
     rates = {name: measure_rates(np.dtype(name).type, args.quick) for name in args.dtypes}
     rows = []
-    for case in build_cases(args):
+    args.sizes = run_sizes(args)
+    for case in CASES:
         if args.only and not any(word.lower() in case.name.lower() for word in args.only):
             continue
         for name in args.dtypes:

@@ -26,19 +26,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import statistics
 import subprocess
 import sys
-import time
-import tracemalloc
 from typing import Any
 
 import numpy as np
+from _harness import (
+    kernel_error,
+    limit_address_space,
+    machine_line,
+    peak_memory,
+    peak_rss,
+    reset_peak_rss,
+    time_alternating,
+    transform_chunked,
+)
 from sklearn.datasets import load_digits
 from sklearn.kernel_approximation import PolynomialCountSketch
 
 from kernelmaps import TensorSketch
+from kernelmaps.kernels import HomogeneousPolynomial
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
 
@@ -64,35 +71,6 @@ def make_map(method: str, degree: int, D: int) -> Any:
     return PolynomialCountSketch(degree=degree, n_components=D, random_state=0)
 
 
-def transform(est: Any, X: np.ndarray, chunk: int | None) -> np.ndarray:
-    if chunk is None or chunk >= X.shape[0]:
-        return est.transform(X)
-    first = est.transform(X[:chunk])
-    out = np.empty((X.shape[0], first.shape[1]), dtype=first.dtype)
-    out[:chunk] = first
-    for i in range(chunk, X.shape[0], chunk):
-        out[i : i + chunk] = est.transform(X[i : i + chunk])
-    return out
-
-
-def _peak_rss() -> int:
-    """Peak resident set of this process in bytes (``VmHWM``; Linux)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # pragma: no cover
-
-
-def _reset_peak_rss() -> None:
-    """Reset ``VmHWM`` to the current resident set (Linux ``clear_refs`` 5)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:  # pragma: no cover - not Linux
-        pass
-
-
 def probe(args: argparse.Namespace) -> None:
     """Subprocess: peak memory of one transform, printed as JSON."""
     method, dtype, mode = args.probe
@@ -100,23 +78,18 @@ def probe(args: argparse.Namespace) -> None:
     est = make_map(method, args.degree, args.n_components).fit(X)
     chunk = args.chunk if mode == "chunked" else None
     if mode == "full" and method == "sklearn":
-        limit = int(args.memory_limit_gb * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    _reset_peak_rss()
-    rss_before = _peak_rss()
-    tracemalloc.start()
-    result: dict[str, Any] = {}
+        limit_address_space(args.memory_limit_gb)
+    reset_peak_rss()
+    result: dict[str, Any] = {"rss_before": peak_rss()}
     try:
-        Z = transform(est, X, chunk)
-        result["out_dtype"] = str(Z.dtype)
-        result["out_bytes"] = Z.nbytes
+        result["traced_peak"], _ = peak_memory(lambda: transform_chunked(est, X, chunk))
     except MemoryError as exc:
         result["error"] = f"MemoryError: {exc}"
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    result["traced_peak"] = peak
-    result["rss_before"] = rss_before
-    result["rss_peak"] = _peak_rss()
+    else:
+        out_dtype = est.transform(X[:1]).dtype
+        result["out_dtype"] = str(out_dtype)
+        result["out_bytes"] = X.shape[0] * args.n_components * out_dtype.itemsize
+    result["rss_peak"] = peak_rss()
     print(json.dumps(result))
 
 
@@ -153,7 +126,7 @@ def gib(n_bytes: float) -> str:
     return f"{n_bytes / 2**30:.2f} GiB"
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--n-samples", type=int, default=100_000)
     parser.add_argument("--n-features", type=int, default=64)
@@ -164,72 +137,76 @@ def main() -> None:
     parser.add_argument("--memory-limit-gb", type=float, default=10.0)
     parser.add_argument("--error-seeds", type=int, default=5)
     parser.add_argument("--probe", nargs=3, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def compare_in_process(args: argparse.Namespace, dtype: str) -> None:
+    """Print the time, output dtype and kernel error rows of the table of ``dtype``."""
+    p, D = args.degree, args.n_components
+    X = make_data(args.n_samples, args.n_features, dtype)
+    maps = {m: make_map(m, p, D).fit(X) for m in ("kernelmaps", "sklearn")}
+    chunks = {"kernelmaps": None, "sklearn": args.chunk}
+    calls = {
+        m: (lambda est=est, chunk=chunks[m]: transform_chunked(est, X, chunk))
+        for m, est in maps.items()
+    }
+    med = {m: t.median for m, t in time_alternating(calls, args.repeats).items()}
+    out_dtypes = {m: est.transform(X[:1]).dtype for m, est in maps.items()}
+    print(
+        f"| transform time (median of {args.repeats}) | {med['kernelmaps']:.2f} s | "
+        f"{med['sklearn']:.2f} s (in chunks of {args.chunk} rows) |"
+    )
+    print(f"| speed-up | {med['sklearn'] / med['kernelmaps']:.1f}x | 1 |")
+    print(f"| output dtype | {out_dtypes['kernelmaps']} | {out_dtypes['sklearn']} |")
+    kernel = HomogeneousPolynomial(p)
+    errs: dict[str, list[float]] = {m: [] for m in maps}
+    for seed in range(args.error_seeds):  # the error varies much from seed to seed
+        for m in maps:
+            est = make_map(m, p, D).set_params(random_state=seed).fit(X[:2000])
+            errs[m].append(kernel_error(est, X, kernel, rows=2000))
+    print(
+        f"| rel. Frobenius error (2000 rows, mean ± std over {args.error_seeds} seeds) | "
+        + " | ".join(f"{np.mean(errs[m]):.4f} ± {np.std(errs[m]):.4f}" for m in maps)
+        + " |"
+    )
+
+
+def _memory_cell(r: dict[str, Any]) -> str:
+    if "error" in r:
+        return str(r["error"])[:90]
+    return (
+        f"traced {gib(r['traced_peak'])}; peak RSS {gib(r['rss_peak'])} "
+        f"(before the transform {gib(r['rss_before'])})"
+    )
+
+
+def report_memory(args: argparse.Namespace, dtype: str) -> None:
+    """Print the peak memory rows of the table of ``dtype``, each call in a subprocess."""
+    ours = run_probe(args, "kernelmaps", dtype, "full")
+    theirs_chunked = run_probe(args, "sklearn", dtype, "chunked")
+    theirs_full = run_probe(args, "sklearn", dtype, "full")
+    print(
+        f"| peak memory, all rows in one call | {_memory_cell(ours)} | "
+        f"{_memory_cell(theirs_full)} |"
+    )
+    print(f"| peak memory, sklearn in chunks | - | {_memory_cell(theirs_chunked)} |")
+    if "out_bytes" in ours:
+        print(f"| (output array itself) | {gib(ours['out_bytes'])} | |")
+
+
+def main() -> None:
+    args = parse_args()
     if args.probe:
         probe(args)
         return
-
-    try:
-        from threadpoolctl import threadpool_info
-
-        pools = [(p["internal_api"], p["num_threads"]) for p in threadpool_info()]
-    except ImportError:  # pragma: no cover - optional
-        pools = []
     n, d, D, p = args.n_samples, args.n_features, args.n_components, args.degree
-    print(f"n = {n}, d = {d}, D = {D}, degree = {p}; thread pools: {pools}")
-
+    print(f"n = {n}, d = {d}, D = {D}, degree = {p}; machine: {machine_line()}")
     for dtype in DTYPES:
-        X = make_data(n, d, dtype)
-        maps = {m: make_map(m, p, D).fit(X) for m in ("kernelmaps", "sklearn")}
-        chunks = {"kernelmaps": None, "sklearn": args.chunk}
-        times: dict[str, list[float]] = {m: [] for m in maps}
-        outputs: dict[str, np.ndarray] = {}
-        for _ in range(args.repeats):
-            for m, est in maps.items():  # alternated A/B in one process
-                start = time.perf_counter()
-                Z = transform(est, X, chunks[m])
-                times[m].append(time.perf_counter() - start)
-                outputs[m] = Z[:2000]
-                del Z
-        K = (X[:2000].astype(np.float64) @ X[:2000].T.astype(np.float64)) ** p
         print(f"\n### {dtype} input\n")
         print("| | kernelmaps TensorSketch | sklearn PolynomialCountSketch |")
         print("|---|---|---|")
-        med = {m: statistics.median(t) for m, t in times.items()}
-        print(
-            f"| transform time (median of {args.repeats}) | {med['kernelmaps']:.2f} s | "
-            f"{med['sklearn']:.2f} s (in chunks of {args.chunk} rows) |"
-        )
-        print(f"| speed-up | {med['sklearn'] / med['kernelmaps']:.1f}x | 1 |")
-        print(f"| output dtype | {outputs['kernelmaps'].dtype} | {outputs['sklearn'].dtype} |")
-        errs: dict[str, list[float]] = {m: [] for m in maps}
-        for seed in range(args.error_seeds):  # the error varies much from seed to seed
-            for m in maps:
-                est = make_map(m, p, D).set_params(random_state=seed).fit(X[:2000])
-                Z = est.transform(X[:2000]).astype(np.float64)
-                errs[m].append(float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K)))
-        print(
-            f"| rel. Frobenius error (2000 rows, mean ± std over {args.error_seeds} seeds) | "
-            + " | ".join(f"{np.mean(errs[m]):.4f} ± {np.std(errs[m]):.4f}" for m in maps)
-            + " |"
-        )
-        del X, maps, outputs
-        ours = run_probe(args, "kernelmaps", dtype, "full")
-        theirs_chunked = run_probe(args, "sklearn", dtype, "chunked")
-        theirs_full = run_probe(args, "sklearn", dtype, "full")
-
-        def cell(r: dict[str, Any]) -> str:
-            if "error" in r:
-                return r["error"][:90]
-            return (
-                f"traced {gib(r['traced_peak'])}; peak RSS {gib(r['rss_peak'])} "
-                f"(before the transform {gib(r['rss_before'])})"
-            )
-
-        print(f"| peak memory, all rows in one call | {cell(ours)} | {cell(theirs_full)} |")
-        print(f"| peak memory, sklearn in chunks | - | {cell(theirs_chunked)} |")
-        if "out_bytes" in ours:
-            print(f"| (output array itself) | {gib(ours['out_bytes'])} | |")
+        compare_in_process(args, dtype)
+        report_memory(args, dtype)
 
 
 if __name__ == "__main__":

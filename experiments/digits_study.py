@@ -20,7 +20,9 @@ import csv
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC, LinearSVC
@@ -53,57 +55,57 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
 
 
-def _run(args: argparse.Namespace) -> int:
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+def _row(method: str, D: int, seed: int, metric: str, value: float, kernel: str = "rbf",
+         gamma: float | str = GAMMA) -> dict:  # fmt: skip
+    return {"experiment": "digits-study", "dataset": "digits (9 classes)", "method": method,
+            "kernel": kernel, "gamma": gamma, "n_components": D, "seed": seed,
+            "metric": metric, "value": value}  # fmt: skip
 
+
+def _split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The study's data: pixels / 16, centred; the first half trains, the second tests."""
     digits = load_digits(n_class=9)
     data = digits.data / 16.0
     data -= data.mean(axis=0)
     n = len(data)
-    X_train, y_train = data[: n // 2], digits.target[: n // 2]
-    X_test, y_test = data[n // 2 :], digits.target[n // 2 :]
+    return data[: n // 2], digits.target[: n // 2], data[n // 2 :], digits.target[n // 2 :]
 
-    rows: list[dict] = []
 
-    def add(method: str, D: int, seed: int, metric: str, value: float) -> None:
-        rows.append(
-            {"experiment": "digits-study", "dataset": "digits (9 classes)", "method": method,
-             "kernel": "rbf", "gamma": GAMMA, "n_components": D, "seed": seed,
-             "metric": metric, "value": value}
-        )  # fmt: skip
+def _fit_and_score(model: Any, split: tuple[np.ndarray, ...]) -> tuple[float, float]:
+    """Test accuracy and fit seconds of ``model``."""
+    X_train, y_train, X_test, y_test = split
+    t0 = time.perf_counter()
+    model.fit(X_train, y_train)
+    seconds = time.perf_counter() - t0
+    return float(model.score(X_test, y_test)), seconds
 
-    baselines = {}
-    for name, model in [
-        ("RBF SVC", SVC(gamma=GAMMA)),
-        ("linear SVC", LinearSVC(random_state=42)),
-    ]:
-        t0 = time.perf_counter()
-        model.fit(X_train, y_train)
-        seconds = time.perf_counter() - t0
-        baselines[name] = (float(model.score(X_test, y_test)), seconds)
+
+def _feature_rows(split: tuple[np.ndarray, ...], seeds: int) -> list[dict]:
+    """Accuracy and fit time of every map + linear SVC, for every D and seed."""
+    rows = []
     for D in GRID:
-        for seed in range(args.seeds):
+        for seed in range(seeds):
             for method, fmap in _maps(D, seed).items():
                 model = make_pipeline(fmap, LinearSVC(random_state=42))
-                t0 = time.perf_counter()
-                model.fit(X_train, y_train)
-                add(method, D, seed, "fit_time", time.perf_counter() - t0)
-                add(method, D, seed, "accuracy", float(model.score(X_test, y_test)))
+                score, seconds = _fit_and_score(model, split)
+                rows.append(_row(method, D, seed, "fit_time", seconds))
+                rows.append(_row(method, D, seed, "accuracy", score))
+    return rows
 
-    with open(out / "results.csv", "w", newline="", encoding="utf-8") as fh:
+
+def _write_csv(path: Path, rows: list[dict], baselines: dict[str, tuple[float, float]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(RESULT_COLUMNS))
         writer.writeheader()
         writer.writerows(rows)
         for name, (score, seconds) in baselines.items():
+            rbf = "RBF" in name
             for metric, value in (("accuracy", score), ("fit_time", seconds)):
-                writer.writerow(
-                    {"experiment": "digits-study", "dataset": "digits (9 classes)",
-                     "method": name, "kernel": "rbf" if "RBF" in name else "linear",
-                     "gamma": GAMMA if "RBF" in name else "", "n_components": 0, "seed": 0,
-                     "metric": metric, "value": value}
-                )  # fmt: skip
+                writer.writerow(_row(name, 0, 0, metric, value, "rbf" if rbf else "linear",
+                                     GAMMA if rbf else ""))  # fmt: skip
 
+
+def _write_figure(path: Path, rows: list[dict], baselines: dict[str, tuple[float, float]]) -> None:
     from kernelmaps import plotting
 
     fig = plotting.plot_score_curves(rows, title="digits, n_class=9: test accuracy")
@@ -114,13 +116,15 @@ def _run(args: argparse.Namespace) -> int:
     ax.legend(fontsize="small", loc="lower right")
     for legend in fig.legends:
         legend.remove()
-    fig.savefig(out / "figure.png", dpi=110)
+    fig.savefig(path, dpi=110)
 
+
+def _table(rows: list[dict], baselines: dict[str, tuple[float, float]], seeds: int) -> str:
     summary = {(s["method"], s["n_components"]): s for s in summarize(rows, "accuracy")}
     times = {(s["method"], s["n_components"]): s for s in summarize(rows, "fit_time")}
     methods = list(_maps(30, 0))
     lines = [
-        f"Test accuracy, mean ± std over {args.seeds} seeds (fit time in seconds below).",
+        f"Test accuracy, mean ± std over {seeds} seeds (fit time in seconds below).",
         "",
         f"RBF SVC: {baselines['RBF SVC'][0]:.4f} ({baselines['RBF SVC'][1]:.3f} s); "
         f"linear SVC: {baselines['linear SVC'][0]:.4f} ({baselines['linear SVC'][1]:.3f} s)",
@@ -135,8 +139,26 @@ def _run(args: argparse.Namespace) -> int:
             for m in methods
         ]
         lines.append(f"| {D} | " + " | ".join(cells) + " |")
-    (out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    split = _split()
+    baselines = {
+        name: _fit_and_score(model, split)
+        for name, model in [
+            ("RBF SVC", SVC(gamma=GAMMA)),
+            ("linear SVC", LinearSVC(random_state=42)),
+        ]
+    }
+    rows = _feature_rows(split, args.seeds)
+    _write_csv(out / "results.csv", rows, baselines)
+    _write_figure(out / "figure.png", rows, baselines)
+    text = _table(rows, baselines, args.seeds)
+    (out / "table.md").write_text(text + "\n", encoding="utf-8")
+    print(text)
     return 0
 
 

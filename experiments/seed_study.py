@@ -9,7 +9,8 @@ TensorSketch, IKA, random binning on the Laplacian kernel) run alongside.
 
 Stand-ins (the originals cannot be had): the flow-cytometry data of the study is replaced by
 a FACSCalibur recording (6 channels); TIMIT's 39-d MFCC frames by the MFCC frames of the
-Free Spoken Digit Dataset.  Run from the repository root::
+Free Spoken Digit Dataset.  The configuration is ``experiments/seed_study.toml``.  Run from
+the repository root::
 
     python experiments/seed_study.py [--data-home ../shared/data] [--seeds 5]
 
@@ -18,91 +19,41 @@ Writes docs/results/seed_study/{results.csv,results.json,figure.png,figure_all.p
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from kernelmaps.experiments import (
-    DatasetConfig,
-    ExperimentConfig,
-    MethodConfig,
-    method_names,
-    run_experiment,
-    summarize,
-)
+from run_study import run_study
 
-REPO = Path(__file__).resolve().parents[1]
+from kernelmaps.experiments import ExperimentConfig, ExperimentResult, summarize
 
-# (name, n points as in the study, label in the table, stand-in?)
-DATASETS = [
-    ("flow_cytometry", 1000, "flow cytometry*", True),
-    ("covtype", 2000, "covtype", False),
-    ("ijcnn1", 1000, "ijcnn1", False),
-    ("letter", 1000, "letter", False),
-    ("fsdd_mfcc39", 1000, "TIMIT* (FSDD MFCC)", True),
-    ("usps", 400, "usps", False),
-]
+#: The study's own methods, in pairs (the main figure); the others run alongside.
 SEED_PAIRS = ["rff-mc", "rff-sobol", "nystroem-uniform", "nystroem-kmeans", "rmfm", "crfm"]
-EXTRA = ["rff-orthogonal", "nystroem-leverage", "tensorsketch", "ika", "binning"]
-GRID = [16, 32, 64, 128, 256]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-home", default=str(REPO.parent / "shared" / "data"))
-    parser.add_argument("--output", default=str(REPO / "docs" / "results" / "seed_study"))
-    parser.add_argument("--seeds", type=int, default=5)
-    args = parser.parse_args(argv)
-
-    available = set(method_names())
-    methods = [MethodConfig(m) for m in SEED_PAIRS + EXTRA if m in available]
-    missing = [m for m in SEED_PAIRS + EXTRA if m not in available]
-    if missing:
-        print(f"not registered, left out: {', '.join(missing)}", file=sys.stderr)
-    config = ExperimentConfig(
-        name="seed-study",
-        datasets=[
-            # the bundled covtype / ijcnn1 / letter are samples of the same data; the
-            # study's USPS and the stand-ins come from the data home
-            DatasetConfig(name, n_fit=n, n_eval=200, in_sample=True, label=label)
-            for name, n, label, _ in DATASETS
-        ],
-        methods=methods,
-        n_components=GRID,
-        seeds=args.seeds,
-        metrics=["fro_error", "fit_time"],
-        bandwidth="mean_distance",
-        data_home=args.data_home,
-    )
-    result = run_experiment(config, args.output)
-    for f in result.failures:
-        print(f"failed: {f}", file=sys.stderr)
-    out = Path(args.output)
+def report(result: ExperimentResult, config: ExperimentConfig, out: Path) -> str:
+    """The study's figure, the figure of all methods, and the table of means ± std."""
     from kernelmaps import plotting
 
     plotting.plot_error_curves(
         result.rows,
         path=out / "figure.png",
-        methods=[m for m in SEED_PAIRS if m in available],
+        methods=SEED_PAIRS,
         title="Relative Frobenius error of the kernel matrix (mean, band: min-max over seeds)",
     )
     plotting.plot_error_curves(
-        result.rows,
-        path=out / "figure_all.png",
-        title="All methods (same data, same rule)",
+        result.rows, path=out / "figure_all.png", title="All methods (same data, same rule)"
     )
-    _write_table(result.rows, out / "table.md", args.seeds)
-    print(f"{result.n_cells} cells ({result.n_computed} computed); wrote {out}")
-    return 0
+    _write_table(result.rows, out / "table.md", len(config.seeds), config.n_components)
+    return f"{result.n_cells} cells ({result.n_computed} computed); wrote {out}"
 
 
-def _write_table(rows: list[dict], path: Path, n_seeds: int) -> None:
+def _write_table(rows: list[dict], path: Path, n_seeds: int, grid: list[int]) -> None:
     summary = summarize(rows, "fro_error")
     lines = [
         f"Relative Frobenius error, mean ± std over {n_seeds} seeds (* = stand-in data set).",
         "",
-        "| data set | method | " + " | ".join(f"D={d}" for d in GRID) + " |",
-        "|---|---|" + "---|" * len(GRID),
+        "| data set | method | " + " | ".join(f"D={d}" for d in grid) + " |",
+        "|---|---|" + "---|" * len(grid),
     ]
     keys: list[tuple[str, str]] = []
     for s in summary:
@@ -111,7 +62,7 @@ def _write_table(rows: list[dict], path: Path, n_seeds: int) -> None:
     cells = {(s["dataset"], s["method"], s["n_components"]): s for s in summary}
     for ds, m in keys:
         vals = []
-        for d in GRID:
+        for d in grid:
             s = cells.get((ds, m, d))
             vals.append("–" if s is None else f"{s['mean']:.4f} ± {s['std']:.4f}")
         lines.append(f"| {ds} | {m} | " + " | ".join(vals) + " |")
@@ -119,4 +70,4 @@ def _write_table(rows: list[dict], path: Path, n_seeds: int) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_study(name="seed_study", report=report))

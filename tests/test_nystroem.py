@@ -141,7 +141,7 @@ def test_kmeans_and_leverage_against_uniform_on_digits(seed, digits_kernel):
     the upper bound of the uniform median.  On these data the two medians agree to about
     1 % (the ridge leverage scores of a Gaussian kernel on digits are nearly uniform), so
     no gain of leverage sampling is asserted here; the gain is tested on California
-    housing below (and measured in benchmarks/nystroem_landmarks.py).
+    housing below (and measured in experiments/nystroem_landmarks.toml).
     """
     X, kernel, K = digits_kernel
     m, draws = 15, 100

@@ -24,7 +24,18 @@ _INSTALL_HINT = 'Plotting needs matplotlib: pip install "kernelmaps[plot]"'
 
 
 def matplotlib_available() -> bool:
-    """Whether matplotlib can be imported (it is imported to find out)."""
+    """Whether matplotlib can be imported (it is imported to find out).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from kernelmaps.plotting import matplotlib_available
+    >>> isinstance(matplotlib_available(), bool)
+    True
+    """
     if importlib.util.find_spec("matplotlib") is None:
         return False
     try:
@@ -67,16 +78,75 @@ def _panels(
     return panels
 
 
+def _method_styles(rows: Sequence[dict[str, Any]], metric: str) -> dict[str, tuple[Any, str]]:
+    """Colour and marker of each method, in the order of first appearance in ``rows``."""
+    from matplotlib import colormaps
+
+    method_order: list[str] = []
+    for r in rows:
+        if r["metric"] == metric and r["method"] not in method_order:
+            method_order.append(r["method"])
+    cmap = colormaps["tab20" if len(method_order) > 10 else "tab10"]
+    markers = "osD^v<>pPXh*"
+    return {m: (cmap(i % cmap.N), markers[i % len(markers)]) for i, m in enumerate(method_order)}
+
+
+def _draw_panel(
+    ax: Any,
+    dataset: str,
+    curves: dict[str, list[tuple[int, float, float, float]]],
+    style: dict[str, tuple[Any, str]],
+    ylabel: str,
+    log_y: bool,
+) -> None:
+    """One data set: the mean curve of each method with its min-max band."""
+    for method, (color, marker) in style.items():
+        if method not in curves:
+            continue
+        pts = curves[method]
+        xs = [p[0] for p in pts]
+        ax.plot(xs, [p[1] for p in pts], marker=marker, ms=4, color=color, label=method)
+        if any(p[2] != p[3] for p in pts):
+            ax.fill_between(xs, [p[2] for p in pts], [p[3] for p in pts], color=color,
+                            alpha=0.15, linewidth=0)  # fmt: skip
+    ax.set_xscale("log", base=2)
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_title(dataset)
+    ax.set_xlabel("number of features D (landmarks m)")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def _add_legend(fig: Any, axes: Any, n: int, ncols: int) -> None:
+    """One legend for the figure, with every method shown in any of the ``n`` panels."""
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    seen = set(labels)
+    for ax in list(axes.flat)[1:n]:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in seen:
+                handles.append(h)
+                labels.append(lab)
+                seen.add(lab)
+    if ncols == 1:
+        fig.legend(handles, labels, loc="outside right center", fontsize="small", frameon=False)
+    else:
+        fig.legend(handles, labels, loc="outside lower center", frameon=False,
+                   ncols=min(len(labels), 2 * ncols), fontsize="small")  # fmt: skip
+
+
 def _plot_panels(
     rows: Sequence[dict[str, Any]],
     metric: str,
-    ylabel: str,
     title: str | None,
     path: str | os.PathLike[str] | None,
     log_y: bool,
     ncols: int | None,
     methods: Iterable[str] | None,
 ) -> Any:
+    """The figure of :func:`plot_error_curves` and :func:`plot_score_curves`."""
+    from .experiments._summary import metric_title
+
     Figure, FigureCanvasAgg = _figure_class()
     if methods is not None:
         wanted = list(methods)
@@ -91,48 +161,12 @@ def _plot_panels(
     fig = Figure(figsize=(width, 3.4 * nrows + 0.9), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, squeeze=False)
-    method_order: list[str] = []
-    for r in rows:
-        if r["metric"] == metric and r["method"] not in method_order:
-            method_order.append(r["method"])
-    from matplotlib import colormaps
-
-    cmap = colormaps["tab20" if len(method_order) > 10 else "tab10"]
-    markers = "osD^v<>pPXh*"
-    style = {m: (cmap(i % cmap.N), markers[i % len(markers)]) for i, m in enumerate(method_order)}
+    style = _method_styles(rows, metric)
     for ax, (dataset, curves) in zip(axes.flat, panels.items(), strict=False):
-        for method in method_order:
-            if method not in curves:
-                continue
-            pts = curves[method]
-            xs = [p[0] for p in pts]
-            color, marker = style[method]
-            ax.plot(xs, [p[1] for p in pts], marker=marker, ms=4, color=color, label=method)
-            if any(p[2] != p[3] for p in pts):
-                ax.fill_between(xs, [p[2] for p in pts], [p[3] for p in pts], color=color,
-                                alpha=0.15, linewidth=0)  # fmt: skip
-        ax.set_xscale("log", base=2)
-        if log_y:
-            ax.set_yscale("log")
-        ax.set_title(dataset)
-        ax.set_xlabel("number of features D (landmarks m)")
-        ax.set_ylabel(ylabel)
-        ax.grid(True, which="major", alpha=0.3)
+        _draw_panel(ax, dataset, curves, style, metric_title(metric), log_y)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    seen = set(labels)
-    for ax in list(axes.flat)[1:n]:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            if lab not in seen:
-                handles.append(h)
-                labels.append(lab)
-                seen.add(lab)
-    if ncols == 1:
-        fig.legend(handles, labels, loc="outside right center", fontsize="small", frameon=False)
-    else:
-        fig.legend(handles, labels, loc="outside lower center", frameon=False,
-                   ncols=min(len(labels), 2 * ncols), fontsize="small")  # fmt: skip
+    _add_legend(fig, axes, n, ncols)
     if title:
         fig.suptitle(title)
     if path is not None:
@@ -176,30 +210,61 @@ def plot_error_curves(
     ------
     ImportError
         When matplotlib is not installed, with the command that installs it.
-    """
-    from .experiments._summary import metric_title
 
-    return _plot_panels(
-        _rows(results), metric, metric_title(metric), title, path, True, ncols, methods
-    )
+    Examples
+    --------
+    >>> from kernelmaps.plotting import plot_error_curves
+    >>> rows = [
+    ...     {"dataset": "toy", "method": m, "n_components": D, "seed": s,
+    ...      "metric": "fro_error", "value": c / D**0.5 * (1 + 0.1 * s)}
+    ...     for m, c in (("rff-mc", 1.0), ("nystroem-uniform", 0.3))
+    ...     for D in (16, 64) for s in (0, 1)
+    ... ]
+    >>> fig = plot_error_curves(rows, title="toy")
+    >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[0].get_yscale()
+    (1, 'toy', 'log')
+    """
+    return _plot_panels(_rows(results), metric, title, path, True, ncols, methods)
 
 
 def plot_score_curves(
-    results: Any,
-    metric: str = "accuracy",
-    *,
-    path: str | os.PathLike[str] | None = None,
-    title: str | None = None,
-    methods: Iterable[str] | None = None,
-    ncols: int | None = None,
-) -> Any:
+    results: Any, metric: str = "accuracy", *, path: str | os.PathLike[str] | None = None,
+    title: str | None = None, methods: Iterable[str] | None = None, ncols: int | None = None,
+) -> Any:  # fmt: skip
     """Downstream score (``"accuracy"`` or ``"rmse"``) against the number of features.
 
-    Same layout as :func:`plot_error_curves`, with a linear score axis.
-    """
-    from .experiments._summary import metric_title
+    Same layout as :func:`plot_error_curves`, with a linear score axis (logarithmic for
+    ``"rmse"``).
 
-    return _plot_panels(
-        _rows(results), metric, metric_title(metric), title, path, metric == "rmse", ncols,
-        methods,
-    )  # fmt: skip
+    Parameters
+    ----------
+    results : list of dict, ExperimentResult, or path
+        The runner's rows with downstream metrics, its result, or its saved results file.
+    metric : {"accuracy", "rmse"}, default="accuracy"
+        The score to plot.
+    path : str or path-like, default=None
+        File the figure is written to; its suffix picks the format (PNG, PDF, SVG).
+    title : str, default=None
+        Title above the panels.
+    methods : iterable of str, default=None
+        Methods to draw (default: every method of the table, in its order).
+    ncols : int, default=None
+        Number of panel columns (default: as many as panels, at most 3).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from kernelmaps.plotting import plot_score_curves
+    >>> rows = [
+    ...     {"dataset": "digits", "method": "rff-mc", "n_components": D, "seed": 0,
+    ...      "metric": "accuracy", "value": acc}
+    ...     for D, acc in ((30, 0.79), (90, 0.90), (270, 0.95))
+    ... ]
+    >>> fig = plot_score_curves(rows)
+    >>> fig.axes[0].get_yscale(), [round(float(y), 2) for y in fig.axes[0].lines[0].get_ydata()]
+    ('linear', [0.79, 0.9, 0.95])
+    """
+    return _plot_panels(_rows(results), metric, title, path, metric == "rmse", ncols, methods)

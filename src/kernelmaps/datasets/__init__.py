@@ -86,6 +86,13 @@ def load_dataset(
     Returns
     -------
     Dataset
+
+    Examples
+    --------
+    >>> from kernelmaps.datasets import load_dataset
+    >>> data = load_dataset("letter")
+    >>> data.name, data.shape, data.task
+    ('letter', (20000, 16), 'classification')
     """
     if name in BUNDLED:
         ds: Dataset = BUNDLED[name].loader()

@@ -75,6 +75,21 @@ def _result(ds: Dataset, return_X_y: bool) -> Any:
     return (ds.X, ds.y) if return_X_y else ds
 
 
+def _described(ds: Dataset, description: str) -> Dataset:
+    """``ds`` with the task, source and licence of its :data:`BUNDLED` entry."""
+    info = BUNDLED[ds.name]
+    ds.task = info.task
+    ds.description = description
+    ds.source, ds.licence = info.source, info.licence
+    return ds
+
+
+_LETTER_NAMES = [
+    "x-box", "y-box", "width", "high", "onpix", "x-bar", "y-bar", "x2bar", "y2bar",
+    "xybar", "x2ybr", "xy2br", "x-ege", "xegvy", "y-ege", "yegvx",
+]  # fmt: skip
+
+
 def load_letter(*, return_X_y: bool = False) -> Any:
     """The letter recognition data: 20000 x 16, 26 classes (0 = 'A' ... 25 = 'Z').
 
@@ -84,48 +99,30 @@ def load_letter(*, return_X_y: bool = False) -> Any:
     Parameters
     ----------
     return_X_y : bool, default=False
-        Return ``(X, y)`` instead of a :class:`Dataset`.
+        Return ``(X, y)`` (the 16 features and the letter 0-25) instead of a :class:`Dataset`.
 
     Returns
     -------
     Dataset or tuple of ndarray
+        The 20000 rows, or ``(X, y)``.
+
+    Examples
+    --------
+    >>> from kernelmaps.datasets import load_letter
+    >>> X, y = load_letter(return_X_y=True)
+    >>> X.shape, int(y.min()), int(y.max())
+    ((20000, 16), 0, 25)
     """
     parts = [load_svmlight(_data_path(f), n_features=16) for f in BUNDLED["letter"].files]
     X = np.vstack([p.X for p in parts])
     y = np.concatenate([np.asarray(p.y) for p in parts]) - 1.0
-    info = BUNDLED["letter"]
-    ds = Dataset(
-        name="letter",
-        X=X,
-        y=y,
-        task="classification",
-        description=(
-            "UCI Letter Recognition: 16 statistics of images of capital letters in 20 fonts; "
-            "LIBSVM scaling to [-1, 1]. Target 0-25 = A-Z."
-        ),
-        feature_names=[
-            "x-box",
-            "y-box",
-            "width",
-            "high",
-            "onpix",
-            "x-bar",
-            "y-bar",
-            "x2bar",
-            "y2bar",
-            "xybar",
-            "x2ybr",
-            "xy2br",
-            "x-ege",
-            "xegvy",
-            "y-ege",
-            "yegvx",
-        ],
-        target_name="letter",
-        source=info.source,
-        licence=info.licence,
+    ds = Dataset("letter", X, y, "classification", feature_names=list(_LETTER_NAMES),
+                 target_name="letter")  # fmt: skip
+    description = (
+        "UCI Letter Recognition: 16 statistics of images of capital letters in 20 fonts; "
+        "LIBSVM scaling to [-1, 1]. Target 0-25 = A-Z."
     )
-    return _result(ds, return_X_y)
+    return _result(_described(ds, description), return_X_y)
 
 
 def load_covtype(*, return_X_y: bool = False) -> Any:
@@ -137,17 +134,22 @@ def load_covtype(*, return_X_y: bool = False) -> Any:
     Parameters
     ----------
     return_X_y : bool, default=False
-        Return ``(X, y)`` instead of a :class:`Dataset`.
+        Return ``(X, y)`` (the 54 features and the cover type 1-7) instead of a :class:`Dataset`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.datasets import load_covtype
+    >>> data = load_covtype()
+    >>> data.shape, data.task, np.unique(data.y).astype(int).tolist()
+    ((10000, 54), 'classification', [1, 2, 3, 4, 5, 6, 7])
     """
-    info = BUNDLED["covtype"]
-    ds = load_csv(_data_path(info.files[0]), "Cover_Type", name="covtype")
-    ds.task = "classification"
-    ds.description = (
+    ds = load_csv(_data_path(BUNDLED["covtype"].files[0]), "Cover_Type", name="covtype")
+    description = (
         "UCI Covertype, 10 000 random rows: forest cover type (7 classes) from "
         "cartographic variables."
     )
-    ds.source, ds.licence = info.source, info.licence
-    return _result(ds, return_X_y)
+    return _result(_described(ds, description), return_X_y)
 
 
 _CPU_ACT_NAMES = [
@@ -164,19 +166,29 @@ def load_cpu_act(*, return_X_y: bool = False) -> Any:
     Parameters
     ----------
     return_X_y : bool, default=False
-        Return ``(X, y)`` instead of a :class:`Dataset`.
+        Return ``(X, y)`` (the 21 counters and ``usr``) instead of a :class:`Dataset`.
+
+    Examples
+    --------
+    >>> from kernelmaps.datasets import load_cpu_act
+    >>> data = load_cpu_act()
+    >>> data.shape, data.task, data.target_name
+    ((8192, 21), 'regression', 'usr')
     """
-    info = BUNDLED["cpu_act"]
-    ds = load_csv(_data_path(info.files[0]), "22", name="cpu_act")
-    ds.task = "regression"
+    ds = load_csv(_data_path(BUNDLED["cpu_act"].files[0]), "22", name="cpu_act")
     ds.feature_names = list(_CPU_ACT_NAMES)
     ds.target_name = "usr"
-    ds.description = (
+    description = (
         "Delve comp-activ cpuAct: activity counters of a Sun SPARCstation; target usr, "
         "the percentage of time in user mode."
     )
-    ds.source, ds.licence = info.source, info.licence
-    return _result(ds, return_X_y)
+    return _result(_described(ds, description), return_X_y)
+
+
+_CALIFORNIA_NAMES = [
+    "MedInc", "HouseAge", "AveRooms", "AveBedrms", "Population", "AveOccup", "Latitude",
+    "Longitude",
+]  # fmt: skip
 
 
 def load_california_housing(*, return_X_y: bool = False) -> Any:
@@ -190,10 +202,16 @@ def load_california_housing(*, return_X_y: bool = False) -> Any:
     Parameters
     ----------
     return_X_y : bool, default=False
-        Return ``(X, y)`` instead of a :class:`Dataset`.
+        Return ``(X, y)`` (8 features, value in 100 000 dollars) instead of a :class:`Dataset`.
+
+    Examples
+    --------
+    >>> from kernelmaps.datasets import load_california_housing
+    >>> data = load_california_housing()
+    >>> data.shape, data.feature_names[:2], data.target_name
+    ((20640, 8), ['MedInc', 'HouseAge'], 'MedHouseVal')
     """
-    info = BUNDLED["california_housing"]
-    raw = load_csv(_data_path(info.files[0]), "median_house_value")
+    raw = load_csv(_data_path(BUNDLED["california_housing"].files[0]), "median_house_value")
     cols = {name: raw.X[:, j] for j, name in enumerate(raw.feature_names)}
     households = cols["households"]
     X = np.column_stack(
@@ -208,30 +226,14 @@ def load_california_housing(*, return_X_y: bool = False) -> Any:
             cols["longitude"],
         ]
     )
-    ds = Dataset(
-        name="california_housing",
-        X=X,
-        y=np.asarray(raw.y, dtype=np.float64) / 100_000.0,
-        task="regression",
-        description=(
-            "California housing (1990 census block groups): median house value "
-            "(100 000 dollars) from income, age, rooms, occupancy and location."
-        ),
-        feature_names=[
-            "MedInc",
-            "HouseAge",
-            "AveRooms",
-            "AveBedrms",
-            "Population",
-            "AveOccup",
-            "Latitude",
-            "Longitude",
-        ],
-        target_name="MedHouseVal",
-        source=info.source,
-        licence=info.licence,
+    y = np.asarray(raw.y, dtype=np.float64) / 100_000.0
+    ds = Dataset("california_housing", X, y, "regression",
+                 feature_names=list(_CALIFORNIA_NAMES), target_name="MedHouseVal")  # fmt: skip
+    description = (
+        "California housing (1990 census block groups): median house value "
+        "(100 000 dollars) from income, age, rooms, occupancy and location."
     )
-    return _result(ds, return_X_y)
+    return _result(_described(ds, description), return_X_y)
 
 
 def load_ijcnn1(*, return_X_y: bool = False) -> Any:
@@ -240,17 +242,21 @@ def load_ijcnn1(*, return_X_y: bool = False) -> Any:
     Parameters
     ----------
     return_X_y : bool, default=False
-        Return ``(X, y)`` instead of a :class:`Dataset`.
+        Return ``(X, y)`` (the 22 features and the labels -1 / +1) instead of a :class:`Dataset`.
+
+    Examples
+    --------
+    >>> from kernelmaps.datasets import load_ijcnn1
+    >>> X, y = load_ijcnn1(return_X_y=True)
+    >>> X.shape, int((y == 1).sum()), int((y == -1).sum())
+    ((10000, 22), 971, 9029)
     """
-    info = BUNDLED["ijcnn1"]
-    ds = load_svmlight(_data_path(info.files[0]), n_features=22, name="ijcnn1")
-    ds.task = "classification"
-    ds.description = (
+    ds = load_svmlight(_data_path(BUNDLED["ijcnn1"].files[0]), n_features=22, name="ijcnn1")
+    description = (
         "IJCNN 2001 neural network challenge (engine misfire detection), LIBSVM copy; "
         "a stratified 10 000-row sample of the training rows."
     )
-    ds.source, ds.licence = info.source, info.licence
-    return _result(ds, return_X_y)
+    return _result(_described(ds, description), return_X_y)
 
 
 BUNDLED: dict[str, BundledInfo] = {
@@ -310,5 +316,17 @@ BUNDLED: dict[str, BundledInfo] = {
 
 
 def list_datasets() -> list[str]:
-    """Names of the data sets bundled with the package."""
+    """Names of the data sets bundled with the package.
+
+    Returns
+    -------
+    list of str
+        Keys of :data:`BUNDLED`, each loadable with :func:`kernelmaps.datasets.load_dataset`.
+
+    Examples
+    --------
+    >>> from kernelmaps.datasets import list_datasets
+    >>> list_datasets()
+    ['letter', 'covtype', 'cpu_act', 'california_housing', 'ijcnn1']
+    """
     return list(BUNDLED)

@@ -46,7 +46,15 @@ _COMPRESSED: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open
 
 
 class DataFileError(ValueError):
-    """A data file that cannot be read as asked; the message names the file and line."""
+    """A data file that cannot be read as asked; the message names the file and line.
+
+    Examples
+    --------
+    >>> from kernelmaps.datasets import DataFileError
+    >>> err = DataFileError("data.csv", "a ragged row.", line=3)
+    >>> str(err), isinstance(err, ValueError)
+    ('data.csv, line 3: a ragged row.', True)
+    """
 
     def __init__(self, path: str | os.PathLike[str], message: str, line: int | None = None):
         self.path = str(path)
@@ -79,6 +87,15 @@ class Dataset:
         The origin of the data (paper, archive, repository).
     licence : str
         The licence under which it is distributed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.datasets import Dataset
+    >>> data = Dataset("toy", X=np.zeros((5, 3)), y=np.arange(5.0), task="regression")
+    >>> X, y = data
+    >>> data.shape, y.shape
+    ((5, 3), (5,))
     """
 
     name: str
@@ -131,6 +148,12 @@ def infer_task(y: np.ndarray, max_classes: int = 50) -> str:
     Text labels, booleans and integer-valued targets with at most ``max_classes`` distinct
     values (and fewer distinct values than half the rows) are classes; any other numeric
     target is a regression target.
+
+    Examples
+    --------
+    >>> from kernelmaps.datasets import infer_task
+    >>> infer_task([0, 1, 1, 0, 2, 2]), infer_task([0.5, 1.25, 3.0]), infer_task(["a", "b"])
+    ('classification', 'regression', 'classification')
     """
     y = np.asarray(y)
     if y.dtype.kind in "OUSb":
@@ -162,6 +185,119 @@ def _sniff_delimiter(path: Path, header: str) -> str:
     if header.count(";") > header.count(","):
         return ";"
     return ","
+
+
+def _read_header(path: Path, fh: IO[str], delimiter: str | None) -> tuple[list[str], str]:
+    """The column names of the first line of ``fh``, and the field separator."""
+    try:
+        first = fh.readline()
+    except UnicodeDecodeError:
+        raise DataFileError(path, "is not a UTF-8 text file; is it a CSV file?") from None
+    if not first.strip():
+        raise DataFileError(path, "is empty; a header line naming the columns is expected.", 1)
+    sep = delimiter or _sniff_delimiter(path, first)
+    return [h.strip() for h in next(csv.reader([first], delimiter=sep))], sep
+
+
+def _target_index(path: Path, header: list[str], target: str | None) -> int:
+    """Position of ``target`` in ``header`` (``-1`` without a target)."""
+    if target is None:
+        return -1
+    if target not in header:
+        shown = ", ".join(header[:20]) + (", ..." if len(header) > 20 else "")
+        raise DataFileError(
+            path,
+            f"no column named {target!r} in the header. The columns are: {shown}. "
+            "Pass the name of the target column as it appears there.",
+            1,
+        )
+    return header.index(target)
+
+
+def _read_rows(
+    path: Path, fh: IO[str], sep: str, n_columns: int
+) -> tuple[list[list[str]], list[int]]:
+    """The non-blank data rows after the header, with their 1-based line numbers."""
+    rows: list[list[str]] = []
+    line_numbers: list[int] = []
+    reader = csv.reader(fh, delimiter=sep)
+    try:
+        for row in reader:
+            line = reader.line_num + 1
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if len(row) != n_columns:
+                raise DataFileError(
+                    path,
+                    f"{len(row)} cells where the header has {n_columns} (ragged row). "
+                    "Every row needs one cell per column.",
+                    line,
+                )
+            rows.append(row)
+            line_numbers.append(line)
+    except csv.Error as exc:
+        raise DataFileError(path, f"not valid CSV ({exc}).", reader.line_num + 1) from None
+    except UnicodeDecodeError:
+        raise DataFileError(path, "is not a UTF-8 text file.", reader.line_num + 1) from None
+    if not rows:
+        raise DataFileError(path, "holds a header but no data rows.", 2)
+    return rows, line_numbers
+
+
+def _feature_matrix(
+    path: Path,
+    header: list[str],
+    rows: list[list[str]],
+    line_numbers: list[int],
+    feature_cols: list[int],
+    has_target: bool,
+) -> np.ndarray:
+    """The feature cells as float64; the first cell that is not a number is reported."""
+    cells = [[row[j] for j in feature_cols] for row in rows]
+    try:
+        return np.array(cells, dtype=np.float64)
+    except ValueError:
+        _raise_first_bad_cell(path, header, cells, line_numbers, feature_cols, has_target)
+        raise  # pragma: no cover - np.array failed but every cell converts
+
+
+def _raise_first_bad_cell(
+    path: Path,
+    header: list[str],
+    cells: list[list[str]],
+    line_numbers: list[int],
+    feature_cols: list[int],
+    has_target: bool,
+) -> None:
+    """Raise a :class:`DataFileError` naming the first feature cell that is not a number."""
+    for i, row in enumerate(cells):
+        for j, cell in zip(feature_cols, row, strict=True):
+            try:
+                _to_float(cell)
+            except ValueError:
+                what = "an empty cell" if not cell.strip() else f"the non-numeric value {cell!r}"
+                hint = "" if has_target else ", or name the label column with the target option"
+                raise DataFileError(
+                    path,
+                    f"{what} in column {header[j]!r}. Feature columns must be numbers; "
+                    f"fill in missing values and encode categories as numbers first{hint}.",
+                    line_numbers[i],
+                ) from None
+
+
+def _target_vector(
+    path: Path, rows: list[list[str]], line_numbers: list[int], t_idx: int, target: str
+) -> np.ndarray:
+    """The target cells: float64 when every one is a number, else the text labels."""
+    values = [row[t_idx].strip() for row in rows]
+    for i, v in enumerate(values):
+        if not v:
+            raise DataFileError(
+                path,
+                f"an empty cell in the target column {target!r}. Every row needs a target.",
+                line_numbers[i],
+            )
+    return _numeric_target(values)
 
 
 def load_csv(
@@ -200,88 +336,29 @@ def load_csv(
         For a missing target column, rows whose number of cells differs from the header
         (ragged rows), empty or non-numeric feature cells; the message names the file,
         the line and the column.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from kernelmaps.datasets import load_csv
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "toy.csv"
+    >>> _ = path.write_text("a,b,label\\n0.5,1.0,yes\\n1.5,2.0,no\\n2.5,3.0,yes\\n")
+    >>> data = load_csv(path, target="label")
+    >>> data.shape, data.task, data.feature_names
+    ((3, 2), 'classification', ['a', 'b'])
     """
     path = Path(path)
     _check_exists(path)
     with _open_text(path) as fh:
-        try:
-            first = fh.readline()
-        except UnicodeDecodeError:
-            raise DataFileError(path, "is not a UTF-8 text file; is it a CSV file?") from None
-        if not first.strip():
-            raise DataFileError(path, "is empty; a header line naming the columns is expected.", 1)
-        sep = delimiter or _sniff_delimiter(path, first)
-        header = [h.strip() for h in next(csv.reader([first], delimiter=sep))]
-        if target is not None and target not in header:
-            shown = ", ".join(header[:20]) + (", ..." if len(header) > 20 else "")
-            raise DataFileError(
-                path,
-                f"no column named {target!r} in the header. The columns are: {shown}. "
-                "Pass the name of the target column as it appears there.",
-                1,
-            )
-        t_idx = header.index(target) if target is not None else -1
-        rows: list[list[str]] = []
-        line_numbers: list[int] = []
-        reader = csv.reader(fh, delimiter=sep)
-        try:
-            for row in reader:
-                line = reader.line_num + 1
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    continue
-                if len(row) != len(header):
-                    raise DataFileError(
-                        path,
-                        f"{len(row)} cells where the header has {len(header)} (ragged row). "
-                        "Every row needs one cell per column.",
-                        line,
-                    )
-                rows.append(row)
-                line_numbers.append(line)
-        except csv.Error as exc:
-            raise DataFileError(path, f"not valid CSV ({exc}).", reader.line_num + 1) from None
-        except UnicodeDecodeError:
-            raise DataFileError(path, "is not a UTF-8 text file.", reader.line_num + 1) from None
-    if not rows:
-        raise DataFileError(path, "holds a header but no data rows.", 2)
+        header, sep = _read_header(path, fh, delimiter)
+        t_idx = _target_index(path, header, target)
+        rows, line_numbers = _read_rows(path, fh, sep, len(header))
     feature_cols = [j for j in range(len(header)) if j != t_idx]
-    cells = [[row[j] for j in feature_cols] for row in rows]
-    try:
-        X = np.array(cells, dtype=np.float64)
-    except ValueError:
-        for i, row in enumerate(cells):
-            for j, cell in zip(feature_cols, row, strict=True):
-                try:
-                    _to_float(cell)
-                except ValueError:
-                    what = (
-                        "an empty cell" if not cell.strip() else f"the non-numeric value {cell!r}"
-                    )
-                    raise DataFileError(
-                        path,
-                        f"{what} in column {header[j]!r}. Feature columns must be numbers; "
-                        "fill in missing values and encode categories as numbers first"
-                        + (
-                            ""
-                            if target is not None
-                            else ", or name the label column with the target option"
-                        )
-                        + ".",
-                        line_numbers[i],
-                    ) from None
-        raise  # pragma: no cover - np.array failed but every cell converts
+    X = _feature_matrix(path, header, rows, line_numbers, feature_cols, target is not None)
     y: np.ndarray | None = None
     task = "unlabelled"
     if target is not None:
-        values = [row[t_idx].strip() for row in rows]
-        for i, v in enumerate(values):
-            if not v:
-                raise DataFileError(
-                    path,
-                    f"an empty cell in the target column {target!r}. Every row needs a target.",
-                    line_numbers[i],
-                )
-        y = _numeric_target(values)
+        y = _target_vector(path, rows, line_numbers, t_idx, target)
         task = infer_task(y)
     return Dataset(
         name=name or path.name,
@@ -365,6 +442,16 @@ def load_svmlight(
     ------
     DataFileError
         With the first offending line when the file is not valid svmlight.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from kernelmaps.datasets import load_svmlight
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "toy.svm"
+    >>> _ = path.write_text("1 1:0.5 3:2.0\\n-1 2:1.0\\n1 1:1.5 2:0.25\\n")
+    >>> data = load_svmlight(path)
+    >>> data.shape, data.y.tolist()
+    ((3, 3), [1.0, -1.0, 1.0])
     """
     from sklearn.datasets import load_svmlight_file
 
@@ -425,10 +512,51 @@ def _target_column(path: Path, A: np.ndarray, target: str | int | None) -> tuple
     return np.delete(A, col, axis=1), A[:, col]
 
 
+def _array_dataset(
+    path: Path, X: np.ndarray, y: Any, name: str | None, target_name: str | None
+) -> Dataset:
+    """A :class:`Dataset` of arrays read from ``path``, with columns named ``x0, x1, ...``."""
+    return Dataset(
+        name=name or path.name,
+        X=X,
+        y=y,
+        task="unlabelled" if y is None else infer_task(y),
+        description=f"{path} ({X.shape[0]} rows, {X.shape[1]} features)",
+        feature_names=[f"x{j}" for j in range(X.shape[1])],
+        target_name=target_name,
+    )
+
+
 def load_npy(
     path: str | os.PathLike[str], target: str | int | None = None, *, name: str | None = None
 ) -> Dataset:
-    """Load a 2-D ``.npy`` array; ``target`` is a column index (``-1``: the last)."""
+    """Load a 2-D ``.npy`` array; ``target`` is a column index (``-1``: the last).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.npy`` file.
+    target : int, default=None
+        Column of the target (0-based, negative from the end); ``None``: unlabelled.
+    name : str, default=None
+        Name of the returned data set (default: the file name).
+
+    Returns
+    -------
+    Dataset
+        The columns of the array but the target one as ``X``; that column as ``y``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import numpy as np
+    >>> from kernelmaps.datasets import load_npy
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "toy.npy"
+    >>> np.save(path, np.array([[0.1, 0.2, 0.0], [0.3, 0.4, 1.0], [0.5, 0.6, 1.0]]))
+    >>> data = load_npy(path, target=-1)
+    >>> data.shape, data.y.tolist()
+    ((3, 2), [0.0, 1.0, 1.0])
+    """
     path = Path(path)
     _check_exists(path)
     try:
@@ -437,15 +565,7 @@ def load_npy(
         raise DataFileError(path, f"not a readable .npy array ({exc}).") from None
     A = _as_2d_float(path, A, "the array")
     X, y = _target_column(path, A, target)
-    return Dataset(
-        name=name or path.name,
-        X=X,
-        y=y,
-        task="unlabelled" if y is None else infer_task(y),
-        description=f"{path} ({X.shape[0]} rows, {X.shape[1]} features)",
-        feature_names=[f"x{j}" for j in range(X.shape[1])],
-        target_name=None if y is None else str(target),
-    )
+    return _array_dataset(path, X, y, name, None if y is None else str(target))
 
 
 def load_npz(
@@ -456,6 +576,31 @@ def load_npz(
     The features are read from the key ``X`` (or ``data``), the target from ``y`` (or
     ``target``); ``target`` may name another key of the archive, or be a column index
     when the archive holds a single array.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.npz`` archive.
+    target : str or int, default=None
+        Key of the target array, or a column index for a single-array archive.
+    name : str, default=None
+        Name given to the data set (the file name when omitted).
+
+    Returns
+    -------
+    Dataset
+        ``X`` from the key ``X`` (or ``data``), ``y`` from the target key.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pathlib, tempfile
+    >>> from kernelmaps.datasets import load_npz
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "toy.npz"
+    >>> np.savez(path, X=np.eye(4), y=np.array([0.5, 1.5, 2.5, 3.5]))
+    >>> data = load_npz(path)
+    >>> data.shape, data.target_name
+    ((4, 4), 'y')
     """
     path = Path(path)
     _check_exists(path)
@@ -470,14 +615,7 @@ def load_npz(
             if len(keys) == 1:
                 A = _as_2d_float(path, archive[keys[0]], repr(keys[0]))
                 X, y = _target_column(path, A, target)
-                return Dataset(
-                    name=name or path.name,
-                    X=X,
-                    y=y,
-                    task="unlabelled" if y is None else infer_task(y),
-                    description=f"{path} ({X.shape[0]} rows, {X.shape[1]} features)",
-                    feature_names=[f"x{j}" for j in range(X.shape[1])],
-                )
+                return _array_dataset(path, X, y, name, None)
             raise DataFileError(
                 path,
                 f"no array named 'X' (or 'data'); the archive holds {keys}. "
@@ -495,19 +633,27 @@ def load_npz(
         raise DataFileError(
             path, f"{x_key!r} has {X.shape[0]} rows but {y_key!r} has {y.shape[0]} values."
         )
-    return Dataset(
-        name=name or path.name,
-        X=X,
-        y=y,
-        task="unlabelled" if y is None else infer_task(y),
-        description=f"{path} ({X.shape[0]} rows, {X.shape[1]} features)",
-        feature_names=[f"x{j}" for j in range(X.shape[1])],
-        target_name=y_key,
-    )
+    return _array_dataset(path, X, y, name, y_key)
 
 
 def file_format(path: str | os.PathLike[str]) -> str | None:
-    """The format (a key of :data:`FILE_FORMATS`) of ``path`` by its suffix, or None."""
+    """The format (a key of :data:`FILE_FORMATS`) of ``path`` by its suffix, or None.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file name; a compression suffix (``.gz``, ``.bz2``, ``.xz``) is looked through.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> from kernelmaps.datasets import file_format
+    >>> file_format("data.csv.gz"), file_format("train.libsvm"), file_format("notes.pdf")
+    ('csv', 'svmlight', None)
+    """
     suffix, _ = _suffixes(Path(path))
     for fmt, suffixes in FILE_FORMATS.items():
         if suffix in suffixes:
@@ -537,6 +683,16 @@ def load_file(
     Returns
     -------
     Dataset
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from kernelmaps.datasets import load_file
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "toy.tsv"
+    >>> _ = path.write_text("x1\\tx2\\ty\\n1\\t2\\t0.5\\n3\\t4\\t1.5\\n5\\t6\\t2.5\\n")
+    >>> data = load_file(path, target="y")
+    >>> data.shape, data.task
+    ((3, 2), 'regression')
     """
     fmt = format or file_format(path)
     if fmt is None:

@@ -35,6 +35,14 @@ def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
         When neither is set, saying how to set one.
     FileNotFoundError
         When the folder does not exist.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from kernelmaps.datasets import get_data_home
+    >>> home = tempfile.mkdtemp()
+    >>> get_data_home(home) == pathlib.Path(home)
+    True
     """
     value = data_home if data_home is not None else os.environ.get(ENV_VAR)
     if not value:
@@ -184,7 +192,26 @@ DATA_HOME_SETS: dict[str, HomeInfo] = {
 
 
 def list_data_home(data_home: str | os.PathLike[str] | None = None) -> dict[str, bool]:
-    """For each data-home set, whether all its files are present in the data home."""
+    """For each data-home set, whether all its files are present in the data home.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        The folder; default ``$KERNELMAPS_DATA``.
+
+    Returns
+    -------
+    dict of str to bool
+        One entry per name of :data:`DATA_HOME_SETS`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from kernelmaps.datasets import list_data_home
+    >>> present = list_data_home(tempfile.mkdtemp())
+    >>> present["usps"], present["mnist"]
+    (False, False)
+    """
     home = get_data_home(data_home)
     return {
         name: all((home / f).is_file() for f in info.files) for name, info in DATA_HOME_SETS.items()
@@ -208,10 +235,30 @@ def load_from_home(
     return_X_y : bool, default=False
         Return ``(X, y)`` instead of a :class:`Dataset`.
 
+    Returns
+    -------
+    Dataset or tuple of ndarray
+
     Raises
     ------
     FileNotFoundError
         Naming the first missing file and the data home searched.
+
+    Examples
+    --------
+    A data home holding a (tiny) USPS file, ``usps/usps.npz``:
+
+    >>> import pathlib, tempfile
+    >>> import numpy as np
+    >>> from kernelmaps.datasets import load_from_home
+    >>> home = pathlib.Path(tempfile.mkdtemp())
+    >>> (home / "usps").mkdir()
+    >>> rng = np.random.default_rng(0)
+    >>> np.savez(home / "usps" / "usps.npz", X_train=rng.random((6, 256)),
+    ...          y_train=np.arange(6) % 3, X_test=rng.random((4, 256)), y_test=np.arange(4) % 3)
+    >>> data = load_from_home("usps", home)
+    >>> data.shape, data.task
+    ((10, 256), 'classification')
     """
     if name not in DATA_HOME_SETS:
         raise ValueError(f"Unknown data-home set {name!r}. Known: {', '.join(DATA_HOME_SETS)}.")
