@@ -5,10 +5,15 @@ threads run truly in parallel.  Inside such threads a multithreaded BLAS would
 oversubscribe the cores (and its idle workers spin while the elementwise work runs), so
 the BLAS is limited to one thread for the duration through threadpoolctl, which
 scikit-learn already depends on.  The limit is process-wide while it lasts.
+
+Each block runs in a copy of the caller's :mod:`contextvars` context, so a block thread
+sees the caller's :func:`kernelmaps.config_context` (the engine), not the settings of
+whichever thread last used the pool.
 """
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import os
 import threading
@@ -60,6 +65,7 @@ def run_blocks(func: Callable[[slice], None], blocks: Sequence[slice], n_element
     """Run ``func(rows)`` for every block, on one thread per core when it pays.
 
     ``func`` must write only its own rows and release the GIL for its heavy work.
+    Every block runs in a copy of the caller's context (:func:`contextvars.copy_context`).
     Exceptions are raised in the caller after every block has finished.
     """
     workers = min(n_threads(), len(blocks))
@@ -71,7 +77,7 @@ def run_blocks(func: Callable[[slice], None], blocks: Sequence[slice], n_element
         return
     pool = _executor(workers)
     with single_threaded_blas():
-        futures = [pool.submit(func, rows) for rows in blocks]
+        futures = [pool.submit(contextvars.copy_context().run, func, rows) for rows in blocks]
         errors = [f.exception() for f in futures]
     for error in errors:
         if error is not None:

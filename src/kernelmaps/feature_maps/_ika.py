@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
 from ..kernels import Kernel, ShiftInvariantKernel, kernel_from_params
-from ._base import BaseFeatureMap, row_blocks
+from ._base import BaseFeatureMap, register_feature_map, row_blocks
 from ._landmarks import select_landmarks
 from ._nystroem import _flip_signs
 
@@ -25,6 +25,7 @@ __all__ = ["IKA"]
 _P_RCOND = 1e-10
 
 
+@register_feature_map
 class IKA(BaseFeatureMap):
     """IKA (Independent Kernel Approximator): the leading eigenfunctions of the kernel
     operator projected on the span of chosen basis functions.
@@ -180,10 +181,6 @@ class IKA(BaseFeatureMap):
         self.centers = centers
         self.sample_size = sample_size
         self.random_state = random_state
-
-    @classmethod
-    def _supports_kernel(cls, kernel: Kernel) -> bool:
-        return True
 
     def _resolve(self, n_features: int) -> Callable[..., Any]:
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
@@ -354,7 +351,7 @@ class IKA(BaseFeatureMap):
     def _block_bytes_per_row(self, X: Any) -> float:
         return float(16 * (self.n_basis_ or 1)) + super()._block_bytes_per_row(X)
 
-    def _transform_block(self, X: Any, out: np.ndarray) -> None:
+    def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
         out[:] = self._basis_values(X) @ self.coefficients_
 
 
