@@ -114,11 +114,17 @@ class _StructuredFourierFeatures(BaseFeatureMap):
             project, parameters, FourierLayout.of(self.n_components, self.variant).scale
         )
 
-    def _transform_block(self, X: Any, out: np.ndarray, constants: _Projection) -> None:
+    def _project(self, X: Any, dtype: np.dtype, constants: _Projection | None = None) -> np.ndarray:
+        """Projections ``x W^T`` of the rows of ``X``, shape (b, n_blocks * d), in ``dtype``."""
+        if constants is None:
+            constants = self._transform_constants(np.empty(0, dtype=dtype))
         if sp.issparse(X):
             X = X.toarray()
-        X = np.ascontiguousarray(X, dtype=out.dtype)
-        projection = constants.project(X, *constants.parameters)
+        X = np.ascontiguousarray(X, dtype=dtype)
+        return constants.project(X, *constants.parameters)
+
+    def _transform_block(self, X: Any, out: np.ndarray, constants: _Projection) -> None:
+        projection = self._project(X, out.dtype, constants)
         L = self.n_pairs_
         tail = projection[:, L : self.n_frequencies_] if self.offsets_ is not None else None
         pairs = projection[:, :L] if L else None
