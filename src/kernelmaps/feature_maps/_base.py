@@ -66,7 +66,7 @@ def maps_supporting(kernel: Kernel) -> list[str]:
     >>> from kernelmaps.feature_maps import maps_supporting
     >>> from kernelmaps.kernels import Laplacian
     >>> maps_supporting(Laplacian(gamma=1.0))
-    ['RandomFourierFeatures', 'RandomBinningFeatures', 'Nystroem', 'IKA']
+    ['RandomBinningFeatures', 'RandomFourierFeatures', 'Nystroem', 'IKA']
     """
     return [cls.__name__ for cls in _MAP_CLASSES if cls._supports_kernel(kernel)]
 

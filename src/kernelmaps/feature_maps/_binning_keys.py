@@ -10,6 +10,8 @@ choice follows :func:`kernelmaps.config_context`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -47,7 +49,7 @@ def bin_keys(coords: np.ndarray) -> np.ndarray:
     return h
 
 
-def grid_keys(X: object, shifts: np.ndarray, pitches: np.ndarray) -> np.ndarray:
+def grid_keys(X: Any, shifts: np.ndarray, pitches: np.ndarray) -> np.ndarray:
     """Bin keys of the rows of ``X`` in every grid, shape (n_grids, n_rows).
 
     Parameters
