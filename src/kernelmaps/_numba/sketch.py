@@ -22,9 +22,31 @@ import numpy as np
 _OPTIONS = {"cache": True, "nogil": True}
 
 
+@numba.njit(inline="always", **_OPTIONS)
+def _row_buffers(width, p, dtype):  # type: ignore[no-untyped-def]
+    """Scratch of one row: its non-zeros, the partial products and the last factor."""
+    return (
+        np.empty(width, dtype=dtype),
+        np.empty(width, dtype=np.int64),
+        np.empty(width ** (p - 1), dtype=dtype),
+        np.empty(width ** (p - 1), dtype=np.int64),
+        np.empty(width, dtype=dtype),
+        np.empty(width, dtype=np.int64),
+    )
+
+
 @numba.njit(**_OPTIONS)
-def _sketch_row(values, coords, count, hashes, signs, row, vals, cols, last_vals, last_cols):  # type: ignore[no-untyped-def]
-    """Write the sketch of one row, given by its ``count`` non-zeros, into ``row``."""
+def _sketch_row(
+    values, coords, count, constant, d, hashes, signs, row, vals, cols, last_vals, last_cols
+):  # type: ignore[no-untyped-def]
+    """Write the sketch of one row, given by its ``count`` non-zeros, into ``row``.
+
+    The constant coordinate (index ``d``) is appended when ``constant`` is not 0.
+    """
+    if constant != 0:
+        values[count] = constant
+        coords[count] = d
+        count += 1
     p = hashes.shape[0]
     D = row.shape[0]
     row[:] = 0.0
@@ -70,17 +92,11 @@ def tensor_sketch_dense(X, scale, constant, hashes, signs, out):  # type: ignore
     and ``signs`` (shape (p, d + 1)) and is skipped when ``constant == 0``.
     """
     n, d = X.shape
-    p = hashes.shape[0]
-    dtype = out.dtype
-    width = d + 1
     if n == 0:
         return
-    values = np.empty(width, dtype=dtype)
-    coords = np.empty(width, dtype=np.int64)
-    vals = np.empty(width ** (p - 1), dtype=dtype)
-    cols = np.empty(width ** (p - 1), dtype=np.int64)
-    last_vals = np.empty(width, dtype=dtype)
-    last_cols = np.empty(width, dtype=np.int64)
+    values, coords, vals, cols, last_vals, last_cols = _row_buffers(
+        d + 1, hashes.shape[0], out.dtype
+    )
     for r in range(n):
         count = 0
         for j in range(d):
@@ -89,11 +105,20 @@ def tensor_sketch_dense(X, scale, constant, hashes, signs, out):  # type: ignore
                 values[count] = scale * v
                 coords[count] = j
                 count += 1
-        if constant != 0:
-            values[count] = constant
-            coords[count] = d
-            count += 1
-        _sketch_row(values, coords, count, hashes, signs, out[r], vals, cols, last_vals, last_cols)
+        _sketch_row(
+            values,
+            coords,
+            count,
+            constant,
+            d,
+            hashes,
+            signs,
+            out[r],
+            vals,
+            cols,
+            last_vals,
+            last_cols,
+        )
 
 
 @numba.njit(**_OPTIONS)
@@ -101,17 +126,11 @@ def tensor_sketch_csr(data, indices, indptr, n_features, scale, constant, hashes
     """Direct TensorSketch of the CSR rows ``(data, indices, indptr)`` into ``out``."""
     n = indptr.shape[0] - 1
     d = n_features
-    p = hashes.shape[0]
-    dtype = out.dtype
-    width = d + 1
     if n == 0:
         return
-    values = np.empty(width, dtype=dtype)
-    coords = np.empty(width, dtype=np.int64)
-    vals = np.empty(width ** (p - 1), dtype=dtype)
-    cols = np.empty(width ** (p - 1), dtype=np.int64)
-    last_vals = np.empty(width, dtype=dtype)
-    last_cols = np.empty(width, dtype=np.int64)
+    values, coords, vals, cols, last_vals, last_cols = _row_buffers(
+        d + 1, hashes.shape[0], out.dtype
+    )
     for r in range(n):
         count = 0
         for a in range(indptr[r], indptr[r + 1]):
@@ -120,8 +139,17 @@ def tensor_sketch_csr(data, indices, indptr, n_features, scale, constant, hashes
                 values[count] = scale * v
                 coords[count] = indices[a]
                 count += 1
-        if constant != 0:
-            values[count] = constant
-            coords[count] = d
-            count += 1
-        _sketch_row(values, coords, count, hashes, signs, out[r], vals, cols, last_vals, last_cols)
+        _sketch_row(
+            values,
+            coords,
+            count,
+            constant,
+            d,
+            hashes,
+            signs,
+            out[r],
+            vals,
+            cols,
+            last_vals,
+            last_cols,
+        )
