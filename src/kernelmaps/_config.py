@@ -68,6 +68,12 @@ def get_config() -> dict[str, Any]:
     """Current configuration of kernelmaps, as a new plain dict (``{"engine": ...}``).
 
     The dict is picklable; ``config_context(**get_config())`` re-enters it elsewhere.
+
+    Examples
+    --------
+    >>> import kernelmaps
+    >>> sorted(kernelmaps.get_config())
+    ['engine']
     """
     local = _ENGINE.get()
     return {"engine": _DEFAULTS["engine"] if local is None else local}
@@ -130,7 +136,14 @@ def config_context(engine: str | None = None) -> Iterator[None]:
 
 @functools.cache
 def numba_installed() -> bool:
-    """Whether numba can be imported (checked once, without importing it)."""
+    """Whether numba can be imported (checked once, without importing it).
+
+    Examples
+    --------
+    >>> from kernelmaps._config import numba_installed
+    >>> isinstance(numba_installed(), bool)
+    True
+    """
     return importlib.util.find_spec("numba") is not None
 
 
@@ -139,6 +152,14 @@ def numba_enabled() -> bool:
 
     Called by the compute-kernel modules (``feature_maps/_trig.py``, ``_hadamard.py``,
     ``_binning_keys.py``, ``_sketch_kernels.py``), never by the estimators.
+
+    Examples
+    --------
+    >>> import kernelmaps
+    >>> from kernelmaps._config import numba_enabled
+    >>> with kernelmaps.config_context(engine="numpy"):
+    ...     numba_enabled()
+    False
     """
     engine = get_config()["engine"]
     if engine == "numpy":

@@ -51,7 +51,14 @@ def register_feature_map(cls: _MapT) -> _MapT:
     """Class decorator listing a public feature map for :func:`maps_supporting`.
 
     The map's ``_supports_kernel`` classmethod (inherited: any kernel) says which kernels
-    it approximates.
+    it approximates.  Registering a class twice lists it once.
+
+    Examples
+    --------
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> from kernelmaps.feature_maps import register_feature_map
+    >>> register_feature_map(RandomFourierFeatures) is RandomFourierFeatures
+    True
     """
     if cls not in _MAP_CLASSES:
         _MAP_CLASSES.append(cls)
@@ -194,6 +201,24 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     constants)`` allocates the block's output and fills it; with the constants of
     ``_transform_constants`` computed once, it can be mapped over the chunks of an
     already validated array, and ``transform(X)[a:b]`` equals ``transform(X[a:b])``.
+
+    Examples
+    --------
+    A map needs only its fit and its block:
+
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps import BaseFeatureMap
+    >>> class Doubled(BaseFeatureMap):
+    ...     _parameter_constraints = {}
+    ...     def _fit(self, X, rng):
+    ...         self._n_features_out = 2 * X.shape[1]
+    ...     def _transform_block(self, X, out, constants):
+    ...         d = X.shape[1]
+    ...         out[:, :d] = X
+    ...         out[:, d:] = X
+    >>> Doubled().fit_transform(np.eye(2))
+    array([[1., 0., 1., 0.],
+           [0., 1., 0., 1.]])
     """
 
     #: Whether sparse input is accepted (densified row block by row block if needed).

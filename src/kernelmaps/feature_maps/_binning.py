@@ -87,6 +87,17 @@ class RandomBinningFeatures(BaseFeatureMap):
     References
     ----------
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import RandomBinningFeatures
+    >>> X = np.random.default_rng(0).random((100, 3))
+    >>> Z = RandomBinningFeatures(gamma=1.0, n_grids=20, random_state=0).fit_transform(X)
+    >>> Z.format, Z.shape[0], int(Z.getnnz(axis=1).max())
+    ('csr', 100, 20)
+    >>> round(float(Z[0].multiply(Z[0]).sum()), 6)  # z(x) . z(x) = k(x, x) = 1
+    1.0
     """
 
     _kernel_requirement: ClassVar[str] = (

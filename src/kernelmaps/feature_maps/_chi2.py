@@ -55,6 +55,15 @@ def additive_chi2_error_bound(
     max_log_ratio : float, default=inf
         Largest ``|log(x_i / y_i)|`` over the non-zero pairs of interest; for data whose
         non-zero values lie in ``[a, b]`` it is ``log(b / a)``.
+
+    Examples
+    --------
+    >>> import math
+    >>> from kernelmaps.feature_maps._chi2 import additive_chi2_error_bound
+    >>> round(additive_chi2_error_bound(2, 0.5), 3)  # any data
+    0.899
+    >>> round(additive_chi2_error_bound(2, 0.5, max_log_ratio=math.log(16)), 3)
+    0.103
     """
     n, L = int(sample_steps), float(sample_interval)
     j = np.arange(1, n)
@@ -120,6 +129,15 @@ class AdditiveChi2Sampler(BaseFeatureMap):
     ----------
     Vedaldi, A. and Zisserman, A. (2010). Efficient additive kernels via explicit feature
     maps. CVPR (IEEE TPAMI 34(3), 2012).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from kernelmaps import AdditiveChi2Sampler
+    >>> X = load_digits().data
+    >>> Z = AdditiveChi2Sampler(sample_steps=2).fit_transform(X)
+    >>> Z.shape
+    (1797, 192)
     """
 
     _kernel_requirement: ClassVar[str] = "the additive chi-squared kernel"
@@ -298,6 +316,15 @@ class SkewedChi2Sampler(BaseFeatureMap):
     Li, F., Ionescu, C. and Sminchisescu, C. (2010). Random Fourier approximations for
     skewed multiplicative histogram kernels. DAGM.
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from kernelmaps import SkewedChi2Sampler
+    >>> X = load_digits().data / 16.0
+    >>> Z = SkewedChi2Sampler(skewedness=0.5, n_components=256, random_state=0).fit_transform(X)
+    >>> Z.shape
+    (1797, 256)
     """
 
     _kernel_requirement: ClassVar[str] = "the skewed chi-squared kernel"

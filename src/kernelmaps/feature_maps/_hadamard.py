@@ -37,7 +37,14 @@ __all__ = [
 
 
 def next_power_of_two(n: int) -> int:
-    """Smallest power of two ``>= n`` (1 for ``n <= 1``)."""
+    """Smallest power of two ``>= n`` (1 for ``n <= 1``).
+
+    Examples
+    --------
+    >>> from kernelmaps.feature_maps._hadamard import next_power_of_two
+    >>> [next_power_of_two(n) for n in (0, 1, 5, 8, 9)]
+    [1, 1, 8, 8, 16]
+    """
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
@@ -69,6 +76,13 @@ def fwht_numpy(a: np.ndarray) -> np.ndarray:
     -------
     ndarray
         ``a`` itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._hadamard import fwht_numpy
+    >>> fwht_numpy(np.array([[1.0, 2.0, 3.0, 4.0]]))
+    array([[10., -2., -4.,  0.]])
     """
     _check(a)
     b, n = a.shape
@@ -104,6 +118,15 @@ def fwht(a: np.ndarray) -> np.ndarray:
     -------
     ndarray
         ``a`` itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.linalg import hadamard
+    >>> from kernelmaps.feature_maps._hadamard import fwht
+    >>> a = np.arange(8.0).reshape(1, 8)
+    >>> bool(np.array_equal(fwht(a.copy()), a @ hadamard(8)))
+    True
     """
     if numba_enabled():
         _check(a)
@@ -187,12 +210,13 @@ def sorf_projection(X: np.ndarray, signs: np.ndarray, row_scales: np.ndarray) ->
     Returns
     -------
     ndarray of shape (b, n_blocks * d)
+        Block ``j`` of the projections in columns ``j d`` to ``(j + 1) d``.
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from numpy import array, ones
     >>> from kernelmaps.feature_maps._hadamard import sorf_projection
-    >>> sorf_projection(np.array([[1.0, 0.0]]), np.ones((1, 3, 2)), np.ones((1, 2)))
+    >>> sorf_projection(array([[1.0, 0.0]]), ones((1, 3, 2)), ones((1, 2)))
     array([[2., 2.]])
     """
     n_blocks, _, d = signs.shape

@@ -344,6 +344,17 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
     ICML (arXiv:1312.4626, 2013).
     Kar, P. and Karnick, H. (2012). Random feature maps for dot product kernels. AISTATS.
     Achlioptas, D. (2003). Database-friendly random projections. JCSS 66(4).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.preprocessing import normalize
+    >>> from kernelmaps import CompactRandomFeatures
+    >>> X = normalize(load_digits().data)
+    >>> crf = CompactRandomFeatures(degree=2, gamma=1.0, coef0=0.0, n_components=128,
+    ...                             random_state=0)
+    >>> crf.fit_transform(X).shape
+    (1797, 128)
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
