@@ -111,7 +111,7 @@ class AdditiveChi2Sampler(BaseFeatureMap):
         worst case is dominated by the aliasing at very unequal ``x_i / y_i`` (about 0.9
         for the defaults); :func:`additive_chi2_error_bound` with ``max_log_ratio``
         gives the much smaller bound for data whose non-zero values span a bounded
-        ratio (about 0.007 for ``n = 2`` and values in ``[1, 16]``).
+        ratio (about 0.10 for ``n = 2`` and values in ``[1, 16]``, 0.05 for ``n = 3``).
     n_features_in_ : int
 
     Notes
