@@ -36,13 +36,13 @@ def _row_buffers(width, p, dtype):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(**_OPTIONS)
-def _sketch_row(
-    values, coords, count, constant, d, hashes, signs, row, vals, cols, last_vals, last_cols
-):  # type: ignore[no-untyped-def]
+def _sketch_row(count, constant, d, hashes, signs, row, scratch):  # type: ignore[no-untyped-def]
     """Write the sketch of one row, given by its ``count`` non-zeros, into ``row``.
 
-    The constant coordinate (index ``d``) is appended when ``constant`` is not 0.
+    ``scratch`` is :func:`_row_buffers`: the non-zeros' values and coordinates come
+    first; the constant coordinate (index ``d``) is appended when ``constant`` is not 0.
     """
+    values, coords, vals, cols, last_vals, last_cols = scratch
     if constant != 0:
         values[count] = constant
         coords[count] = d
@@ -84,6 +84,23 @@ def _sketch_row(
             row[cc] += v * last_vals[t]
 
 
+@numba.njit(inline="always", **_OPTIONS)
+def _gather(values, positions, scale, scratch):  # type: ignore[no-untyped-def]
+    """Copy the non-zeros of one row (``values`` at ``positions``) into ``scratch``.
+
+    Returns their number; the values are multiplied by ``scale``.
+    """
+    nonzero_values, nonzero_coords = scratch[0], scratch[1]
+    count = 0
+    for t in range(values.shape[0]):
+        v = values[t]
+        if v != 0:
+            nonzero_values[count] = scale * v
+            nonzero_coords[count] = positions[t]
+            count += 1
+    return count
+
+
 @numba.njit(**_OPTIONS)
 def tensor_sketch_dense(X, scale, constant, hashes, signs, out):  # type: ignore[no-untyped-def]
     """Direct TensorSketch of the dense rows ``X`` (n, d) into ``out`` (n, D).
@@ -91,65 +108,19 @@ def tensor_sketch_dense(X, scale, constant, hashes, signs, out):  # type: ignore
     ``x' = (scale x, constant)``: the constant coordinate has index ``d`` in ``hashes``
     and ``signs`` (shape (p, d + 1)) and is skipped when ``constant == 0``.
     """
-    n, d = X.shape
-    if n == 0:
-        return
-    values, coords, vals, cols, last_vals, last_cols = _row_buffers(
-        d + 1, hashes.shape[0], out.dtype
-    )
-    for r in range(n):
-        count = 0
-        for j in range(d):
-            v = X[r, j]
-            if v != 0:
-                values[count] = scale * v
-                coords[count] = j
-                count += 1
-        _sketch_row(
-            values,
-            coords,
-            count,
-            constant,
-            d,
-            hashes,
-            signs,
-            out[r],
-            vals,
-            cols,
-            last_vals,
-            last_cols,
-        )
+    d = X.shape[1]
+    columns = np.arange(d)
+    scratch = _row_buffers(d + 1, hashes.shape[0], out.dtype)
+    for r in range(X.shape[0]):
+        count = _gather(X[r], columns, scale, scratch)
+        _sketch_row(count, constant, d, hashes, signs, out[r], scratch)
 
 
 @numba.njit(**_OPTIONS)
 def tensor_sketch_csr(data, indices, indptr, n_features, scale, constant, hashes, signs, out):  # type: ignore[no-untyped-def]
     """Direct TensorSketch of the CSR rows ``(data, indices, indptr)`` into ``out``."""
-    n = indptr.shape[0] - 1
-    d = n_features
-    if n == 0:
-        return
-    values, coords, vals, cols, last_vals, last_cols = _row_buffers(
-        d + 1, hashes.shape[0], out.dtype
-    )
-    for r in range(n):
-        count = 0
-        for a in range(indptr[r], indptr[r + 1]):
-            v = data[a]
-            if v != 0:
-                values[count] = scale * v
-                coords[count] = indices[a]
-                count += 1
-        _sketch_row(
-            values,
-            coords,
-            count,
-            constant,
-            d,
-            hashes,
-            signs,
-            out[r],
-            vals,
-            cols,
-            last_vals,
-            last_cols,
-        )
+    scratch = _row_buffers(n_features + 1, hashes.shape[0], out.dtype)
+    for r in range(indptr.shape[0] - 1):
+        start, stop = indptr[r], indptr[r + 1]
+        count = _gather(data[start:stop], indices[start:stop], scale, scratch)
+        _sketch_row(count, constant, n_features, hashes, signs, out[r], scratch)
