@@ -442,15 +442,13 @@ class Nystroem(BaseFeatureMap):
 
     def _validate_transform_input(self, X: Any) -> Any:
         """Feature rows, or with ``kernel="precomputed"`` the kernel rows ``K(X, X_train)``."""
-        if self.kernel_ is None:
-            n_train = self.n_features_in_
-            width = getattr(X, "shape", (0, n_train))[-1]
-            if width != n_train:
-                raise ValueError(
-                    f"With kernel='precomputed', transform takes the kernel rows "
-                    f"K(X_new, X_train) of shape (n_new, {n_train}), one column per "
-                    f"training sample; got {width} columns."
-                )
+        shape = getattr(X, "shape", ())
+        if self.kernel_ is None and len(shape) == 2 and shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"With kernel='precomputed', transform takes the kernel rows "
+                f"K(X_new, X_train) of shape (n_new, {self.n_features_in_}), one column per "
+                f"training sample; got {shape[1]} columns."
+            )
         return super()._validate_transform_input(X)
 
     def _transform_constants(self, X: Any) -> _NystroemConstants:
