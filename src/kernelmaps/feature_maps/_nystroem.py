@@ -442,7 +442,7 @@ class Nystroem(BaseFeatureMap):
 
     def _validate_transform_input(self, X: Any) -> Any:
         """Feature rows, or with ``kernel="precomputed"`` the kernel rows ``K(X, X_train)``."""
-        shape = getattr(X, "shape", ())
+        shape: tuple[int, ...] = getattr(X, "shape", ())
         if self.kernel_ is None and len(shape) == 2 and shape[1] != self.n_features_in_:
             raise ValueError(
                 f"With kernel='precomputed', transform takes the kernel rows "
