@@ -184,12 +184,11 @@ def test_variance_bound_holds_exhaustively() -> None:
     X = np.array([[0.6, -1.1], [0.4, 0.7]])
     ts = TensorSketch(degree=2, gamma=1.0, coef0=0.0, n_components=3, random_state=0).fit(X)
     estimates = []
-    out = np.empty((2, 3))
     for h in np.ndindex(3, 3, 3, 3):
         for s in np.ndindex(2, 2, 2, 2):
             ts.hashes_ = np.array([[h[0], h[1], 0], [h[2], h[3], 0]])
             ts.signs_ = 2 * np.array([[s[0], s[1], 0], [s[2], s[3], 0]]) - 1
-            ts._transform_block(X, out)
+            out = ts._transform_rows(X)
             estimates.append(out[0] @ out[1])
     k = (X[0] @ X[1]) ** 2
     np.testing.assert_allclose(np.mean(estimates), k, rtol=1e-12)

@@ -5,10 +5,15 @@ threads run truly in parallel.  Inside such threads a multithreaded BLAS would
 oversubscribe the cores (and its idle workers spin while the elementwise work runs), so
 the BLAS is limited to one thread for the duration through threadpoolctl, which
 scikit-learn already depends on.  The limit is process-wide while it lasts.
+
+Each block runs in a copy of the caller's :mod:`contextvars` context, so a block thread
+sees the caller's :func:`kernelmaps.config_context` (the engine), not the settings of
+whichever thread last used the pool.
 """
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import os
 import threading
@@ -27,7 +32,14 @@ MIN_PARALLEL_ELEMENTS = 1 << 16
 
 
 def n_threads() -> int:
-    """Number of cores this process may run on."""
+    """Number of cores this process may run on.
+
+    Examples
+    --------
+    >>> from kernelmaps._parallel import n_threads
+    >>> n_threads() >= 1
+    True
+    """
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - platforms without affinity
@@ -52,7 +64,16 @@ def _controller() -> Any:
 
 
 def single_threaded_blas() -> Any:
-    """Context manager limiting the BLAS to one thread."""
+    """Context manager limiting the BLAS to one thread.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._parallel import single_threaded_blas
+    >>> with single_threaded_blas():
+    ...     float(np.ones((2, 2)) @ np.ones(2) @ np.ones(2))
+    4.0
+    """
     return _controller().limit(limits=1, user_api="blas")
 
 
@@ -60,7 +81,19 @@ def run_blocks(func: Callable[[slice], None], blocks: Sequence[slice], n_element
     """Run ``func(rows)`` for every block, on one thread per core when it pays.
 
     ``func`` must write only its own rows and release the GIL for its heavy work.
+    Every block runs in a copy of the caller's context (:func:`contextvars.copy_context`).
     Exceptions are raised in the caller after every block has finished.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._parallel import run_blocks
+    >>> out = np.zeros(6)
+    >>> def work(rows):
+    ...     out[rows] = rows.start
+    >>> run_blocks(work, [slice(0, 2), slice(2, 6)], n_elements=6)
+    >>> out
+    array([0., 0., 2., 2., 2., 2.])
     """
     workers = min(n_threads(), len(blocks))
     # Inside a worker of the pool already (nested call): run here, never wait on the pool.
@@ -71,7 +104,7 @@ def run_blocks(func: Callable[[slice], None], blocks: Sequence[slice], n_element
         return
     pool = _executor(workers)
     with single_threaded_blas():
-        futures = [pool.submit(func, rows) for rows in blocks]
+        futures = [pool.submit(contextvars.copy_context().run, func, rows) for rows in blocks]
         errors = [f.exception() for f in futures]
     for error in errors:
         if error is not None:
@@ -79,7 +112,19 @@ def run_blocks(func: Callable[[slice], None], blocks: Sequence[slice], n_element
 
 
 def parallel_rows(func: Callable[[slice], None], n_rows: int, n_elements: int) -> None:
-    """Run ``func(rows)`` over contiguous row ranges, one per core, and wait for all."""
+    """Run ``func(rows)`` over contiguous row ranges, one per core, and wait for all.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._parallel import parallel_rows
+    >>> seen = np.zeros(10, dtype=int)
+    >>> def work(rows):
+    ...     seen[rows] += 1
+    >>> parallel_rows(work, 10, n_elements=10)
+    >>> bool(np.all(seen == 1))
+    True
+    """
     workers = min(n_threads(), n_rows)
     bounds = np.linspace(0, n_rows, max(workers, 1) + 1).astype(int)
     run_blocks(func, [slice(a, b) for a, b in itertools.pairwise(bounds)], n_elements)

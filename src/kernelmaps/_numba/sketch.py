@@ -22,9 +22,31 @@ import numpy as np
 _OPTIONS = {"cache": True, "nogil": True}
 
 
+@numba.njit(inline="always", **_OPTIONS)
+def _row_buffers(width, p, dtype):  # type: ignore[no-untyped-def]
+    """Scratch of one row: its non-zeros, the partial products and the last factor."""
+    return (
+        np.empty(width, dtype=dtype),
+        np.empty(width, dtype=np.int64),
+        np.empty(width ** (p - 1), dtype=dtype),
+        np.empty(width ** (p - 1), dtype=np.int64),
+        np.empty(width, dtype=dtype),
+        np.empty(width, dtype=np.int64),
+    )
+
+
 @numba.njit(**_OPTIONS)
-def _sketch_row(values, coords, count, hashes, signs, row, vals, cols, last_vals, last_cols):  # type: ignore[no-untyped-def]
-    """Write the sketch of one row, given by its ``count`` non-zeros, into ``row``."""
+def _sketch_row(count, constant, d, hashes, signs, row, scratch):  # type: ignore[no-untyped-def]
+    """Write the sketch of one row, given by its ``count`` non-zeros, into ``row``.
+
+    ``scratch`` is :func:`_row_buffers`: the non-zeros' values and coordinates come
+    first; the constant coordinate (index ``d``) is appended when ``constant`` is not 0.
+    """
+    values, coords, vals, cols, last_vals, last_cols = scratch
+    if constant != 0:
+        values[count] = constant
+        coords[count] = d
+        count += 1
     p = hashes.shape[0]
     D = row.shape[0]
     row[:] = 0.0
@@ -62,6 +84,23 @@ def _sketch_row(values, coords, count, hashes, signs, row, vals, cols, last_vals
             row[cc] += v * last_vals[t]
 
 
+@numba.njit(inline="always", **_OPTIONS)
+def _gather(values, positions, scale, scratch):  # type: ignore[no-untyped-def]
+    """Copy the non-zeros of one row (``values`` at ``positions``) into ``scratch``.
+
+    Returns their number; the values are multiplied by ``scale``.
+    """
+    nonzero_values, nonzero_coords = scratch[0], scratch[1]
+    count = 0
+    for t in range(values.shape[0]):
+        v = values[t]
+        if v != 0:
+            nonzero_values[count] = scale * v
+            nonzero_coords[count] = positions[t]
+            count += 1
+    return count
+
+
 @numba.njit(**_OPTIONS)
 def tensor_sketch_dense(X, scale, constant, hashes, signs, out):  # type: ignore[no-untyped-def]
     """Direct TensorSketch of the dense rows ``X`` (n, d) into ``out`` (n, D).
@@ -69,59 +108,19 @@ def tensor_sketch_dense(X, scale, constant, hashes, signs, out):  # type: ignore
     ``x' = (scale x, constant)``: the constant coordinate has index ``d`` in ``hashes``
     and ``signs`` (shape (p, d + 1)) and is skipped when ``constant == 0``.
     """
-    n, d = X.shape
-    p = hashes.shape[0]
-    dtype = out.dtype
-    width = d + 1
-    if n == 0:
-        return
-    values = np.empty(width, dtype=dtype)
-    coords = np.empty(width, dtype=np.int64)
-    vals = np.empty(width ** (p - 1), dtype=dtype)
-    cols = np.empty(width ** (p - 1), dtype=np.int64)
-    last_vals = np.empty(width, dtype=dtype)
-    last_cols = np.empty(width, dtype=np.int64)
-    for r in range(n):
-        count = 0
-        for j in range(d):
-            v = X[r, j]
-            if v != 0:
-                values[count] = scale * v
-                coords[count] = j
-                count += 1
-        if constant != 0:
-            values[count] = constant
-            coords[count] = d
-            count += 1
-        _sketch_row(values, coords, count, hashes, signs, out[r], vals, cols, last_vals, last_cols)
+    d = X.shape[1]
+    columns = np.arange(d)
+    scratch = _row_buffers(d + 1, hashes.shape[0], out.dtype)
+    for r in range(X.shape[0]):
+        count = _gather(X[r], columns, scale, scratch)
+        _sketch_row(count, constant, d, hashes, signs, out[r], scratch)
 
 
 @numba.njit(**_OPTIONS)
 def tensor_sketch_csr(data, indices, indptr, n_features, scale, constant, hashes, signs, out):  # type: ignore[no-untyped-def]
     """Direct TensorSketch of the CSR rows ``(data, indices, indptr)`` into ``out``."""
-    n = indptr.shape[0] - 1
-    d = n_features
-    p = hashes.shape[0]
-    dtype = out.dtype
-    width = d + 1
-    if n == 0:
-        return
-    values = np.empty(width, dtype=dtype)
-    coords = np.empty(width, dtype=np.int64)
-    vals = np.empty(width ** (p - 1), dtype=dtype)
-    cols = np.empty(width ** (p - 1), dtype=np.int64)
-    last_vals = np.empty(width, dtype=dtype)
-    last_cols = np.empty(width, dtype=np.int64)
-    for r in range(n):
-        count = 0
-        for a in range(indptr[r], indptr[r + 1]):
-            v = data[a]
-            if v != 0:
-                values[count] = scale * v
-                coords[count] = indices[a]
-                count += 1
-        if constant != 0:
-            values[count] = constant
-            coords[count] = d
-            count += 1
-        _sketch_row(values, coords, count, hashes, signs, out[r], vals, cols, last_vals, last_cols)
+    scratch = _row_buffers(n_features + 1, hashes.shape[0], out.dtype)
+    for r in range(indptr.shape[0] - 1):
+        start, stop = indptr[r], indptr[r + 1]
+        count = _gather(data[start:stop], indices[start:stop], scale, scratch)
+        _sketch_row(count, constant, n_features, hashes, signs, out[r], scratch)

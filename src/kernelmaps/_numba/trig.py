@@ -62,8 +62,30 @@ def _row_is_small(row: np.ndarray, n: int) -> bool:
     return small
 
 
-# The reduction and polynomials are written out inside each loop (not in a helper
-# function): that is the form LLVM's loop vectorizer turns into SIMD code.
+# The reduction and polynomials are inlined into each loop (``inline="always"`` works on
+# numba's IR, so LLVM sees one loop body with no call): that is the form LLVM's loop
+# vectorizer turns into SIMD code.
+
+
+@numba.njit(inline="always", **_OPTIONS)
+def _sin_cos(t: float) -> tuple[float, float]:
+    """``(sin t, cos t)`` for ``|t| <= _LIMIT``: reduction, polynomials, quadrant."""
+    k = (t * _INV_PIO2 + _ROUND) - _ROUND
+    r = ((t - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3
+    z = r * r
+    s = r + (z * r) * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
+    poly = z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    c = w + (((1.0 - w) - hz) + z * poly)
+    q = np.int64(k)
+    odd = (q & 1) == 1
+    flip = (q & 2) == 2
+    sin_t = c if odd else s
+    cos_t = -s if odd else c
+    sin_t = -sin_t if flip else sin_t
+    cos_t = -cos_t if flip else cos_t
+    return sin_t, cos_t
 
 
 @numba.njit(**_OPTIONS)
@@ -84,22 +106,7 @@ def cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
         sin_part = out[i, L : 2 * L]
         sin_part[:] = projection[i]
         for j in range(L):
-            t = np.float64(sin_part[j])
-            k = (t * _INV_PIO2 + _ROUND) - _ROUND
-            r = ((t - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3
-            z = r * r
-            s = r + (z * r) * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
-            poly = z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
-            hz = 0.5 * z
-            w = 1.0 - hz
-            c = w + (((1.0 - w) - hz) + z * poly)
-            q = np.int64(k)
-            odd = (q & 1) == 1
-            flip = (q & 2) == 2
-            sin_t = c if odd else s
-            cos_t = -s if odd else c
-            sin_t = -sin_t if flip else sin_t
-            cos_t = -cos_t if flip else cos_t
+            sin_t, cos_t = _sin_cos(np.float64(sin_part[j]))
             cos_part[j] = scale * cos_t
             sin_part[j] = scale * sin_t
 
@@ -116,18 +123,4 @@ def cos_shifted_into(projection: np.ndarray, offsets: np.ndarray, scale: float) 
                 projection[i, j] = scale * math.cos(np.float64(projection[i, j]))
             continue
         for j in range(L):
-            t = np.float64(projection[i, j])
-            k = (t * _INV_PIO2 + _ROUND) - _ROUND
-            r = ((t - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3
-            z = r * r
-            s = r + (z * r) * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
-            poly = z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
-            hz = 0.5 * z
-            w = 1.0 - hz
-            c = w + (((1.0 - w) - hz) + z * poly)
-            q = np.int64(k)
-            odd = (q & 1) == 1
-            flip = (q & 2) == 2
-            cos_t = -s if odd else c
-            cos_t = -cos_t if flip else cos_t
-            projection[i, j] = scale * cos_t
+            projection[i, j] = scale * _sin_cos(np.float64(projection[i, j]))[1]

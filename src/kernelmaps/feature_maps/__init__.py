@@ -1,6 +1,6 @@
 """Explicit feature maps ``z(x)`` with ``z(x) . z(y) ~ k(x, y)``, as scikit-learn transformers."""
 
-from ._base import BaseFeatureMap, maps_supporting, row_blocks
+from ._base import BaseFeatureMap, maps_supporting, register_feature_map, row_blocks
 from ._binning import RandomBinningFeatures
 from ._chi2 import AdditiveChi2Sampler, SkewedChi2Sampler
 from ._fourier import RandomFourierFeatures
@@ -24,5 +24,6 @@ __all__ = [
     "StructuredOrthogonalFeatures",
     "TensorSketch",
     "maps_supporting",
+    "register_feature_map",
     "row_blocks",
 ]

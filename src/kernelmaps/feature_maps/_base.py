@@ -7,14 +7,15 @@ rows in blocks whose temporaries stay within scikit-learn's ``working_memory`` b
 (``sklearn.set_config(working_memory=MiB)``, 1024 MiB by default), so that the memory of
 a transform is the output plus one block.  Maps whose block work releases the GIL run
 their blocks on one thread per core (BLAS limited to one thread meanwhile), and then
-hold one block per core.
+hold one block per core.  :meth:`BaseFeatureMap.transform` is the only transform: the
+maps write the work of one block (see the class docstring for the contract).
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Iterator
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,17 +28,53 @@ from .._parallel import run_blocks
 from .._random import check_random_state
 from ..kernels import Kernel
 
-__all__ = ["BaseFeatureMap", "cache_block_rows", "maps_supporting", "row_blocks"]
+__all__ = [
+    "BaseFeatureMap",
+    "cache_block_rows",
+    "maps_supporting",
+    "register_feature_map",
+    "row_blocks",
+    "stack_csr_rows",
+]
 
+#: The public feature maps, in registration order (see :func:`register_feature_map`).
 _MAP_CLASSES: list[type[BaseFeatureMap]] = []
+
+_MapT = TypeVar("_MapT", bound="type[BaseFeatureMap]")
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
 _CACHE_BLOCK_BYTES = 1 << 22
 
 
+def register_feature_map(cls: _MapT) -> _MapT:
+    """Class decorator listing a public feature map for :func:`maps_supporting`.
+
+    The map's ``_supports_kernel`` classmethod (inherited: any kernel) says which kernels
+    it approximates.  Registering a class twice lists it once.
+
+    Examples
+    --------
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> from kernelmaps.feature_maps import register_feature_map
+    >>> register_feature_map(RandomFourierFeatures) is RandomFourierFeatures
+    True
+    """
+    if cls not in _MAP_CLASSES:
+        _MAP_CLASSES.append(cls)
+    return cls
+
+
 def maps_supporting(kernel: Kernel) -> list[str]:
-    """Names of the feature maps of kernelmaps that can approximate ``kernel``."""
+    """Names of the feature maps of kernelmaps that can approximate ``kernel``.
+
+    Examples
+    --------
+    >>> from kernelmaps.feature_maps import maps_supporting
+    >>> from kernelmaps.kernels import Laplacian
+    >>> maps_supporting(Laplacian(gamma=1.0))
+    ['RandomBinningFeatures', 'RandomFourierFeatures', 'Nystroem', 'IKA']
+    """
     return [cls.__name__ for cls in _MAP_CLASSES if cls._supports_kernel(kernel)]
 
 
@@ -52,6 +89,12 @@ def row_blocks(n_rows: int, bytes_per_row: float, max_rows: int | None = None) -
         Bytes of temporaries one row needs.
     max_rows : int, optional
         Upper bound on the block length.
+
+    Examples
+    --------
+    >>> from kernelmaps.feature_maps import row_blocks
+    >>> list(row_blocks(5, bytes_per_row=8.0, max_rows=2))
+    [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
     """
     budget = get_config()["working_memory"] * 2**20
     size = max(1, int(budget // max(bytes_per_row, 1.0)))
@@ -68,19 +111,120 @@ def cache_block_rows(n_columns: int, n_features: int = 0) -> int:
     ``(n_features x n_columns)`` matrix passes ``n_features``: the block then has at least
     that many rows (up to 1024), so that the product is not dominated by the BLAS packing
     its right factor.
+
+    Examples
+    --------
+    >>> from kernelmaps.feature_maps._base import cache_block_rows
+    >>> cache_block_rows(4096), cache_block_rows(64, n_features=784)
+    (128, 8192)
     """
     return max(16, _CACHE_BLOCK_BYTES // (8 * max(n_columns, 1)), min(n_features, 1024))
+
+
+def stack_csr_rows(parts: list[sp.csr_matrix], n_columns: int) -> sp.csr_matrix:
+    """The CSR matrix whose consecutive row blocks are ``parts``, in one concatenation.
+
+    The index arrays are concatenated (row pointers shifted by the non-zeros before each
+    part, in int64) and the constructor chooses the index dtype, as it does for a matrix
+    built in one piece.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from kernelmaps.feature_maps._base import stack_csr_rows
+    >>> parts = [sp.csr_matrix([[1.0, 0.0]]), sp.csr_matrix([[0.0, 2.0], [3.0, 0.0]])]
+    >>> stack_csr_rows(parts, 2).toarray()
+    array([[1., 0.],
+           [0., 2.],
+           [3., 0.]])
+    """
+    indptr = [np.zeros(1, dtype=np.int64)]
+    n_stored = 0
+    for part in parts:
+        indptr.append(part.indptr[1:].astype(np.int64) + n_stored)
+        n_stored += int(part.indptr[-1])
+    data = [part.data[: part.indptr[-1]] for part in parts]
+    indices = [part.indices[: part.indptr[-1]] for part in parts]
+    n_rows = sum(part.shape[0] for part in parts)
+    return sp.csr_matrix(
+        (
+            np.concatenate(data) if data else np.zeros(0),
+            np.concatenate(indices) if indices else np.zeros(0, dtype=np.int64),
+            np.concatenate(indptr),
+        ),
+        shape=(n_rows, n_columns),
+    )
 
 
 class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Base class of the explicit feature maps ``z(x)`` with ``z(x) . z(y) ~ k(x, y)``.
 
-    Subclasses define ``_supports_kernel`` (which kernels they approximate, used to name
-    the alternatives when a kernel is refused), ``_fit`` and ``_transform_block``.
+    ``fit`` and ``transform`` are written here once; a map supplies its own steps.
+
+    Subclassing contract
+    --------------------
+    Required:
+
+    ``_fit(X, rng)``
+        Draw or learn the map from the validated ``X`` (``rng`` a
+        :class:`numpy.random.Generator` from ``random_state``) and set
+        ``_n_features_out``.
+    ``_transform_block(X, out, constants)``
+        Write the features of the validated row block ``X`` (a C-ordered array or CSR
+        matrix of the transform's dtype) into ``out`` (``(len(X), n_out)``, same dtype).
+        It may touch only ``out`` and temporaries of its own (no state on ``self``).
+        Maps whose output is sparse (see ``_output_format``) write
+        ``_transform_block_csr(X, constants) -> scipy.sparse.csr_matrix`` instead.
+
+    Optional hooks:
+
+    ``_transform_constants(X) -> Any``
+        What every block needs and costs work to prepare (weights cast to the dtype of
+        ``X``, a kernel closure, a phase vector), computed once per ``transform`` call
+        and passed to every block.  It may use only the dtype and the type (dense or
+        sparse) of ``X`` and the fitted state, never its values.  Default: None.
+    ``_validate_transform_input(X) -> X``
+        Validation of the input of ``transform`` (default: the fit's dtype and width
+        checks, CSR for sparse input); a map taking something else than feature rows
+        (e.g. kernel rows) says so here.
+    ``_output_format(X) -> "dense" | "csr"``
+        The output kind for this input (default: the class attribute ``_output``).
+    ``_block_bytes_per_row(X)``, ``_max_block_rows``, ``_parallel_blocks``
+        Temporaries per row (for the block size), a cap on the block length, and
+        whether blocks may run on one thread per core (the block work then releases
+        the GIL and ``constants`` is read-only).
+    ``_supports_kernel(kernel)``
+        The kernels the map approximates (default: any), for :func:`maps_supporting`;
+        public maps are listed there by the :func:`register_feature_map` decorator.
+
+    Running one block from outside ``transform``: ``_transform_rows(X_block,
+    constants)`` allocates the block's output and fills it; with the constants of
+    ``_transform_constants`` computed once, it can be mapped over the chunks of an
+    already validated array, and ``transform(X)[a:b]`` equals ``transform(X[a:b])``.
+
+    Examples
+    --------
+    A map needs only its fit and its block:
+
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps import BaseFeatureMap
+    >>> class Doubled(BaseFeatureMap):
+    ...     _parameter_constraints = {}
+    ...     def _fit(self, X, rng):
+    ...         self._n_features_out = 2 * X.shape[1]
+    ...     def _transform_block(self, X, out, constants):
+    ...         d = X.shape[1]
+    ...         out[:, :d] = X
+    ...         out[:, d:] = X
+    >>> Doubled().fit_transform(np.eye(2))
+    array([[1., 0., 1., 0.],
+           [0., 1., 0., 1.]])
     """
 
     #: Whether sparse input is accepted (densified row block by row block if needed).
     _accepts_sparse: ClassVar[bool] = True
+    #: Output kind: ``"dense"`` (ndarray) or ``"csr"`` (scipy.sparse.csr_matrix).
+    _output: ClassVar[str] = "dense"
     #: Upper bound on the rows of a transform block (None: the memory budget decides).
     _max_block_rows: ClassVar[int | None] = None
     #: Whether row blocks may be transformed on several threads at once: the block work
@@ -89,14 +233,10 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     #: Human-readable requirement on the kernel, for error messages.
     _kernel_requirement: ClassVar[str] = "a kernel"
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if not cls.__name__.startswith("_") and "_supports_kernel" in cls.__dict__:
-            _MAP_CLASSES.append(cls)
-
     @classmethod
     def _supports_kernel(cls, kernel: Kernel) -> bool:
-        return False
+        """Whether this map can approximate ``kernel`` (default: any kernel)."""
+        return True
 
     def _check_kernel(self, kernel: Kernel) -> Kernel:
         """Refuse a kernel this map cannot approximate, naming the maps that can."""
@@ -130,7 +270,12 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             reset=reset,
         )
 
-    # -- fit / transform ----------------------------------------------------------------
+    def _validate_transform_input(self, X: Any) -> Any:
+        """The input of ``transform``, validated against the fit (CSR if sparse)."""
+        X = self._validate_X(X, reset=False)
+        return X.tocsr() if sp.issparse(X) else X
+
+    # -- fit ----------------------------------------------------------------------------
 
     def fit(self, X: Any, y: Any = None) -> BaseFeatureMap:
         """Validate the parameters and ``X``, then draw (or learn) the map.
@@ -155,9 +300,23 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         """Draw the map's random quantities; ``X`` is validated."""
 
-    @abstractmethod
-    def _transform_block(self, X: Any, out: np.ndarray) -> None:
+    # -- transform: the steps a map supplies ----------------------------------------------
+
+    def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
         """Write the features of the rows ``X`` (a block, validated) into ``out``."""
+        raise NotImplementedError(f"{type(self).__name__} writes no dense blocks.")
+
+    def _transform_block_csr(self, X: Any, constants: Any) -> sp.csr_matrix:
+        """The features of the rows ``X`` (a block, validated) as a CSR matrix."""
+        raise NotImplementedError(f"{type(self).__name__} writes no sparse blocks.")
+
+    def _transform_constants(self, X: Any) -> Any:
+        """Per-call constants shared by the blocks of one transform (default: None)."""
+        return None
+
+    def _output_format(self, X: Any) -> str:
+        """``"dense"`` or ``"csr"``: the output kind of ``transform`` for ``X``."""
+        return self._output
 
     def _block_bytes_per_row(self, X: Any) -> float:
         """Bytes of temporaries per row of a transform block (output excluded)."""
@@ -165,7 +324,35 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         dense_input = X.shape[1] * itemsize if sp.issparse(X) else 0
         return float(dense_input + self._n_features_out * itemsize)
 
-    def transform(self, X: Any) -> np.ndarray:
+    # -- transform: the one path ----------------------------------------------------------
+
+    def _transform_rows(self, X: Any, constants: Any = None) -> Any:
+        """The features of one validated row block, in a new array (or CSR matrix).
+
+        ``constants`` is what :meth:`_transform_constants` returns for an input of this
+        dtype; None computes it here.  Used to run the block work outside
+        :meth:`transform`, e.g. mapped over the chunks of a validated array.
+        """
+        if constants is None:
+            constants = self._transform_constants(X)
+        if self._output_format(X) == "csr":
+            return self._transform_block_csr(X, constants)
+        out = np.empty((X.shape[0], self._n_features_out), dtype=X.dtype)
+        self._transform_block(X, out, constants)
+        return out
+
+    def _run_row_blocks(self, work: Callable[[slice], None], X: Any, n_elements: int) -> None:
+        """``work(rows)`` over the row blocks of ``X``, on threads if the map allows it."""
+        blocks = list(
+            row_blocks(X.shape[0], self._block_bytes_per_row(X), max_rows=self._max_block_rows)
+        )
+        if self._parallel_blocks:
+            run_blocks(work, blocks, n_elements)
+        else:
+            for rows in blocks:
+                work(rows)
+
+    def transform(self, X: Any) -> Any:
         """Map ``X`` to the explicit features ``z(X)``.
 
         Parameters
@@ -174,22 +361,26 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components)
-            float32 for float32 input, float64 otherwise.
+        ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_components)
+            float32 for float32 input, float64 otherwise; CSR for the maps whose
+            features are sparse.
         """
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
-        if sp.issparse(X):
-            X = X.tocsr()
-        out = np.empty((X.shape[0], self._n_features_out), dtype=X.dtype)
-        blocks = row_blocks(X.shape[0], self._block_bytes_per_row(X), max_rows=self._max_block_rows)
-        if not self._parallel_blocks:
-            for rows in blocks:
-                self._transform_block(X[rows], out[rows])
-            return out
+        X = self._validate_transform_input(X)
+        constants = self._transform_constants(X)
+        n_out = self._n_features_out
+        if self._output_format(X) == "csr":
+            parts: dict[int, sp.csr_matrix] = {}
+
+            def csr_work(rows: slice) -> None:
+                parts[rows.start] = self._transform_block_csr(X[rows], constants)
+
+            self._run_row_blocks(csr_work, X, X.shape[0] * n_out)
+            return stack_csr_rows([parts[start] for start in sorted(parts)], n_out)
+        out = np.empty((X.shape[0], n_out), dtype=X.dtype)
 
         def work(rows: slice) -> None:
-            self._transform_block(X[rows], out[rows])
+            self._transform_block(X[rows], out[rows], constants)
 
-        run_blocks(work, list(blocks), out.size)
+        self._run_row_blocks(work, X, out.size)
         return out

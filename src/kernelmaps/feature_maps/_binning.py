@@ -9,33 +9,12 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
-from .._config import numba_enabled
-from .._parallel import parallel_rows
 from ..kernels import BinnableKernel, Kernel, kernel_parameter_constraints, resolve_estimator_kernel
-from ._base import BaseFeatureMap, row_blocks
+from ._base import BaseFeatureMap, register_feature_map, row_blocks
+from ._binning_keys import grid_keys
 
 __all__ = ["RandomBinningFeatures"]
-
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _bin_keys(coords: np.ndarray) -> np.ndarray:
-    """64-bit keys of integer bin coordinates, one per row (splitmix64-style mixing)."""
-    h = np.zeros(coords.shape[0], dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(coords.shape[1]):
-            h ^= coords[:, j].view(np.uint64)
-            h += _GOLDEN
-            h ^= h >> np.uint64(30)
-            h *= _MIX1
-            h ^= h >> np.uint64(27)
-            h *= _MIX2
-            h ^= h >> np.uint64(31)
-    return h
 
 
 def _sorted_unique(keys: np.ndarray) -> np.ndarray:
@@ -47,6 +26,7 @@ def _sorted_unique(keys: np.ndarray) -> np.ndarray:
     return keys[keep]
 
 
+@register_feature_map
 class RandomBinningFeatures(BaseFeatureMap):
     """Random binning features: sparse indicators of randomly shifted grids.
 
@@ -107,6 +87,17 @@ class RandomBinningFeatures(BaseFeatureMap):
     References
     ----------
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import RandomBinningFeatures
+    >>> X = np.random.default_rng(0).random((100, 3))
+    >>> Z = RandomBinningFeatures(gamma=1.0, n_grids=20, random_state=0).fit_transform(X)
+    >>> Z.format, Z.shape[0], int(Z.getnnz(axis=1).max())
+    ('csr', 100, 20)
+    >>> round(float(Z[0].multiply(Z[0]).sum()), 6)  # z(x) . z(x) = k(x, x) = 1
+    1.0
     """
 
     _kernel_requirement: ClassVar[str] = (
@@ -144,27 +135,12 @@ class RandomBinningFeatures(BaseFeatureMap):
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
+    #: The output holds one stored value per grid and row: CSR.
+    _output: ClassVar[str] = "csr"
+
     def _grid_keys(self, X: Any) -> np.ndarray:
         """Bin keys of the rows of ``X`` in every grid, shape (n_grids, n_rows)."""
-        Xd = X.toarray() if sp.issparse(X) else X
-        Xd = np.asarray(Xd, dtype=np.float64)
-        keys = np.empty((self.n_grids, Xd.shape[0]), dtype=np.uint64)
-        if numba_enabled():
-            from .._numba.binning import grid_keys
-
-            shifts = np.ascontiguousarray(self.shifts_.T, dtype=np.float64)
-            pitches = np.ascontiguousarray(self.pitches_.T, dtype=np.float64)
-            Xd = np.ascontiguousarray(Xd)
-            parallel_rows(
-                lambda rows: grid_keys(Xd[rows], shifts, pitches, keys[:, rows]),
-                Xd.shape[0],
-                Xd.size * self.n_grids,
-            )
-            return keys
-        for p in range(self.n_grids):
-            coords = np.floor((Xd - self.shifts_[p]) / self.pitches_[p]).astype(np.int64)
-            keys[p] = _bin_keys(coords)
-        return keys
+        return grid_keys(X, self.shifts_, self.pitches_)
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         n_features = X.shape[1]
@@ -183,45 +159,25 @@ class RandomBinningFeatures(BaseFeatureMap):
         self._column_offsets = np.concatenate([[0], np.cumsum(self.n_bins_)])
         self._n_features_out = int(self._column_offsets[-1])
 
-    def _transform_block(self, X: Any, out: np.ndarray) -> None:  # pragma: no cover
-        raise NotImplementedError("RandomBinningFeatures builds a sparse output directly.")
+    def _block_bytes_per_row(self, X: Any) -> float:
+        # float64 rows and their bin coordinates, and three (n_grids,) arrays per row
+        return 8.0 * (X.shape[1] * 2 + 3 * self.n_grids)
 
-    def transform(self, X: Any) -> sp.csr_matrix:
-        """Sparse bin indicators of ``X``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scipy.sparse.csr_matrix of shape (n_samples, n_bins_.sum())
-            ``1 / sqrt(n_grids)`` at each grid's bin, float32 for float32 input.
-        """
-        check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
-        if sp.issparse(X):
-            X = X.tocsr()
+    def _transform_block_csr(self, X: Any, constants: Any) -> sp.csr_matrix:
+        """``1 / sqrt(n_grids)`` at the column of each grid's bin, if a training bin."""
+        keys = self._grid_keys(X)
+        n_rows = keys.shape[1]
+        # grid-major (n_grids, n_rows): each grid's lookups write contiguous memory
+        columns = np.empty((self.n_grids, n_rows), dtype=np.int64)
+        found = np.empty((self.n_grids, n_rows), dtype=bool)
+        for p in range(self.n_grids):
+            known = self.bin_keys_[p]
+            pos = np.searchsorted(known, keys[p])
+            np.minimum(pos, len(known) - 1, out=pos)
+            np.equal(known[pos], keys[p], out=found[p])
+            np.add(pos, self._column_offsets[p], out=columns[p])
+        indices = columns.T[found.T]
+        indptr = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(found.sum(axis=0))])
         value = X.dtype.type(1.0 / math.sqrt(self.n_grids))
-        indptr_parts, index_parts = [np.zeros(1, dtype=np.int64)], []
-        n_stored = 0
-        for rows in row_blocks(X.shape[0], 8.0 * (X.shape[1] * 2 + 3 * self.n_grids)):
-            keys = self._grid_keys(X[rows])
-            n_rows = keys.shape[1]
-            # grid-major (n_grids, n_rows): each grid's lookups write contiguous memory
-            columns = np.empty((self.n_grids, n_rows), dtype=np.int64)
-            found = np.empty((self.n_grids, n_rows), dtype=bool)
-            for p in range(self.n_grids):
-                known = self.bin_keys_[p]
-                pos = np.searchsorted(known, keys[p])
-                np.minimum(pos, len(known) - 1, out=pos)
-                np.equal(known[pos], keys[p], out=found[p])
-                np.add(pos, self._column_offsets[p], out=columns[p])
-            index_parts.append(columns.T[found.T])
-            counts = found.sum(axis=0)
-            indptr_parts.append(n_stored + np.cumsum(counts))
-            n_stored += int(counts.sum())
-        indices = np.concatenate(index_parts) if index_parts else np.zeros(0, np.int64)
-        indptr = np.concatenate(indptr_parts)
         data = np.full(indices.shape[0], value, dtype=X.dtype)
-        return sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], self._n_features_out))
+        return sp.csr_matrix((data, indices, indptr), shape=(n_rows, self._n_features_out))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from numbers import Integral
 from typing import Any, ClassVar
 
@@ -18,12 +17,13 @@ from ..kernels import (
     resolve_estimator_kernel,
 )
 from ..sampling import orthogonal_directions, uniform_points
-from ._base import BaseFeatureMap, cache_block_rows
-from ._trig import cos_shifted_into, cos_sin_into
+from ._base import BaseFeatureMap, cache_block_rows, register_feature_map
+from ._fourier_layout import FourierLayout, fourier_features_into
 
 __all__ = ["RandomFourierFeatures"]
 
 
+@register_feature_map
 class RandomFourierFeatures(BaseFeatureMap):
     """Random Fourier features for shift-invariant kernels.
 
@@ -152,11 +152,8 @@ class RandomFourierFeatures(BaseFeatureMap):
         n_features = X.shape[1]
         kernel = resolve_estimator_kernel(self, n_features)
         assert isinstance(kernel, ShiftInvariantKernel)
-        D = self.n_components
-        # cos_sin: D // 2 cosine/sine pairs, plus one cos+phase feature when D is odd.
-        n_pairs = D // 2 if self.variant == "cos_sin" else 0
-        n_frequencies = D - n_pairs
-        n_phases = n_frequencies - n_pairs
+        layout = FourierLayout.of(self.n_components, self.variant)
+        n_pairs, n_frequencies, n_phases = layout.n_pairs, layout.n_frequencies, layout.n_phases
         with_phase = n_phases > 0
 
         offsets = None
@@ -189,10 +186,9 @@ class RandomFourierFeatures(BaseFeatureMap):
 
         self.kernel_ = kernel
         self.frequencies_ = np.ascontiguousarray(W.T)
-        self._frequencies32 = self.frequencies_.astype(np.float32)  # for float32 blocks
         self.offsets_ = offsets
         self.n_pairs_ = n_pairs
-        self._n_features_out = D
+        self._n_features_out = self.n_components
 
     _parallel_blocks: ClassVar[bool] = True
 
@@ -205,21 +201,25 @@ class RandomFourierFeatures(BaseFeatureMap):
         itemsize = np.dtype(X.dtype).itemsize
         return float(self.frequencies_.shape[1] * itemsize) + super()._block_bytes_per_row(X)
 
-    def _transform_block(self, X: Any, out: np.ndarray) -> None:
-        dtype = out.dtype
-        W = self.frequencies_ if dtype == np.float64 else self._frequencies32
+    def _transform_constants(self, X: Any) -> tuple[np.ndarray, float]:
+        """The frequencies in the dtype of ``X`` (one float32 copy per call) and ``sqrt(2/D)``."""
+        W = self.frequencies_.astype(X.dtype, copy=False)
+        return W, FourierLayout.of(self.n_components, self.variant).scale
+
+    def _transform_block(
+        self, X: Any, out: np.ndarray, constants: tuple[np.ndarray, float]
+    ) -> None:
+        W, scale = constants
         L = self.n_pairs_
-        scale = math.sqrt(2.0 / self.n_components)
         if L == 0:  # cos_phase: project straight into the output block, then cos in place
-            assert self.offsets_ is not None
             if sp.issparse(X):
                 out[:] = safe_sparse_dot(X, W, dense_output=True)
             else:
                 np.matmul(X, W, out=out)
-            cos_shifted_into(out, self.offsets_, scale)
+            fourier_features_into(out, None, out, self.offsets_, scale)
             return
-        cos_sin_into(safe_sparse_dot(X, W[:, :L], dense_output=True), out, scale)
+        pairs = safe_sparse_dot(X, W[:, :L], dense_output=True)
+        tail = None
         if self.offsets_ is not None:  # odd D: one cos+phase feature at the end
             tail = safe_sparse_dot(X, W[:, L:], dense_output=True)
-            cos_shifted_into(tail, self.offsets_, scale)
-            out[:, 2 * L :] = tail
+        fourier_features_into(out, pairs, tail, self.offsets_, scale)

@@ -11,6 +11,9 @@ matrix.  :func:`fwht` runs the compiled kernel of :mod:`kernelmaps._numba.hadama
 (serial, GIL-free) when numba is enabled (:func:`kernelmaps.config_context`), else the
 pure-numpy butterflies of :func:`fwht_numpy`; both do the same additions in the same
 order, so they agree to the last bit in practice and within a few ulp by contract.
+:func:`fastfood_projection` and :func:`sorf_projection` are the frequency products of
+the structured maps, fused per row by numba or done in batched passes by numpy; the
+choice between the two is made here, by :func:`kernelmaps.config_context`.
 
 References
 ----------
@@ -24,11 +27,24 @@ import numpy as np
 
 from .._config import numba_enabled
 
-__all__ = ["fwht", "fwht_numpy", "next_power_of_two"]
+__all__ = [
+    "fastfood_projection",
+    "fwht",
+    "fwht_numpy",
+    "next_power_of_two",
+    "sorf_projection",
+]
 
 
 def next_power_of_two(n: int) -> int:
-    """Smallest power of two ``>= n`` (1 for ``n <= 1``)."""
+    """Smallest power of two ``>= n`` (1 for ``n <= 1``).
+
+    Examples
+    --------
+    >>> from kernelmaps.feature_maps._hadamard import next_power_of_two
+    >>> [next_power_of_two(n) for n in (0, 1, 5, 8, 9)]
+    [1, 1, 8, 8, 16]
+    """
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
@@ -60,6 +76,13 @@ def fwht_numpy(a: np.ndarray) -> np.ndarray:
     -------
     ndarray
         ``a`` itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._hadamard import fwht_numpy
+    >>> fwht_numpy(np.array([[1.0, 2.0, 3.0, 4.0]]))
+    array([[10., -2., -4.,  0.]])
     """
     _check(a)
     b, n = a.shape
@@ -94,7 +117,16 @@ def fwht(a: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray
-        ``a`` itself.
+        ``a`` itself, transformed (compiled and numpy paths agree to the last bit).
+
+    Examples
+    --------
+    >>> from numpy import arange, array_equal
+    >>> from scipy.linalg import hadamard
+    >>> from kernelmaps.feature_maps._hadamard import fwht
+    >>> a = arange(8.0).reshape(1, 8)
+    >>> bool(array_equal(fwht(a.copy()), a @ hadamard(8)))
+    True
     """
     if numba_enabled():
         _check(a)
@@ -103,3 +135,103 @@ def fwht(a: np.ndarray) -> np.ndarray:
         fwht_rows(a)
         return a
     return fwht_numpy(a)
+
+
+def _padded_signed(X: np.ndarray, first_signs: np.ndarray) -> np.ndarray:
+    """``first_signs_j * x`` zero-padded to ``d``, shape (b, n_blocks, d)."""
+    b, n_features = X.shape
+    n_blocks, d = first_signs.shape
+    buffer = np.empty((b, n_blocks, d), dtype=X.dtype)
+    np.multiply(X[:, None, :], first_signs[None, :, :n_features], out=buffer[:, :, :n_features])
+    buffer[:, :, n_features:] = 0.0
+    return buffer
+
+
+def fastfood_projection(
+    X: np.ndarray,
+    signs: np.ndarray,
+    permutations: np.ndarray,
+    gaussians: np.ndarray,
+    row_scales: np.ndarray,
+) -> np.ndarray:
+    """Fastfood projections ``s_j * H G_j Pi_j H B_j x`` of every row, block by block.
+
+    Parameters
+    ----------
+    X : ndarray of shape (b, n_features), C-contiguous
+        The rows, in the dtype of the parameters.
+    signs, gaussians, row_scales : ndarray of shape (n_blocks, d)
+        ``diag(B_j)``, ``diag(G_j)`` and ``s_j``, in the dtype of ``X``.
+    permutations : ndarray of int of shape (n_blocks, d)
+        ``Pi_j`` as index arrays.
+
+    Returns
+    -------
+    ndarray of shape (b, n_blocks * d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._hadamard import fastfood_projection
+    >>> ones = np.ones((1, 2))
+    >>> fastfood_projection(np.array([[1.0, 0.0]]), ones, np.array([[1, 0]]), ones, ones)
+    array([[2., 0.]])
+    """
+    n_blocks, d = signs.shape
+    if numba_enabled():
+        from .._numba.hadamard import fastfood_rows
+
+        out = np.empty((X.shape[0], n_blocks * d), dtype=X.dtype)
+        fastfood_rows(X, signs, permutations, gaussians, row_scales, out)
+        return out
+    buffer = _padded_signed(X, signs)
+    b = buffer.shape[0]
+    fwht(buffer.reshape(b * n_blocks, d))  # H B x
+    index = (permutations + d * np.arange(n_blocks)[:, None]).ravel()
+    out = np.take(buffer.reshape(b, n_blocks * d), index, axis=1)  # Pi H B x
+    out *= gaussians.reshape(-1)  # G Pi H B x
+    fwht(out.reshape(b * n_blocks, d))  # H G Pi H B x
+    out *= row_scales.reshape(-1)
+    return out
+
+
+def sorf_projection(X: np.ndarray, signs: np.ndarray, row_scales: np.ndarray) -> np.ndarray:
+    """SORF projections ``s_j * H D_j1 H D_j2 H D_j3 x`` of every row, block by block.
+
+    Parameters
+    ----------
+    X : ndarray of shape (b, n_features), C-contiguous
+        The rows, in the dtype of the parameters.
+    signs : ndarray of shape (n_blocks, 3, d)
+        ``diag(D_j1), diag(D_j2), diag(D_j3)`` (``D_j3`` applied first).
+    row_scales : ndarray of shape (n_blocks, d)
+        ``s_j``.
+
+    Returns
+    -------
+    ndarray of shape (b, n_blocks * d)
+        Block ``j`` of the projections in columns ``j d`` to ``(j + 1) d``.
+
+    Examples
+    --------
+    >>> from numpy import array, ones
+    >>> from kernelmaps.feature_maps._hadamard import sorf_projection
+    >>> sorf_projection(array([[1.0, 0.0]]), ones((1, 3, 2)), ones((1, 2)))
+    array([[2., 2.]])
+    """
+    n_blocks, _, d = signs.shape
+    if numba_enabled():
+        from .._numba.hadamard import sorf_rows
+
+        out = np.empty((X.shape[0], n_blocks * d), dtype=X.dtype)
+        sorf_rows(X, signs, row_scales, out)
+        return out
+    buffer = _padded_signed(X, signs[:, 2])
+    flat = buffer.reshape(buffer.shape[0] * n_blocks, d)
+    fwht(flat)  # H D3 x
+    buffer *= signs[:, 1]
+    fwht(flat)  # H D2 H D3 x
+    buffer *= signs[:, 0]
+    fwht(flat)  # H D1 H D2 H D3 x
+    buffer *= row_scales
+    return buffer.reshape(buffer.shape[0], n_blocks * d)

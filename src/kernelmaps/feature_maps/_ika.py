@@ -22,7 +22,7 @@ from ..kernels import (
     resolve_estimator_kernel,
 )
 from ..sampling import resolve_landmarks
-from ._base import BaseFeatureMap, row_blocks
+from ._base import BaseFeatureMap, register_feature_map, row_blocks
 
 __all__ = ["IKA"]
 
@@ -30,6 +30,7 @@ __all__ = ["IKA"]
 _P_RCOND = 1e-10
 
 
+@register_feature_map
 class IKA(BaseFeatureMap):
     """IKA (Independent Kernel Approximator): the leading eigenfunctions of the kernel
     operator projected on the span of chosen basis functions.
@@ -187,10 +188,6 @@ class IKA(BaseFeatureMap):
         self.sample_size = sample_size
         self.random_state = random_state
 
-    @classmethod
-    def _supports_kernel(cls, kernel: Kernel) -> bool:
-        return True
-
     # -- basis -------------------------------------------------------------------------
 
     def _basis_values(self, X: Any) -> np.ndarray:
@@ -326,7 +323,7 @@ class IKA(BaseFeatureMap):
     def _block_bytes_per_row(self, X: Any) -> float:
         return float(16 * (self.n_basis_ or 1)) + super()._block_bytes_per_row(X)
 
-    def _transform_block(self, X: Any, out: np.ndarray) -> None:
+    def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
         out[:] = self._basis_values(X) @ self.coefficients_
 
 

@@ -18,7 +18,7 @@ from ..kernels import (
     resolve_estimator_kernel,
 )
 from ..kernels._dot_product import squared_row_norms
-from ._base import BaseFeatureMap
+from ._base import BaseFeatureMap, register_feature_map
 
 __all__ = ["CompactRandomFeatures", "RandomMaclaurinFeatures"]
 
@@ -30,7 +30,7 @@ def _order_probability(n: np.ndarray | int, p: float, min_order: int) -> np.ndar
     return (p - 1.0) * np.power(p, -(np.asarray(n, dtype=np.float64) - min_order + 1.0))
 
 
-class _MaclaurinMixin:
+class _MaclaurinFeatureMap(BaseFeatureMap):
     """Shared drawing and evaluation of random Maclaurin features.
 
     Fitted attributes: ``kernel_``, ``orders_`` (order ``N_i`` of each random feature),
@@ -42,6 +42,9 @@ class _MaclaurinMixin:
     # Row blocks (products and elementwise products, GIL-free) run on one thread per core.
     _parallel_blocks: ClassVar[bool] = True
     _max_block_rows: ClassVar[int | None] = 1024
+    _kernel_requirement: ClassVar[str] = (
+        "a dot-product kernel f(x . y) with non-negative Maclaurin coefficients"
+    )
 
     kernel: Any
     degree: Any
@@ -100,10 +103,23 @@ class _MaclaurinMixin:
         self.n_exact_ = n_exact
         self.n_random_ = n_random
 
-    def _maclaurin_block(self, X: Any, out: np.ndarray) -> None:
+    @classmethod
+    def _supports_kernel(cls, kernel: Kernel) -> bool:
+        return isinstance(kernel, DotProductKernel)
+
+    def _maclaurin_constants(self, dtype: np.dtype) -> tuple[list[Any], np.ndarray]:
+        """The Rademacher matrices in ``dtype`` and the column weights, once per call."""
+        groups = [(n, cols, W.astype(dtype)) for n, cols, W in self.rademacher_]
+        weights = (self.weights_ / math.sqrt(max(self.n_random_, 1))).astype(dtype)
+        return groups, weights
+
+    def _maclaurin_block(
+        self, X: Any, out: np.ndarray, constants: tuple[list[Any], np.ndarray]
+    ) -> None:
         """Write the (unprojected) random Maclaurin features of the rows ``X`` into ``out``."""
         self.kernel_.check_norms(squared_row_norms(X), type(self).__name__)
         dtype = out.dtype
+        groups, weights = constants
         col = 0
         if self.exact_constant_ is not None:
             out[:, 0] = self.exact_constant_
@@ -117,14 +133,14 @@ class _MaclaurinMixin:
         random_part[:] = 0.0
         if self.n_random_ == 0:
             return
-        for n, cols, W in self.rademacher_:
+        for n, cols, W in groups:
             if n == 0:
                 random_part[:, cols] = 1.0
                 continue
-            P = safe_sparse_dot(X, W.astype(dtype, copy=False), dense_output=True)
+            P = safe_sparse_dot(X, W, dense_output=True)
             P = P.reshape(X.shape[0], n, cols.size)
             random_part[:, cols] = np.prod(P, axis=1)
-        random_part *= (self.weights_ / math.sqrt(self.n_random_)).astype(dtype)
+        random_part *= weights
 
 
 _MACLAURIN_NOTES = """
@@ -140,7 +156,8 @@ _MACLAURIN_NOTES = """
 """
 
 
-class RandomMaclaurinFeatures(_MaclaurinMixin, BaseFeatureMap):
+@register_feature_map
+class RandomMaclaurinFeatures(_MaclaurinFeatureMap):
     """Random Maclaurin features for dot-product kernels (Kar & Karnick 2012).
 
     Parameters
@@ -217,10 +234,6 @@ class RandomMaclaurinFeatures(_MaclaurinMixin, BaseFeatureMap):
     (1797, 512)
     """
 
-    _kernel_requirement: ClassVar[str] = (
-        "a dot-product kernel f(x . y) with non-negative Maclaurin coefficients"
-    )
-
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **_KERNEL_PARAM_CONSTRAINTS,
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -252,20 +265,22 @@ class RandomMaclaurinFeatures(_MaclaurinMixin, BaseFeatureMap):
         self.h01 = h01
         self.random_state = random_state
 
-    @classmethod
-    def _supports_kernel(cls, kernel: Kernel) -> bool:
-        return isinstance(kernel, DotProductKernel)
-
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         kernel = self._resolve_dot_product_kernel(X)
         self._draw_maclaurin(kernel, X.shape[1], self.n_components, rng)
         self._n_features_out = self.n_components
 
-    def _transform_block(self, X: Any, out: np.ndarray) -> None:
-        self._maclaurin_block(X, out)
+    def _transform_constants(self, X: Any) -> tuple[list[Any], np.ndarray]:
+        return self._maclaurin_constants(np.dtype(X.dtype))
+
+    def _transform_block(
+        self, X: Any, out: np.ndarray, constants: tuple[list[Any], np.ndarray]
+    ) -> None:
+        self._maclaurin_block(X, out, constants)
 
 
-class CompactRandomFeatures(_MaclaurinMixin, BaseFeatureMap):
+@register_feature_map
+class CompactRandomFeatures(_MaclaurinFeatureMap):
     """Compact random feature maps for dot-product kernels (Hamid et al. 2013).
 
     Random Maclaurin features of a larger dimension ``L = up_factor * D`` (the
@@ -320,9 +335,18 @@ class CompactRandomFeatures(_MaclaurinMixin, BaseFeatureMap):
     ICML (arXiv:1312.4626, 2013).
     Kar, P. and Karnick, H. (2012). Random feature maps for dot product kernels. AISTATS.
     Achlioptas, D. (2003). Database-friendly random projections. JCSS 66(4).
-    """
 
-    _kernel_requirement: ClassVar[str] = RandomMaclaurinFeatures._kernel_requirement
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.preprocessing import normalize
+    >>> from kernelmaps import CompactRandomFeatures
+    >>> X = normalize(load_digits().data)
+    >>> crf = CompactRandomFeatures(degree=2, gamma=1.0, coef0=0.0, n_components=128,
+    ...                             random_state=0)
+    >>> crf.fit_transform(X).shape
+    (1797, 128)
+    """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **_KERNEL_PARAM_CONSTRAINTS,
@@ -361,10 +385,6 @@ class CompactRandomFeatures(_MaclaurinMixin, BaseFeatureMap):
         self.h01 = h01
         self.random_state = random_state
 
-    @classmethod
-    def _supports_kernel(cls, kernel: Kernel) -> bool:
-        return isinstance(kernel, DotProductKernel)
-
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         kernel = self._resolve_dot_product_kernel(X)
         D = self.n_components
@@ -388,11 +408,15 @@ class CompactRandomFeatures(_MaclaurinMixin, BaseFeatureMap):
         itemsize = np.dtype(X.dtype).itemsize
         return float(self.n_up_ * itemsize) + super()._block_bytes_per_row(X)
 
-    def _transform_block(self, X: Any, out: np.ndarray) -> None:
+    def _transform_constants(self, X: Any) -> tuple[Any, ...]:
+        # the projection in the dtype of X: no copy in float64, one per call in float32
+        R = self.projection_.astype(X.dtype, copy=False)
+        return (*self._maclaurin_constants(np.dtype(X.dtype)), R)
+
+    def _transform_block(self, X: Any, out: np.ndarray, constants: tuple[Any, ...]) -> None:
+        groups, weights, R = constants
         up = np.empty((X.shape[0], self.n_up_), dtype=out.dtype)
-        self._maclaurin_block(X, up)
-        # no copy in float64; in float32 one copy per row block (blocks are large)
-        R = self.projection_.astype(out.dtype, copy=False)
+        self._maclaurin_block(X, up, (groups, weights))
         out[:] = safe_sparse_dot(up, R, dense_output=True)
 
 

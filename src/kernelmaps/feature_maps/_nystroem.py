@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
 from numbers import Integral, Real
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import (
     Kernel,
@@ -21,7 +21,7 @@ from ..kernels import (
 )
 from ..kernels._landmark_block import LandmarkKernel
 from ..sampling import resolve_landmarks
-from ._base import BaseFeatureMap, row_blocks
+from ._base import BaseFeatureMap, register_feature_map
 
 __all__ = ["Nystroem"]
 
@@ -138,6 +138,7 @@ def symmetric_normalization(
     return normalization, w, rank
 
 
+@register_feature_map
 class Nystroem(BaseFeatureMap):
     """Nyström features from landmarks chosen uniformly, by k-means, by leverage or given.
 
@@ -298,11 +299,6 @@ class Nystroem(BaseFeatureMap):
         self.eigen_cutoff = eigen_cutoff
         self.random_state = random_state
 
-    @classmethod
-    def _supports_kernel(cls, kernel: Kernel) -> bool:
-        return True
-
-
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
             K_mm = self._fit_precomputed(X, rng)
@@ -404,45 +400,54 @@ class Nystroem(BaseFeatureMap):
             np.matmul(K, normalization[:, :rank], out=out[:, :rank])
             out[:, rank:] = 0.0
 
-    def transform(self, X: Any) -> np.ndarray:
-        """Map ``X`` to the Nyström features ``z(X) = k(X, landmarks) K_mm^{+1/2}``.
+    # Row blocks of at most TRANSFORM_BLOCK_ROWS rows, fewer if the kernel block
+    # (block_rows * n_components_ values of the input dtype) would exceed scikit-learn's
+    # working_memory: the memory of a transform is the output plus one kernel block (plus
+    # the n_components_^2 normalization when the input dtype differs from the fit's).
+    _max_block_rows: ClassVar[int | None] = TRANSFORM_BLOCK_ROWS
 
-        Row blocks of at most ``TRANSFORM_BLOCK_ROWS`` rows, fewer if the kernel block
-        (``block_rows * n_components_`` values of the input dtype) would exceed
-        scikit-learn's ``working_memory``: the memory of a transform is the output plus
-        one kernel block (plus the ``n_components_^2`` normalization when the input dtype
-        differs from the training dtype).
+    def _validate_transform_input(self, X: Any) -> Any:
+        """Feature rows, or with ``kernel="precomputed"`` the kernel rows ``K(X, X_train)``."""
+        shape: tuple[int, ...] = getattr(X, "shape", ())
+        if self.kernel_ is None and len(shape) == 2 and shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"With kernel='precomputed', transform takes the kernel rows "
+                f"K(X_new, X_train) of shape (n_new, {self.n_features_in_}), one column per "
+                f"training sample; got {shape[1]} columns."
+            )
+        return super()._validate_transform_input(X)
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_components_)
-            float32 for float32 input, float64 otherwise.
-        """
-        check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
-        if sp.issparse(X):
-            X = X.tocsr()
-        dtype = X.dtype
-        out = np.empty((X.shape[0], self._n_features_out), dtype=dtype)
-        kernel_block = self._landmark_kernel(dtype)
+    def _transform_constants(self, X: Any) -> _NystroemConstants:
+        """The landmark kernel and the normalization in the dtype of ``X``, prepared once."""
+        dtype = np.dtype(X.dtype)
         normalization = np.asarray(self.normalization_).astype(dtype, copy=False)
-        blocks = row_blocks(X.shape[0], self._block_bytes_per_row(X), max_rows=TRANSFORM_BLOCK_ROWS)
-        buffer: np.ndarray | None = None  # one kernel block, reused (no page faults)
-        for rows in blocks:
-            Xb = X[rows]
-            if isinstance(kernel_block, LandmarkKernel):
-                if buffer is None:
-                    buffer = np.empty((Xb.shape[0], self.n_components_), dtype=dtype)
-                K = kernel_block(Xb, out=buffer[: Xb.shape[0]])
-            else:
-                K = kernel_block(Xb)
-            self._project_into(K, normalization, out[rows])
-        return out
+        return _NystroemConstants(self._landmark_kernel(dtype), normalization, _KernelBuffer())
 
-    def _transform_block(self, X: Any, out: np.ndarray) -> None:
-        normalization = np.asarray(self.normalization_).astype(out.dtype, copy=False)
-        self._project_into(self._landmark_kernel(out.dtype)(X), normalization, out)
+    def _transform_block(self, X: Any, out: np.ndarray, constants: _NystroemConstants) -> None:
+        kernel_block = constants.kernel_block
+        if isinstance(kernel_block, LandmarkKernel):
+            K = kernel_block(X, out=constants.buffer.get(X.shape[0], self.n_components_, out.dtype))
+        else:
+            K = kernel_block(X)
+        self._project_into(K, constants.normalization, out)
+
+
+class _KernelBuffer(threading.local):
+    """One kernel block per thread, reused from block to block (no page faults)."""
+
+    array: np.ndarray | None = None
+
+    def get(self, n_rows: int, n_columns: int, dtype: np.dtype) -> np.ndarray:
+        """A ``(n_rows, n_columns)`` array of ``dtype``, the first rows of the buffer."""
+        array = self.array
+        if array is None or array.shape[0] < n_rows or array.dtype != dtype:
+            array = self.array = np.empty((n_rows, n_columns), dtype=dtype)
+        return array[:n_rows]
+
+
+class _NystroemConstants(NamedTuple):
+    """Per-transform constants of :class:`Nystroem`."""
+
+    kernel_block: Callable[..., np.ndarray]
+    normalization: np.ndarray
+    buffer: _KernelBuffer

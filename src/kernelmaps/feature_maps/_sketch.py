@@ -10,10 +10,7 @@ import numpy as np
 import scipy.fft
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.extmath import safe_sparse_dot
 
-from .._config import numba_enabled
-from .._parallel import parallel_rows
 from ..kernels import (
     HomogeneousPolynomial,
     Kernel,
@@ -21,21 +18,24 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ._base import BaseFeatureMap
+from ._base import BaseFeatureMap, register_feature_map
+from ._sketch_kernels import (
+    count_sketches,
+    direct_bytes_per_row,
+    direct_cost_factor,
+    direct_sketch_into,
+)
 
 __all__ = ["TensorSketch"]
 
 #: Longest row block: beyond this the FFT buffers leave the caches without any gain.
 _MAX_BLOCK_ROWS = 256
 
-#: The direct sum is used while its ``d'^p`` terms per row are at most this factor times
-#: ``(p + 1) D log2 D`` (the FFT route's cost, see ``TensorSketch._route``).
-_DIRECT_FACTOR_NUMBA = 0.6
-_DIRECT_FACTOR_NUMPY = 0.06
 #: Cap on the terms per row of the direct sum (the numpy route holds them per block).
 _MAX_DIRECT_TERMS = 2**20
 
 
+@register_feature_map
 class TensorSketch(BaseFeatureMap):
     """TensorSketch features for polynomial kernels (Pham & Pagh 2013).
 
@@ -189,7 +189,7 @@ class TensorSketch(BaseFeatureMap):
             return "direct"
         terms = float(self._n_coordinates()) ** p
         fft_cost = (p + 1) * self.n_components * max(math.log2(self.n_components), 1.0)
-        factor = _DIRECT_FACTOR_NUMBA if numba_enabled() else _DIRECT_FACTOR_NUMPY
+        factor = direct_cost_factor()
         if terms <= factor * fft_cost and terms <= _MAX_DIRECT_TERMS:
             return "direct"
         return "fft"
@@ -199,21 +199,22 @@ class TensorSketch(BaseFeatureMap):
         D = self.n_components
         dense_input = X.shape[1] * itemsize if sp.issparse(X) else 0
         if self._route() == "direct":
-            if numba_enabled():
-                return float(dense_input + itemsize)
-            # tensor power, bucket indices (int64) and np.bincount's float64 output
-            terms = self._n_coordinates() ** self._degree
-            return float(dense_input + (2 * itemsize + 8 + 8) * terms + 8 * D)
+            terms = float(self._n_coordinates()) ** self._degree
+            return dense_input + direct_bytes_per_row(itemsize, terms, D)
         return float((3 * self._degree + 2) * (D + 2) * itemsize + X.shape[1] * itemsize)
 
-    def _transform_block(self, X: Any, out: np.ndarray) -> None:
-        if self._route() == "direct":
-            if numba_enabled():
-                self._direct_numba(X, out)
-            else:
-                self._direct_numpy(X, out)
+    def _transform_constants(self, X: Any) -> str:
+        """The route, ``"direct"`` or ``"fft"``, chosen once per call."""
+        return self._route()
+
+    def _transform_block(self, X: Any, out: np.ndarray, constants: str) -> None:
+        hashes, signs = self.hashes_, self.signs_
+        if constants == "direct":
+            direct_sketch_into(X, hashes, signs, self._scale, self._constant, out)
             return
-        C = self._count_sketches(X, out.dtype)
+        C = count_sketches(
+            X, hashes, signs, self._scale, self._constant, self.n_components, out.dtype
+        )
         # rfft keeps single precision: float32 -> complex64 -> float32.
         spectra = scipy.fft.rfft(C, axis=-1)
         del C
@@ -221,98 +222,3 @@ class TensorSketch(BaseFeatureMap):
         for k in range(1, self._degree):
             product *= spectra[:, k]
         np.fft.irfft(product, n=self.n_components, axis=-1, out=out)
-
-    def _direct_numba(self, X: Any, out: np.ndarray, levels: slice = slice(None)) -> None:
-        """The convolution of the count sketches ``levels`` summed term by term, compiled.
-
-        Zero coordinates are skipped.  With one level this is that count sketch alone.
-        """
-        from .._numba.sketch import tensor_sketch_csr, tensor_sketch_dense
-
-        dtype = out.dtype
-        hashes = np.ascontiguousarray(self.hashes_[levels], dtype=np.int64)
-        signs = np.ascontiguousarray(self.signs_[levels], dtype=dtype)
-        scale, constant = dtype.type(self._scale), dtype.type(self._constant)
-        if sp.issparse(X):
-            X = sp.csr_matrix(X)
-            if not X.has_canonical_format:
-                X = X.copy()
-                X.sum_duplicates()
-            data, indices, indptr, d = X.data, X.indices, X.indptr, X.shape[1]
-
-            def rows_of(rows: slice) -> None:
-                start, stop = indptr[rows.start], indptr[rows.stop]
-                tensor_sketch_csr(
-                    data[start:stop],
-                    indices[start:stop],
-                    indptr[rows.start : rows.stop + 1] - start,
-                    d,
-                    scale,
-                    constant,
-                    hashes,
-                    signs,
-                    out[rows],
-                )
-        else:
-            Xd = np.asarray(X)
-
-            def rows_of(rows: slice) -> None:
-                tensor_sketch_dense(Xd[rows], scale, constant, hashes, signs, out[rows])
-
-        terms = float(self._n_coordinates()) ** hashes.shape[0]
-        parallel_rows(rows_of, X.shape[0], int(min(X.shape[0] * terms, 2**62)))
-
-    def _direct_numpy(self, X: Any, out: np.ndarray) -> None:
-        """The convolution summed term by term with ``np.bincount`` (pure numpy)."""
-        dtype = out.dtype
-        D = self.n_components
-        d = X.shape[1]
-        n_coords = self._n_coordinates()
-        Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
-        x = np.empty((Xd.shape[0], n_coords), dtype=dtype)
-        np.multiply(Xd, dtype.type(self._scale), out=x[:, :d])
-        if n_coords > d:
-            x[:, d] = self._constant
-        hashes = self.hashes_[:, :n_coords]
-        signs = self.signs_[:, :n_coords].astype(np.float64)
-        power, buckets, term_signs = x, hashes[0], signs[0]
-        for k in range(1, self._degree):
-            power = (power[:, :, None] * x[:, None, :]).reshape(x.shape[0], -1)
-            buckets = (buckets[:, None] + hashes[k][None, :]).ravel() % D
-            term_signs = (term_signs[:, None] * signs[k][None, :]).ravel()
-        rows = np.arange(x.shape[0]) * D
-        sums = np.bincount(
-            (rows[:, None] + buckets[None, :]).ravel(),
-            weights=(power * term_signs.astype(dtype)).ravel(),
-            minlength=x.shape[0] * D,
-        )
-        out[:] = sums.reshape(x.shape[0], D)
-
-    def _count_sketches(self, X: Any, dtype: np.dtype) -> np.ndarray:
-        """The ``degree`` count sketches of the rows ``X``, shape (rows, degree, D)."""
-        p, d1 = self.hashes_.shape
-        d = d1 - 1
-        D = self.n_components
-        if numba_enabled():
-            C = np.empty((X.shape[0], p, D), dtype=dtype)
-            for k in range(p):
-                self._direct_numba(X, C[:, k], levels=slice(k, k + 1))
-            return C
-        # one sparse product X @ S with S the (d, degree D) matrix of the signed hashes
-        signs = self.signs_[:, :d].astype(dtype) * dtype.type(self._scale)
-        S = sp.csr_matrix(
-            (
-                signs.T.ravel(),
-                (
-                    np.repeat(np.arange(d), p),
-                    (self.hashes_[:, :d] + D * np.arange(p)[:, None]).T.ravel(),
-                ),
-            ),
-            shape=(d, p * D),
-        )
-        C = np.ascontiguousarray(safe_sparse_dot(X, S, dense_output=True), dtype=dtype)
-        C = C.reshape(X.shape[0], p, D)
-        if self._constant:
-            for k in range(p):
-                C[:, k, self.hashes_[k, d]] += dtype.type(self.signs_[k, d] * self._constant)
-        return C

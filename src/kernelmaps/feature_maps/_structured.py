@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import math
 from numbers import Integral
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._config import numba_enabled
 from ..kernels import (
     Kernel,
     ShiftInvariantKernel,
@@ -27,15 +26,27 @@ from ..kernels import (
     resolve_estimator_kernel,
 )
 from ..kernels._shift_invariant import Gaussian
-from ._base import BaseFeatureMap, cache_block_rows
-from ._hadamard import fwht, next_power_of_two
-from ._trig import cos_shifted_into, cos_sin_into
+from ._base import BaseFeatureMap, cache_block_rows, register_feature_map
+from ._fourier_layout import FourierLayout, fourier_features_into
+from ._hadamard import fastfood_projection, next_power_of_two, sorf_projection
 
 __all__ = ["Fastfood", "StructuredOrthogonalFeatures"]
 
 
+class _Projection(NamedTuple):
+    """Per-transform constants: the structured product's parameters in the input dtype."""
+
+    project: Any  # fastfood_projection or sorf_projection
+    parameters: tuple[np.ndarray, ...]
+    scale: float
+
+
 class _StructuredFourierFeatures(BaseFeatureMap):
-    """Shared machinery: kernel checks, frequency layout, padding and the cosines."""
+    """Shared machinery: kernel checks, frequency layout, the products and the cosines.
+
+    Subclasses draw their matrices (``_draw``) and name the product of
+    :mod:`._hadamard` with its parameters (``_projection``).
+    """
 
     _kernel_requirement: ClassVar[str] = (
         "a shift-invariant kernel with a radial spectral measure (Gaussian, Matern)"
@@ -63,56 +74,27 @@ class _StructuredFourierFeatures(BaseFeatureMap):
         n_features = X.shape[1]
         kernel = resolve_estimator_kernel(self, n_features)
         assert isinstance(kernel, ShiftInvariantKernel)
-        D = self.n_components
-        # Same layout as RandomFourierFeatures: D // 2 cosine/sine pairs for cos_sin (one
-        # more cos+phase feature when D is odd), D cos+phase features for cos_phase.
-        n_pairs = D // 2 if self.variant == "cos_sin" else 0
-        n_frequencies = D - n_pairs
-        n_phases = n_frequencies - n_pairs
+        # The layout of RandomFourierFeatures (pairs, then cos+phase features).
+        layout = FourierLayout.of(self.n_components, self.variant)
         d = next_power_of_two(n_features)
-        n_blocks = -(-n_frequencies // d)
+        n_blocks = -(-layout.n_frequencies // d)
 
         self._draw(kernel, n_blocks, d, rng)
+        n_phases = layout.n_phases
         self.offsets_ = rng.uniform(0.0, 2.0 * np.pi, size=n_phases) if n_phases else None
         self.kernel_ = kernel
-        self.n_pairs_ = n_pairs
-        self.n_frequencies_ = n_frequencies
+        self.n_pairs_ = layout.n_pairs
+        self.n_frequencies_ = layout.n_frequencies
         self.n_blocks_ = n_blocks
         self.padded_dim_ = d
-        self._n_features_out = D
+        self._n_features_out = self.n_components
 
     def _draw(self, kernel: ShiftInvariantKernel, n_blocks: int, d: int, rng: Any) -> None:
         raise NotImplementedError
 
-    def _project_padded(self, buffer: np.ndarray) -> np.ndarray:
-        """Projections ``W_j x`` of every block ``j``, shape (b, n_blocks * d), from
-        ``buffer`` (b, n_blocks, d) holding ``first_signs_j * x`` zero-padded (it may
-        be overwritten)."""
+    def _projection(self, dtype: np.dtype) -> tuple[Any, tuple[np.ndarray, ...]]:
+        """The product of :mod:`._hadamard` and its parameters cast to ``dtype``."""
         raise NotImplementedError
-
-    def _project_numba(self, X: np.ndarray, out: np.ndarray) -> None:
-        """The compiled, fused version of :meth:`_project` (same operations, same order)."""
-        raise NotImplementedError
-
-    def _first_signs(self) -> np.ndarray:
-        """The diagonal (n_blocks, d) applied first to the padded input."""
-        raise NotImplementedError
-
-    def _project(self, X: Any, dtype: np.dtype) -> np.ndarray:
-        """Projections ``x W^T`` of the rows of ``X``, shape (b, n_blocks * d)."""
-        if sp.issparse(X):
-            X = X.toarray()
-        X = np.ascontiguousarray(X, dtype=dtype)
-        b, n_features = X.shape
-        if numba_enabled():
-            out = np.empty((b, self.n_blocks_ * self.padded_dim_), dtype=dtype)
-            self._project_numba(X, out)
-            return out
-        buffer = np.empty((b, self.n_blocks_, self.padded_dim_), dtype=dtype)
-        signs = self._first_signs()[:, :n_features].astype(dtype, copy=False)
-        np.multiply(X[:, None, :], signs[None, :, :], out=buffer[:, :, :n_features])
-        buffer[:, :, n_features:] = 0.0
-        return self._project_padded(buffer)
 
     _parallel_blocks: ClassVar[bool] = True
 
@@ -127,22 +109,34 @@ class _StructuredFourierFeatures(BaseFeatureMap):
         work = 2.0 * self.n_blocks_ * self.padded_dim_ * itemsize
         return work + super()._block_bytes_per_row(X)
 
-    def _transform_block(self, X: Any, out: np.ndarray) -> None:
-        projection = self._project(X, out.dtype)
+    def _transform_constants(self, X: Any) -> _Projection:
+        project, parameters = self._projection(np.dtype(X.dtype))
+        return _Projection(
+            project, parameters, FourierLayout.of(self.n_components, self.variant).scale
+        )
+
+    def _project(self, X: Any, dtype: np.dtype, constants: _Projection | None = None) -> np.ndarray:
+        """Projections ``x W^T`` of the rows of ``X``, shape (b, n_blocks * d), in ``dtype``."""
+        if constants is None:
+            constants = self._transform_constants(np.empty(0, dtype=dtype))
+        if sp.issparse(X):
+            X = X.toarray()
+        X = np.ascontiguousarray(X, dtype=dtype)
+        return constants.project(X, *constants.parameters)
+
+    def _transform_block(self, X: Any, out: np.ndarray, constants: _Projection) -> None:
+        projection = self._project(X, out.dtype, constants)
         L = self.n_pairs_
-        scale = math.sqrt(2.0 / self.n_components)
-        if self.offsets_ is not None:
-            tail = projection[:, L : self.n_frequencies_]
-            cos_shifted_into(tail, self.offsets_, scale)
-            out[:, 2 * L :] = tail
-        if L:
-            cos_sin_into(projection[:, :L], out[:, : 2 * L], scale)
+        tail = projection[:, L : self.n_frequencies_] if self.offsets_ is not None else None
+        pairs = projection[:, :L] if L else None
+        fourier_features_into(out, pairs, tail, self.offsets_, constants.scale)
 
 
 def _random_signs(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, 2, size=shape).astype(np.float64) * 2.0 - 1.0
 
 
+@register_feature_map
 class Fastfood(_StructuredFourierFeatures):
     """Fastfood random features: Gaussian-like frequencies from Hadamard products.
 
@@ -274,10 +268,6 @@ class Fastfood(_StructuredFourierFeatures):
         self.variant = variant
         self.random_state = random_state
 
-    @classmethod
-    def _supports_kernel(cls, kernel: Kernel) -> bool:
-        return super()._supports_kernel(kernel)
-
     def _draw(
         self, kernel: ShiftInvariantKernel, n_blocks: int, d: int, rng: np.random.Generator
     ) -> None:
@@ -286,39 +276,22 @@ class Fastfood(_StructuredFourierFeatures):
         self.gaussians_ = rng.standard_normal((n_blocks, d))
         self.norms_ = kernel.sample_frequency_norms(n_blocks * d, d, rng).reshape(n_blocks, d)
 
-    def _first_signs(self) -> np.ndarray:
-        return self.signs_
-
-    def _project_numba(self, X: np.ndarray, out: np.ndarray) -> None:
-        from .._numba.hadamard import fastfood_rows
-
-        dtype = out.dtype
-        fastfood_rows(
-            X,
+    def _projection(self, dtype: np.dtype) -> tuple[Any, tuple[np.ndarray, ...]]:
+        parameters = (
             self.signs_.astype(dtype),
             np.ascontiguousarray(self.permutations_, dtype=np.intp),
             self.gaussians_.astype(dtype),
             self._row_scales().astype(dtype),
-            out,
         )
+        return fastfood_projection, parameters
 
     def _row_scales(self) -> np.ndarray:
         """``diag(S_j) / sqrt(d)``: ``r_ji / (sqrt(d) |G_j|)``, shape (n_blocks, d)."""
         g_norms = np.linalg.norm(self.gaussians_, axis=1, keepdims=True)
         return self.norms_ / (math.sqrt(self.padded_dim_) * g_norms)
 
-    def _project_padded(self, buffer: np.ndarray) -> np.ndarray:
-        b, n_blocks, d = buffer.shape
-        dtype = buffer.dtype
-        fwht(buffer.reshape(b * n_blocks, d))  # H B x
-        index = (self.permutations_ + d * np.arange(n_blocks)[:, None]).ravel()
-        out = np.take(buffer.reshape(b, n_blocks * d), index, axis=1)  # Pi H B x
-        out *= self.gaussians_.reshape(-1).astype(dtype, copy=False)  # G Pi H B x
-        fwht(out.reshape(b * n_blocks, d))  # H G Pi H B x
-        out *= self._row_scales().reshape(-1).astype(dtype, copy=False)
-        return out
 
-
+@register_feature_map
 class StructuredOrthogonalFeatures(_StructuredFourierFeatures):
     """Structured orthogonal random features (SORF): ``H D1 H D2 H D3`` frequency blocks.
 
@@ -450,10 +423,6 @@ class StructuredOrthogonalFeatures(_StructuredFourierFeatures):
         self.norms = norms
         self.random_state = random_state
 
-    @classmethod
-    def _supports_kernel(cls, kernel: Kernel) -> bool:
-        return super()._supports_kernel(kernel)
-
     def _draw(
         self, kernel: ShiftInvariantKernel, n_blocks: int, d: int, rng: np.random.Generator
     ) -> None:
@@ -469,24 +438,6 @@ class StructuredOrthogonalFeatures(_StructuredFourierFeatures):
             norms = np.full((n_blocks, d), math.sqrt(2.0 * kernel._g * d))
         self.norms_ = norms
 
-    def _first_signs(self) -> np.ndarray:
-        return self.signs_[:, 2]
-
-    def _project_numba(self, X: np.ndarray, out: np.ndarray) -> None:
-        from .._numba.hadamard import sorf_rows
-
-        dtype = out.dtype
-        d = self.padded_dim_
-        sorf_rows(X, self.signs_.astype(dtype), (self.norms_ / d**1.5).astype(dtype), out)
-
-    def _project_padded(self, buffer: np.ndarray) -> np.ndarray:
-        b, n_blocks, d = buffer.shape
-        dtype = buffer.dtype
-        flat = buffer.reshape(b * n_blocks, d)
-        fwht(flat)  # H D3 x
-        buffer *= self.signs_[:, 1].astype(dtype, copy=False)
-        fwht(flat)  # H D2 H D3 x
-        buffer *= self.signs_[:, 0].astype(dtype, copy=False)
-        fwht(flat)  # H D1 H D2 H D3 x
-        buffer *= (self.norms_ / d**1.5).astype(dtype, copy=False)
-        return buffer.reshape(b, n_blocks * d)
+    def _projection(self, dtype: np.dtype) -> tuple[Any, tuple[np.ndarray, ...]]:
+        row_scales = self.norms_ / self.padded_dim_**1.5
+        return sorf_projection, (self.signs_.astype(dtype), row_scales.astype(dtype))

@@ -31,6 +31,15 @@ def cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
     """Write ``[scale cos(P), scale sin(P)]`` into ``out[:, :2L]`` for P of shape (b, L).
 
     ``P`` may be overwritten.  ``out`` and ``P`` share the dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._trig import cos_sin_into
+    >>> out = np.empty((1, 4))
+    >>> cos_sin_into(np.array([[0.0, np.pi / 2]]), out, 2.0)
+    >>> out.round(12)
+    array([[2., 0., 0., 2.]])
     """
     L = projection.shape[1]
     if _use_numba(out.dtype):
@@ -44,7 +53,17 @@ def cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
 
 
 def cos_shifted_into(projection: np.ndarray, offsets: np.ndarray, scale: float) -> None:
-    """Replace ``P`` (b, L) in place by ``scale cos(P + offsets)``."""
+    """Replace ``P`` (b, L) in place by ``scale cos(P + offsets)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._trig import cos_shifted_into
+    >>> P = np.array([[0.0, np.pi]])
+    >>> cos_shifted_into(P, np.array([0.0, np.pi]), 0.5)
+    >>> P.round(12)
+    array([[0.5, 0.5]])
+    """
     offsets = offsets.astype(projection.dtype, copy=False)
     if _use_numba(projection.dtype):
         from .._numba import trig
