@@ -70,7 +70,7 @@ def positive_float(text: str) -> float:
 
 def bandwidth(text: str) -> str | float:
     """An argument type: a bandwidth rule's name or a positive gamma."""
-    from ..experiments._config import BANDWIDTH_RULES
+    from ..bandwidth import BANDWIDTH_RULES
 
     if text in BANDWIDTH_RULES:
         return text

@@ -50,19 +50,19 @@ def run(args: argparse.Namespace) -> int:
     ...
     0
     """
-    from ..datasets import BUNDLED, DATA_HOME_SETS, list_data_home
-    from ..datasets._home import ENV_VAR
+    from ..datasets import BUNDLED, DATA_HOME_ENV, DATA_HOME_SETS, list_data_home
 
     print("bundled with the package:")
     for name, info in BUNDLED.items():
         shape = f"{info.shape[0]} x {info.shape[1]}"
         task = f"{info.n_classes} classes" if info.n_classes else info.task
         print(f"  {name:<20} {shape:>11}  {task:<12} {info.source}; licence: {info.licence}")
-    home = args.data_home or os.environ.get(ENV_VAR)
+    home = args.data_home or os.environ.get(DATA_HOME_ENV)
     print()
     if not home:
         print(
-            f"data home: not set (use --data-home DIR or the {ENV_VAR} environment variable); "
+            f"data home: not set (use --data-home DIR or the {DATA_HOME_ENV} environment "
+            "variable); "
             f"it may hold: {', '.join(DATA_HOME_SETS)}"
         )
         return EXIT_OK

@@ -128,8 +128,7 @@ def run(args: argparse.Namespace) -> int:
     """
     import joblib
 
-    from ..experiments import choose_gamma, make_model
-    from ..experiments._pipeline import resolve_method
+    from ..experiments import choose_gamma, make_model, resolve_method
 
     spec = resolve_method(args.method)
     ds, X, y, fmt, task = _training_data(args)
@@ -175,7 +174,7 @@ def _saved_model(
     pipeline: Any, ds: Any, task: str, fmt: str, info: dict[str, Any], data: str
 ) -> Any:
     from .. import __version__
-    from ..experiments._saved_model import SavedModel
+    from ..experiments import SavedModel
 
     return SavedModel(
         pipeline=pipeline,

@@ -48,10 +48,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _load_model(path: str) -> Any:
-    """The :class:`~kernelmaps.experiments._saved_model.SavedModel` in ``path``."""
+    """The :class:`~kernelmaps.experiments.SavedModel` in ``path``."""
     import joblib
 
-    from ..experiments._saved_model import SavedModel
+    from ..experiments import SavedModel
 
     model_path = Path(path)
     if not model_path.is_file():
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     >>> import numpy as np
     >>> from kernelmaps.cli import build_parser, predict
     >>> from kernelmaps.experiments import make_model
-    >>> from kernelmaps.experiments._saved_model import SavedModel
+    >>> from kernelmaps.experiments import SavedModel
     >>> folder = Path(tempfile.mkdtemp())
     >>> X = np.random.default_rng(0).random((40, 2))
     >>> np.save(folder / "rows.npy", X[:5])

@@ -39,9 +39,11 @@ from ._files import (
     load_svmlight,
 )
 from ._home import DATA_HOME_SETS, get_data_home, list_data_home, load_from_home
+from ._home import ENV_VAR as DATA_HOME_ENV
 
 __all__ = [
     "BUNDLED",
+    "DATA_HOME_ENV",
     "DATA_HOME_SETS",
     "DataFileError",
     "Dataset",

@@ -19,20 +19,23 @@ from ._config import (
     default_study,
     load_config,
 )
-from ._pipeline import METHOD_ALIASES, build_pipeline, choose_gamma, make_model
+from ._pipeline import METHOD_ALIASES, build_pipeline, choose_gamma, make_model, resolve_method
 from ._registry import MethodSpec, get_method, method_names, register_method
 from ._runner import RESULT_COLUMNS, ExperimentResult, prepare_data, read_results, run_experiment
+from ._saved_model import ColumnMismatchError, SavedModel
 from ._summary import format_table, summarize
 
 __all__ = [
     "METHOD_ALIASES",
     "METRICS",
     "RESULT_COLUMNS",
+    "ColumnMismatchError",
     "DatasetConfig",
     "ExperimentConfig",
     "ExperimentResult",
     "MethodConfig",
     "MethodSpec",
+    "SavedModel",
     "build_pipeline",
     "choose_gamma",
     "default_study",
@@ -44,6 +47,7 @@ __all__ = [
     "prepare_data",
     "read_results",
     "register_method",
+    "resolve_method",
     "run_experiment",
     "summarize",
 ]

@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..bandwidth import BANDWIDTH_RULES
+
 __all__ = [
     "DOWNSTREAM_MODELS",
     "METRICS",
@@ -65,7 +67,6 @@ METRICS = (
 )
 PREPROCESSING = ("minmax", "standard", "none")
 DOWNSTREAM_MODELS = ("ridge", "linear_svc")
-BANDWIDTH_RULES = ("mean_distance", "median", "percentile")
 
 
 _Entry = TypeVar("_Entry", "DatasetConfig", "MethodConfig")

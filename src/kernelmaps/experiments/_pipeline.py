@@ -14,7 +14,14 @@ import numpy as np
 
 from ._registry import BANDWIDTH_KERNELS, MethodSpec, get_method
 
-__all__ = ["ALPHAS", "METHOD_ALIASES", "build_pipeline", "choose_gamma", "make_model"]
+__all__ = [
+    "ALPHAS",
+    "METHOD_ALIASES",
+    "build_pipeline",
+    "choose_gamma",
+    "make_model",
+    "resolve_method",
+]
 
 #: Candidate ridge penalties; the one with the smallest leave-one-out error is kept.
 ALPHAS = tuple(float(a) for a in np.logspace(-6, 2, 9))
@@ -30,7 +37,7 @@ def resolve_method(method: str) -> MethodSpec:
 
     Examples
     --------
-    >>> from kernelmaps.experiments._pipeline import resolve_method
+    >>> from kernelmaps.experiments import resolve_method
     >>> resolve_method("nystroem").name
     'nystroem-kmeans'
     """

@@ -4,11 +4,17 @@ from ._base import BaseFeatureMap, maps_supporting, register_feature_map, row_bl
 from ._binning import RandomBinningFeatures
 from ._chi2 import AdditiveChi2Sampler, SkewedChi2Sampler
 from ._fourier import RandomFourierFeatures
-from ._ika import IKA
 from ._maclaurin import CompactRandomFeatures, RandomMaclaurinFeatures
-from ._nystroem import Nystroem
 from ._sketch import TensorSketch
 from ._structured import Fastfood, StructuredOrthogonalFeatures
+
+# Import order is registration order, the order in which messages name the maps that
+# handle a kernel: the data-independent maps first, then Nyström before IKA.
+# isort: split
+from ._nystroem import Nystroem
+
+# isort: split
+from ._ika import IKA
 
 __all__ = [
     "IKA",

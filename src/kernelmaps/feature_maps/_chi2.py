@@ -13,8 +13,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .._parallel import parallel_rows
-from ..kernels import AdditiveChi2, Kernel, SkewedChi2
-from ..kernels._chi2 import check_above, check_non_negative
+from ..kernels import AdditiveChi2, Kernel, SkewedChi2, check_above, check_non_negative
 from ._base import BaseFeatureMap, cache_block_rows, register_feature_map
 from ._trig import cos_shifted_into, cos_sin_into
 

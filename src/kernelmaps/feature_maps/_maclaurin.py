@@ -16,8 +16,8 @@ from ..kernels import (
     Kernel,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
+    squared_row_norms,
 )
-from ..kernels._dot_product import squared_row_norms
 from ._base import BaseFeatureMap, register_feature_map
 
 __all__ = ["CompactRandomFeatures", "RandomMaclaurinFeatures"]

@@ -15,11 +15,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import (
     Kernel,
+    LandmarkKernel,
     check_kernel_matrix,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ..kernels._landmark_block import LandmarkKernel
 from ..sampling import resolve_landmarks
 from ._base import BaseFeatureMap, register_feature_map
 

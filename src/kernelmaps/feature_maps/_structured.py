@@ -20,12 +20,12 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import (
+    Gaussian,
     Kernel,
     ShiftInvariantKernel,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ..kernels._shift_invariant import Gaussian
 from ._base import BaseFeatureMap, cache_block_rows, register_feature_map
 from ._fourier_layout import FourierLayout, fourier_features_into
 from ._hadamard import fastfood_projection, next_power_of_two, sorf_projection

@@ -24,14 +24,23 @@ from ._base import (
     register_kernel,
     resolve_kernel,
 )
-from ._chi2 import AdditiveChi2, ExponentiatedChi2, HistogramIntersection, SkewedChi2
+from ._chi2 import (
+    AdditiveChi2,
+    ExponentiatedChi2,
+    HistogramIntersection,
+    SkewedChi2,
+    check_above,
+    check_non_negative,
+)
 from ._dot_product import (
     DotProductKernel,
     ExponentialDotProduct,
     HomogeneousPolynomial,
     MaclaurinKernel,
     Polynomial,
+    squared_row_norms,
 )
+from ._landmark_block import LandmarkKernel
 from ._shift_invariant import Cauchy, Gaussian, Laplacian, Matern
 
 __all__ = [
@@ -46,13 +55,16 @@ __all__ = [
     "HistogramIntersection",
     "HomogeneousPolynomial",
     "Kernel",
+    "LandmarkKernel",
     "Laplacian",
     "MaclaurinKernel",
     "Matern",
     "Polynomial",
     "ShiftInvariantKernel",
     "SkewedChi2",
+    "check_above",
     "check_kernel_matrix",
+    "check_non_negative",
     "get_kernel_class",
     "kernel_from_params",
     "kernel_names",
@@ -61,4 +73,5 @@ __all__ = [
     "register_kernel",
     "resolve_estimator_kernel",
     "resolve_kernel",
+    "squared_row_norms",
 ]

@@ -18,10 +18,10 @@ from ..feature_maps import row_blocks
 from ..kernels import (
     Gaussian,
     Kernel,
+    LandmarkKernel,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ..kernels._landmark_block import LandmarkKernel
 from ..sampling import resolve_landmarks
 from ._base import (
     KernelLike,
