@@ -5,6 +5,9 @@
   blocks, leave-one-out / GCV choice of the penalty, ``partial_fit``.
 * :class:`NystroemKernelRidge` -- Nyström kernel ridge regression by FALKON's
   preconditioned conjugate gradient, memory ``O(m^2 + block m)``.
+* :class:`FalkonPreconditioner`, :class:`NystroemMatvec`, :class:`FalkonSolver` -- FALKON's
+  preconditioner, the matvec ``K_nm^T (K_nm v)`` and their composition, which
+  :class:`NystroemKernelRidge` solves with :func:`conjugate_gradient`.
 * :class:`RidgeStatistics` -- the mergeable sufficient statistics of a primal ridge fit
   (the solves are pure functions of them, in :mod:`kernelmaps.models._ridge_solvers`).
 * :class:`FeatureRidgeClassifier` -- one-vs-rest ridge classification on a feature map (the
@@ -14,6 +17,7 @@
 
 from ._cg import CGResult, conjugate_gradient
 from ._classifiers import FeatureRidgeClassifier
+from ._falkon import FalkonPreconditioner, FalkonSolver, NystroemMatvec
 from ._feature_ridge import FeatureRidge
 from ._kernel_ridge import KernelRidge
 from ._nystroem_ridge import NystroemKernelRidge
@@ -21,10 +25,13 @@ from ._ridge_statistics import RidgeStatistics
 
 __all__ = [
     "CGResult",
+    "FalkonPreconditioner",
+    "FalkonSolver",
     "FeatureRidge",
     "FeatureRidgeClassifier",
     "KernelRidge",
     "NystroemKernelRidge",
+    "NystroemMatvec",
     "RidgeStatistics",
     "conjugate_gradient",
 ]

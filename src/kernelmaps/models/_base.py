@@ -13,6 +13,7 @@ from ..kernels import Kernel, check_kernel_matrix
 
 __all__ = [
     "FLOAT_DTYPES",
+    "KernelRegressorMixin",
     "as_row_sliceable",
     "kernel_matrix",
     "output_dtype",
@@ -23,6 +24,20 @@ __all__ = [
 FLOAT_DTYPES = (np.float64, np.float32)
 
 KernelLike = str | Kernel | Callable[..., Any]
+
+
+class KernelRegressorMixin:
+    """Estimator tags of the regressors evaluating a kernel (``self.kernel``): several
+    targets, and sparse input unless the kernel is a user callable (which may not take it).
+    """
+
+    kernel: KernelLike
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]  # a mixin before BaseEstimator
+        tags.input_tags.sparse = isinstance(self.kernel, (str, Kernel))
+        tags.target_tags.multi_output = True
+        return tags
 
 
 def validate_regression_data(estimator: Any, X: Any, y: Any, *, reset: bool = True) -> Any:

@@ -13,9 +13,10 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..feature_maps import row_blocks
-from ..kernels import Kernel, kernel_parameter_constraints, resolve_estimator_kernel
+from ..kernels import kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import (
     KernelLike,
+    KernelRegressorMixin,
     kernel_matrix,
     predict_in_blocks,
     validate_regression_data,
@@ -27,7 +28,7 @@ __all__ = ["EXACT_MEMORY_WARNING_BYTES", "KernelRidge"]
 EXACT_MEMORY_WARNING_BYTES = 2 * 2**30
 
 
-class KernelRidge(RegressorMixin, BaseEstimator):
+class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     """Exact kernel ridge regression (the reference the approximations are measured against).
 
     Solves the dual problem ``(K + alpha I) c = y`` with ``K[i, j] = k(x_i, x_j)`` by a
@@ -113,12 +114,6 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         self.coef0 = coef0
         self.kernel_params = kernel_params
         self.alpha = alpha
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = isinstance(self.kernel, (str, Kernel))
-        tags.target_tags.multi_output = True
-        return tags
 
     def _make_kernel(self, n_features: int) -> Any:
         return resolve_estimator_kernel(self, n_features)

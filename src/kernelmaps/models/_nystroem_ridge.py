@@ -25,6 +25,7 @@ from ..kernels import (
 from ..sampling import resolve_landmarks
 from ._base import (
     KernelLike,
+    KernelRegressorMixin,
     kernel_matrix,
     predict_in_blocks,
     validate_regression_data,
@@ -57,7 +58,7 @@ def _landmark_kernel(kernel: Any, L: np.ndarray, dtype: np.dtype) -> Any:
     return lambda Xb: kernel_matrix(kernel, Xb, L)
 
 
-class NystroemKernelRidge(RegressorMixin, BaseEstimator):
+class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     """Nyström kernel ridge regression, solved by preconditioned conjugate gradient (FALKON).
 
     The model ``f(x) = sum_j c_j k(x, l_j)`` lives on ``m`` landmarks ``l_j``; ``c`` solves
@@ -209,12 +210,6 @@ class NystroemKernelRidge(RegressorMixin, BaseEstimator):
         self.tol = tol
         self.cache_size = cache_size
         self.random_state = random_state
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = isinstance(self.kernel, (str, Kernel))
-        tags.target_tags.multi_output = True
-        return tags
 
     # -- pieces -------------------------------------------------------------------------
 
