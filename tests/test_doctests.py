@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import inspect
 import pkgutil
 
 import pytest
@@ -50,6 +51,34 @@ def test_docstring_examples(name: str) -> None:
         runner.run(test)
     results = runner.summarize(verbose=False)
     assert results.failed == 0, f"{results.failed} doctest example(s) failed in {name}"
+
+
+#: The public modules: every class and function in their ``__all__`` shows its use.
+PUBLIC_MODULES = [
+    "kernelmaps",
+    "kernelmaps.bandwidth",
+    "kernelmaps.cli",
+    "kernelmaps.datasets",
+    "kernelmaps.experiments",
+    "kernelmaps.feature_maps",
+    "kernelmaps.kernels",
+    "kernelmaps.metrics",
+    "kernelmaps.models",
+    "kernelmaps.plotting",
+    "kernelmaps.sampling",
+]
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_every_public_name_has_an_example(name: str) -> None:
+    module = importlib.import_module(name)
+    missing = [
+        attr
+        for attr in getattr(module, "__all__", [])
+        if (inspect.isclass(obj := getattr(module, attr)) or inspect.isfunction(obj))
+        and ">>>" not in (inspect.getdoc(obj) or "")
+    ]
+    assert not missing, f"{name}: no Examples section in the docstrings of {missing}"
 
 
 def test_enough_examples() -> None:

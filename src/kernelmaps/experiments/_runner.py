@@ -145,6 +145,14 @@ class ExperimentResult:
         Cells whose method raised an error, with the message.
     output_dir : Path or None
         Where the files were written.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import ExperimentResult
+    >>> result = ExperimentResult([{"method": "a", "value": 0.5}], {}, n_cells=1, n_computed=1,
+    ...                           failures=[])
+    >>> result.n_cells - result.n_computed, result.values(method="a")
+    (0, [0.5])
     """
 
     rows: list[dict[str, Any]]
