@@ -166,7 +166,7 @@ class IKA(BaseFeatureMap):
         kernel: str | Kernel | Callable[..., Any] = "rbf",
         *,
         gamma: float | None = None,
-        degree: float | None = None,
+        degree: int | None = None,
         coef0: float | None = None,
         kernel_params: dict[str, Any] | None = None,
         n_components: int = 100,

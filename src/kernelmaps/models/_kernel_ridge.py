@@ -103,7 +103,7 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         kernel: KernelLike = "rbf",
         *,
         gamma: float | None = None,
-        degree: float | None = None,
+        degree: int | None = None,
         coef0: float | None = None,
         kernel_params: dict[str, Any] | None = None,
         alpha: float = 1.0,

@@ -187,7 +187,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         kernel: KernelLike = "rbf",
         *,
         gamma: float | None = None,
-        degree: float | None = None,
+        degree: int | None = None,
         coef0: float | None = None,
         kernel_params: dict[str, Any] | None = None,
         n_components: int = 100,
