@@ -218,8 +218,11 @@ class RandomFourierFeatures(BaseFeatureMap):
                 np.matmul(X, W, out=out)
             fourier_features_into(out, None, out, self.offsets_, scale)
             return
-        pairs = safe_sparse_dot(X, W[:, :L], dense_output=True)
-        tail = None
-        if self.offsets_ is not None:  # odd D: one cos+phase feature at the end
+        # The pairs' features are written while their projections are still in cache,
+        # before the odd D's last cos+phase feature is projected.
+        fourier_features_into(
+            out, safe_sparse_dot(X, W[:, :L], dense_output=True), None, None, scale
+        )
+        if self.offsets_ is not None:
             tail = safe_sparse_dot(X, W[:, L:], dense_output=True)
-        fourier_features_into(out, pairs, tail, self.offsets_, scale)
+            fourier_features_into(out[:, 2 * L :], None, tail, self.offsets_, scale)
