@@ -186,8 +186,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         X, Y2, w = self._targets_and_weights(X, Y, sample_weight)
         self._y_1d = Y.ndim == 1
         done = self._start(X, Y2, w)
-        for block in self._blocks(X, Y2, w, done):
-            self.statistics_.update(*block)
+        self._accumulate(self._blocks(X, Y2, w, done))
         self._store(self._solve(self._blocks(X, Y2, w)))
 
     def _partial_fit_targets(self, X: Any, Y: np.ndarray, sample_weight: Any) -> None:
@@ -202,9 +201,14 @@ class _StreamingRidgeMixin(BaseEstimator):
                 f"{self.statistics_.n_targets}; every call to partial_fit must give the same "
                 "targets."
             )
-        for block in self._blocks(X, Y2, w, done):
-            self.statistics_.update(*block)
+        self._accumulate(self._blocks(X, Y2, w, done))
         self._store(self._solve(None))
+
+    def _accumulate(self, blocks: Iterator[tuple[Any, np.ndarray, np.ndarray]]) -> None:
+        """Add the blocks to ``statistics_``; each block's features are freed on return
+        (a loop variable left in the caller would hold the last block through the solve)."""
+        for Z, Y, w in blocks:
+            self.statistics_.update(Z, Y, w)
 
     def _solve(self, blocks: Any) -> Any:
         """Solve from ``statistics_``; ``blocks`` (the rows again) allow exact leave-one-out."""
