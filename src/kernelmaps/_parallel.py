@@ -17,22 +17,53 @@ import contextvars
 import itertools
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
 import numpy as np
 
-__all__ = ["n_threads", "parallel_rows", "run_blocks"]
+__all__ = ["block_threads", "n_threads", "parallel_rows", "run_blocks"]
 
 _THREAD_PREFIX = "kernelmaps-block"
 # Below this many elements of work, one thread does it (a hand-off costs ~10 us).
 MIN_PARALLEL_ELEMENTS = 1 << 16
 
 
+#: A cap on the block threads of the current context (None: one per core).  Set inside
+#: the tasks of a parallel scheduler, whose workers already run one task per thread.
+_BLOCK_THREADS: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "kernelmaps_block_threads", default=None
+)
+
+
+@contextmanager
+def block_threads(limit: int | None) -> Iterator[None]:
+    """Run at most ``limit`` row-block threads in the current context (None: no cap).
+
+    A task of a parallel scheduler (a Dask worker thread, a process of a pool) runs its
+    row blocks with ``limit=1``: the scheduler already runs one task per thread, and more
+    threads per task would oversubscribe the cores.
+
+    Examples
+    --------
+    >>> from kernelmaps._parallel import block_threads, n_threads
+    >>> with block_threads(1):
+    ...     n_threads()
+    1
+    """
+    token = _BLOCK_THREADS.set(None if limit is None else max(1, int(limit)))
+    try:
+        yield
+    finally:
+        _BLOCK_THREADS.reset(token)
+
+
 def n_threads() -> int:
-    """Number of cores this process may run on.
+    """Number of block threads a transform may use: the cores this process may run on,
+    capped by :func:`block_threads`.
 
     Examples
     --------
@@ -41,9 +72,11 @@ def n_threads() -> int:
     True
     """
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - platforms without affinity
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    cap = _BLOCK_THREADS.get()
+    return cores if cap is None else min(cores, cap)
 
 
 @cache
