@@ -24,6 +24,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._array_types import dask_rowwise, is_dask_array
 from .._parallel import run_blocks
 from .._random import check_random_state
 from ..kernels import Kernel
@@ -230,6 +231,9 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     #: Whether row blocks may be transformed on several threads at once: the block work
     #: must release the GIL for its heavy parts and write only its own rows of ``out``.
     _parallel_blocks: ClassVar[bool] = False
+    #: Whether ``_fit`` learns from the values of ``X`` (landmarks, occupied bins) rather
+    #: than from its shape and dtype alone; a Dask array is then read by the fit.
+    _fit_reads_data: ClassVar[bool] = False
     #: Human-readable requirement on the kernel, for error messages.
     _kernel_requirement: ClassVar[str] = "a kernel"
 
@@ -282,8 +286,9 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; data-independent maps use only its shape.
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            Training data; data-independent maps use only its shape and dtype (a Dask
+            array is then not computed).
         y : None
             Ignored.
 
@@ -291,6 +296,10 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         -------
         self
         """
+        if is_dask_array(X):
+            from .._dask import fit_feature_map
+
+            return fit_feature_map(self, X)  # type: ignore[no-any-return]
         self._validate_params()
         X = self._validate_X(X, reset=True)
         self._fit(X, check_random_state(getattr(self, "random_state", None)))
@@ -352,18 +361,20 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             for rows in blocks:
                 work(rows)
 
+    @dask_rowwise
     def transform(self, X: Any) -> Any:
         """Map ``X`` to the explicit features ``z(X)``.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
 
         Returns
         -------
         ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_components)
             float32 for float32 input, float64 otherwise; CSR for the maps whose
-            features are sparse.
+            features are sparse.  For a Dask array, a lazy Dask array with the row
+            chunks of ``X`` (blocks of CSR for sparse features).
         """
         check_is_fitted(self)
         X = self._validate_transform_input(X)

@@ -100,6 +100,8 @@ class RandomBinningFeatures(BaseFeatureMap):
     1.0
     """
 
+    _fit_reads_data: ClassVar[bool] = True
+
     _kernel_requirement: ClassVar[str] = (
         "a product of one-dimensional kernels convex on [0, inf) with a bin-pitch law "
         "(the Laplacian kernel)"

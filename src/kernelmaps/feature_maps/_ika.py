@@ -149,6 +149,8 @@ class IKA(BaseFeatureMap):
     (1797, 64)
     """
 
+    _fit_reads_data: ClassVar[bool] = True
+
     _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

@@ -264,6 +264,8 @@ class Nystroem(BaseFeatureMap):
     (1797, 100)
     """
 
+    _fit_reads_data: ClassVar[bool] = True
+
     _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

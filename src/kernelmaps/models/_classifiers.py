@@ -47,6 +47,7 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._array_types import dask_rowwise
 from ._base import FLOAT_DTYPES
 from ._feature_ridge import _StreamingRidgeMixin
 
@@ -188,6 +189,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         self._partial_fit_targets(X, self._encode(y), sample_weight)
         return self
 
+    @dask_rowwise
     def decision_function(self, X: Any) -> np.ndarray:
         """Decision values ``w_c^T z(x) + b_c``, in row blocks.
 
@@ -207,6 +209,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             return scores[:, 0]
         return scores
 
+    @dask_rowwise
     def predict(self, X: Any) -> np.ndarray:
         """Predict the class with the largest decision value.
 

@@ -21,6 +21,7 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
+from .._array_types import dask_rowwise
 from ..feature_maps import RandomFourierFeatures, row_blocks
 from ._base import as_row_sliceable, predict_in_blocks, validate_regression_data
 from ._ridge_solvers import solve_ridge
@@ -387,6 +388,7 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         self._partial_fit_targets(X, np.asarray(y), sample_weight)
         return self
 
+    @dask_rowwise
     def predict(self, X: Any) -> np.ndarray:
         """Predict ``w^T z(x) + b``, mapping ``X`` in row blocks.
 

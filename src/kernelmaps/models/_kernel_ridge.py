@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_types import dask_rowwise
 from ..feature_maps import row_blocks
 from ..kernels import kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import (
@@ -167,6 +168,7 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         self.dual_coef_ = coef
         return self
 
+    @dask_rowwise
     def predict(self, X: Any) -> np.ndarray:
         """Predict ``f(x) = sum_i c_i k(x, x_i)``, in row blocks.
 

@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_types import dask_rowwise
 from .._random import check_random_state
 from ..feature_maps import row_blocks
 from ..kernels import (
@@ -288,6 +289,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             )
         return self
 
+    @dask_rowwise
     def predict(self, X: Any) -> np.ndarray:
         """Predict ``f(x) = sum_j c_j k(x, l_j)`` over the ``m`` landmarks, in row blocks.
 
