@@ -34,3 +34,17 @@ def _seeds_from_env() -> list[int]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "seed" in metafunc.fixturenames:
         metafunc.parametrize("seed", _seeds_from_env())
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """A real ``distributed.LocalCluster`` (2 worker processes x 1 thread) for one module."""
+    pytest.importorskip("distributed")
+    from tests._dask import start_cluster
+
+    cluster, client = start_cluster()
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
