@@ -52,7 +52,7 @@ def start_cluster() -> tuple[Any, Any]:
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",
         silence_logs=40,
     )
     return cluster, Client(cluster)
