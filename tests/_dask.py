@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+import sklearn
+
+import kernelmaps
+from kernelmaps._parallel import n_threads
+from kernelmaps.feature_maps import BaseFeatureMap
 
 #: The chunkings every estimator is checked over, as functions of (n_rows, n_columns):
 #: one chunk; 37-row chunks; uneven chunks with a 1-row chunk; columns split in two.
@@ -61,3 +66,19 @@ def start_cluster() -> tuple[Any, Any]:
 def dense(Z: Any) -> np.ndarray:
     """A computed result as a dense ndarray (CSR densified)."""
     return Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z)
+
+
+
+class SettingsProbe(BaseFeatureMap):
+    """A map whose three features are the settings seen where its blocks run: 1 if the
+    engine is numpy, scikit-learn's ``working_memory``, and the row-block threads allowed."""
+
+    _parameter_constraints: ClassVar[dict[str, Any]] = {}
+
+    def _fit(self, X: Any, rng: Any) -> None:
+        self._n_features_out = 3
+
+    def _transform_block(self, X: Any, out: Any, constants: Any) -> None:
+        out[:, 0] = kernelmaps.get_config()["engine"] == "numpy"
+        out[:, 1] = sklearn.get_config()["working_memory"]
+        out[:, 2] = n_threads()
