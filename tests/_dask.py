@@ -68,7 +68,6 @@ def dense(Z: Any) -> np.ndarray:
     return Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z)
 
 
-
 class SettingsProbe(BaseFeatureMap):
     """A map whose three features are the settings seen where its blocks run: 1 if the
     engine is numpy, scikit-learn's ``working_memory``, and the row-block threads allowed."""

@@ -299,7 +299,7 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         if is_dask_array(X):
             from .._dask import fit_feature_map
 
-            return fit_feature_map(self, X)  # type: ignore[no-any-return]
+            return fit_feature_map(self, X)
         self._validate_params()
         X = self._validate_X(X, reset=True)
         self._fit(X, check_random_state(getattr(self, "random_state", None)))
