@@ -47,7 +47,7 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._array_types import dask_rowwise
+from .._array_types import dask_rowwise, is_dask_array
 from ._base import FLOAT_DTYPES
 from ._feature_ridge import _StreamingRidgeMixin
 
@@ -133,6 +133,11 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         -------
         self
         """
+        if is_dask_array(X):
+            from .._dask._ridge import fit_classifier
+
+            fit_classifier(self, X, y, sample_weight)
+            return self
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES)
         check_classification_targets(y)
@@ -176,6 +181,11 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
                 raise ValueError(f"classes must list at least 2 classes; got {all_classes!r}.")
             self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(all_classes)
             self.classes_ = self._binarizer.classes_
+        if is_dask_array(X):
+            from .._dask._ridge import partial_fit_classifier
+
+            partial_fit_classifier(self, X, y, sample_weight, first)
+            return self
         X, y = validate_data(
             self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=first
         )

@@ -9,7 +9,7 @@ a pure function of the statistics (:mod:`kernelmaps.models._ridge_solvers`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -21,10 +21,10 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from .._array_types import dask_rowwise
+from .._array_types import dask_rowwise, is_dask_array
 from ..feature_maps import RandomFourierFeatures, row_blocks
 from ._base import as_row_sliceable, predict_in_blocks, validate_regression_data
-from ._ridge_solvers import solve_ridge
+from ._ridge_solvers import LooTerms, solve_ridge
 from ._ridge_statistics import RidgeStatistics
 
 __all__ = ["FeatureRidge"]
@@ -58,6 +58,30 @@ def feature_width(feature_map: Any) -> int | None:
         return len(feature_map.get_feature_names_out())
     except (AttributeError, TypeError, ValueError, NotFittedError):
         return None
+
+
+def map_features(feature_map: Any, X: Any) -> Any:
+    """``z(X)`` for validated rows ``X`` (the map does not scan them again); ``X`` itself
+    when ``feature_map`` is None ("passthrough")."""
+    if feature_map is None:
+        return X
+    with config_context(assume_finite=True):
+        return feature_map.transform(X)
+
+
+def feature_row_blocks(
+    n_rows: int, n_columns: int, width: int, n_targets: int, start: int = 0
+) -> Iterator[slice]:
+    """The row blocks ``[start, n_rows)`` of a ridge pass, sized by ``working_memory``.
+
+    A row of a block costs the features, their weighted and centred copies (``3 D``), the
+    input row and the targets, in float64.
+    """
+    per_row = 8.0 * (3 * width + n_columns + n_targets)
+    if n_rows <= start:
+        return
+    for rows in row_blocks(n_rows - start, per_row):
+        yield slice(rows.start + start, rows.stop + start)
 
 
 class _StreamingRidgeMixin(BaseEstimator):
@@ -127,18 +151,11 @@ class _StreamingRidgeMixin(BaseEstimator):
 
     def _features(self, X: Any) -> Any:
         """``z(X)``; ``X`` was validated by the public method, so the map does not scan it."""
-        if self.feature_map_ is None:
-            return X
-        with config_context(assume_finite=True):
-            return self.feature_map_.transform(X)
+        return map_features(self.feature_map_, X)
 
     def _block_rows(self, X: Any, start: int = 0) -> Iterator[slice]:
         n_targets = self.statistics_.n_targets if self._started() else 1
-        per_row = 8.0 * (3 * self.n_features_out_ + X.shape[1] + n_targets)
-        if X.shape[0] <= start:
-            return
-        for rows in row_blocks(X.shape[0] - start, per_row):
-            yield slice(rows.start + start, rows.stop + start)
+        return feature_row_blocks(X.shape[0], X.shape[1], self.n_features_out_, n_targets, start)
 
     def _blocks(
         self, X: Any, Y: np.ndarray, w: np.ndarray, start: int = 0
@@ -211,8 +228,9 @@ class _StreamingRidgeMixin(BaseEstimator):
         for Z, Y, w in blocks:
             self.statistics_.update(Z, Y, w)
 
-    def _solve(self, blocks: Any) -> Any:
-        """Solve from ``statistics_``; ``blocks`` (the rows again) allow exact leave-one-out."""
+    def _solve(self, blocks: Any, loo: Callable[[LooTerms], np.ndarray] | None = None) -> Any:
+        """Solve from ``statistics_``; ``blocks`` (the rows again) or ``loo`` (the pass
+        over rows held elsewhere) allow exact leave-one-out."""
         return solve_ridge(
             self.statistics_,
             alpha=float(self.alpha),
@@ -220,6 +238,7 @@ class _StreamingRidgeMixin(BaseEstimator):
             selection=self.alpha_selection,
             fit_intercept=self.fit_intercept,
             blocks=blocks,
+            loo=loo,
         )
 
     def _store(self, solution: Any) -> None:
@@ -357,6 +376,11 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         self : FeatureRidge
             The fitted model.
         """
+        if is_dask_array(X):
+            from .._dask._ridge import fit_regressor
+
+            fit_regressor(self, X, y, sample_weight)
+            return self
         self._validate_params()
         X, y = validate_regression_data(self, X, y)
         self._fit_targets(X, np.asarray(y), sample_weight)
@@ -381,6 +405,11 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         self : FeatureRidge
             The model updated with the block.
         """
+        if is_dask_array(X):
+            from .._dask._ridge import partial_fit_regressor
+
+            partial_fit_regressor(self, X, y, sample_weight)
+            return self
         first = not self._started()
         if first:
             self._validate_params()
