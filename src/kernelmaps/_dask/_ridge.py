@@ -241,7 +241,10 @@ def _aligned(v: Any, chunks: tuple[int, ...]) -> Any:
 
 
 def _check_X(estimator: Any, X: Any, *, reset: bool) -> Any:
-    return check_dask_array(estimator, X, reset=reset)
+    """``X`` checked from its metadata (:func:`check_dask_array`), its row chunks known."""
+    X = check_dask_array(estimator, X, reset=reset)
+    _row_chunks(estimator, X)
+    return X
 
 
 def _regression_targets(estimator: Any, X: Any, y: Any) -> tuple[Any, bool, int]:

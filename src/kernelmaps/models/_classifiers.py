@@ -96,7 +96,10 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     Notes
     -----
     Cost and memory are those of :class:`FeatureRidge` with ``n_classes`` targets (one
-    target for two classes): ``O(n D^2 + D^3)`` time, ``O(D^2 + block D)`` memory.  See the
+    target for two classes): ``O(n D^2 + D^3)`` time, ``O(D^2 + block D)`` memory.
+    Dask arrays are fitted as by :class:`FeatureRidge`, the labels encoded in each chunk's
+    task; ``fit`` learns the classes of a Dask ``y`` from one small compute of its unique
+    labels, ``partial_fit`` takes them from ``classes``.  See the
     module docstring for the recipe with :class:`~sklearn.linear_model.LogisticRegression`,
     :class:`~sklearn.svm.LinearSVC` and :class:`~sklearn.linear_model.SGDClassifier`.
 
@@ -125,9 +128,9 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+        y : array-like or dask array of shape (n_samples,)
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
 
         Returns
         -------
@@ -158,11 +161,11 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+        y : array-like or dask array of shape (n_samples,)
         classes : array-like of shape (n_classes,), default=None
             Every class, required on the first call (later blocks may lack some classes).
-        sample_weight : array-like of shape (n_samples,), default=None
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
 
         Returns
         -------

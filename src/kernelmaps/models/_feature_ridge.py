@@ -343,6 +343,18 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     ridge regression's (``c``, ``c_hat`` the dual coefficients), so the two agree as ``D``
     grows.
 
+    Dask arrays.  ``fit`` and ``partial_fit`` accept a :class:`dask.array.Array` ``X``
+    (dense or with scipy.sparse chunks), with ``y`` and ``sample_weight`` as Dask arrays
+    or in memory (they are aligned on the row chunks of ``X``).  The map is fitted on the
+    Dask array (the maps of kernelmaps from its shape and dtype, or from the rows they
+    sample; a foreign transformer's ``fit`` receives the Dask array as is, and
+    scikit-learn's convert it to numpy), then one task per chunk computes the chunk's
+    statistics in row blocks bounded by ``working_memory``, under the caller's settings,
+    and they are merged in a fixed pairwise tree: one ``dask.compute`` for the pass,
+    another for exact leave-one-out, on whichever scheduler is active.  ``Z`` is never
+    held whole nor persisted; the fitted attributes are numpy and equal those of the
+    numpy fit up to the rounding of the regrouped sums.
+
     References
     ----------
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
@@ -367,9 +379,10 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        sample_weight : array-like of shape (n_samples,), default=None
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A Dask array is fitted chunk by chunk (see the Notes of the class).
+        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
 
         Returns
         -------
@@ -395,10 +408,11 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_rows, n_features)
-            The new block of rows.
-        y : array-like of shape (n_rows,) or (n_rows, n_targets)
-        sample_weight : array-like of shape (n_rows,), default=None
+        X : {array-like, sparse matrix, dask array} of shape (n_rows, n_features)
+            The new block of rows; a Dask array has its statistics gathered chunk by
+            chunk in one compute and merged into ``statistics_``.
+        y : array-like or dask array of shape (n_rows,) or (n_rows, n_targets)
+        sample_weight : array-like or dask array of shape (n_rows,), default=None
 
         Returns
         -------
