@@ -40,6 +40,7 @@ from kernelmaps import (  # noqa: E402
     FeatureRidge,
     FeatureRidgeClassifier,
     Nystroem,
+    RandomBinningFeatures,
     RandomFourierFeatures,
 )
 from kernelmaps._dask._ridge import tree_reduce  # noqa: E402
@@ -223,13 +224,20 @@ def test_map_without_width_is_probed_on_first_rows(data) -> None:
     assert ref.n_features_out_ == got.n_features_out_
 
 
-def test_data_dependent_map_when_available(data) -> None:
-    """Nyström landmarks drawn on the client from global row indices (another module)."""
+@pytest.mark.parametrize(
+    "feature_map",
+    [
+        Nystroem(gamma=0.3, n_components=20, random_state=0),
+        RandomBinningFeatures(n_grids=8, random_state=0),  # sparse features
+    ],
+    ids=["nystroem", "random-binning"],
+)
+def test_data_dependent_map_when_available(data, feature_map) -> None:
+    """Maps fitted from the rows (their Dask fit lives in another module)."""
     pytest.importorskip("kernelmaps._dask._data_fits")
-    nys = Nystroem(gamma=0.3, n_components=20, random_state=0)
-    ref = FeatureRidge(nys, alphas=ALPHAS).fit(data["X"], data["y"])
+    ref = FeatureRidge(feature_map, alphas=ALPHAS).fit(data["X"], data["y"])
     for chunking in CHUNKINGS:
-        got = FeatureRidge(nys, alphas=ALPHAS).fit(as_dask(data["X"], chunking), data["y"])
+        got = FeatureRidge(feature_map, alphas=ALPHAS).fit(as_dask(data["X"], chunking), data["y"])
         assert_same_fit(got, ref)
 
 
