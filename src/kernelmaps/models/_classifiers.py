@@ -47,7 +47,7 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._array_types import dask_rowwise
+from .._array_types import dask_rowwise, is_dask_array
 from ._base import FLOAT_DTYPES
 from ._feature_ridge import _StreamingRidgeMixin
 
@@ -96,7 +96,10 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     Notes
     -----
     Cost and memory are those of :class:`FeatureRidge` with ``n_classes`` targets (one
-    target for two classes): ``O(n D^2 + D^3)`` time, ``O(D^2 + block D)`` memory.  See the
+    target for two classes): ``O(n D^2 + D^3)`` time, ``O(D^2 + block D)`` memory.
+    Dask arrays are fitted as by :class:`FeatureRidge`, the labels encoded in each chunk's
+    task; ``fit`` learns the classes of a Dask ``y`` from one small compute of its unique
+    labels, ``partial_fit`` takes them from ``classes``.  See the
     module docstring for the recipe with :class:`~sklearn.linear_model.LogisticRegression`,
     :class:`~sklearn.svm.LinearSVC` and :class:`~sklearn.linear_model.SGDClassifier`.
 
@@ -125,14 +128,19 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+        y : array-like or dask array of shape (n_samples,)
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
 
         Returns
         -------
         self
         """
+        if is_dask_array(X):
+            from .._dask._ridge import fit_classifier
+
+            fit_classifier(self, X, y, sample_weight)
+            return self
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES)
         check_classification_targets(y)
@@ -153,11 +161,11 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+        y : array-like or dask array of shape (n_samples,)
         classes : array-like of shape (n_classes,), default=None
             Every class, required on the first call (later blocks may lack some classes).
-        sample_weight : array-like of shape (n_samples,), default=None
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
 
         Returns
         -------
@@ -176,6 +184,11 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
                 raise ValueError(f"classes must list at least 2 classes; got {all_classes!r}.")
             self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(all_classes)
             self.classes_ = self._binarizer.classes_
+        if is_dask_array(X):
+            from .._dask._ridge import partial_fit_classifier
+
+            partial_fit_classifier(self, X, y, sample_weight, first)
+            return self
         X, y = validate_data(
             self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=first
         )

@@ -9,7 +9,7 @@ a pure function of the statistics (:mod:`kernelmaps.models._ridge_solvers`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -21,10 +21,10 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from .._array_types import dask_rowwise
+from .._array_types import dask_rowwise, is_dask_array
 from ..feature_maps import RandomFourierFeatures, row_blocks
 from ._base import as_row_sliceable, predict_in_blocks, validate_regression_data
-from ._ridge_solvers import solve_ridge
+from ._ridge_solvers import LooTerms, solve_ridge
 from ._ridge_statistics import RidgeStatistics
 
 __all__ = ["FeatureRidge"]
@@ -58,6 +58,30 @@ def feature_width(feature_map: Any) -> int | None:
         return len(feature_map.get_feature_names_out())
     except (AttributeError, TypeError, ValueError, NotFittedError):
         return None
+
+
+def map_features(feature_map: Any, X: Any) -> Any:
+    """``z(X)`` for validated rows ``X`` (the map does not scan them again); ``X`` itself
+    when ``feature_map`` is None ("passthrough")."""
+    if feature_map is None:
+        return X
+    with config_context(assume_finite=True):
+        return feature_map.transform(X)
+
+
+def feature_row_blocks(
+    n_rows: int, n_columns: int, width: int, n_targets: int, start: int = 0
+) -> Iterator[slice]:
+    """The row blocks ``[start, n_rows)`` of a ridge pass, sized by ``working_memory``.
+
+    A row of a block costs the features, their weighted and centred copies (``3 D``), the
+    input row and the targets, in float64.
+    """
+    per_row = 8.0 * (3 * width + n_columns + n_targets)
+    if n_rows <= start:
+        return
+    for rows in row_blocks(n_rows - start, per_row):
+        yield slice(rows.start + start, rows.stop + start)
 
 
 class _StreamingRidgeMixin(BaseEstimator):
@@ -127,18 +151,11 @@ class _StreamingRidgeMixin(BaseEstimator):
 
     def _features(self, X: Any) -> Any:
         """``z(X)``; ``X`` was validated by the public method, so the map does not scan it."""
-        if self.feature_map_ is None:
-            return X
-        with config_context(assume_finite=True):
-            return self.feature_map_.transform(X)
+        return map_features(self.feature_map_, X)
 
     def _block_rows(self, X: Any, start: int = 0) -> Iterator[slice]:
         n_targets = self.statistics_.n_targets if self._started() else 1
-        per_row = 8.0 * (3 * self.n_features_out_ + X.shape[1] + n_targets)
-        if X.shape[0] <= start:
-            return
-        for rows in row_blocks(X.shape[0] - start, per_row):
-            yield slice(rows.start + start, rows.stop + start)
+        return feature_row_blocks(X.shape[0], X.shape[1], self.n_features_out_, n_targets, start)
 
     def _blocks(
         self, X: Any, Y: np.ndarray, w: np.ndarray, start: int = 0
@@ -211,8 +228,9 @@ class _StreamingRidgeMixin(BaseEstimator):
         for Z, Y, w in blocks:
             self.statistics_.update(Z, Y, w)
 
-    def _solve(self, blocks: Any) -> Any:
-        """Solve from ``statistics_``; ``blocks`` (the rows again) allow exact leave-one-out."""
+    def _solve(self, blocks: Any, loo: Callable[[LooTerms], np.ndarray] | None = None) -> Any:
+        """Solve from ``statistics_``; ``blocks`` (the rows again) or ``loo`` (the pass
+        over rows held elsewhere) allow exact leave-one-out."""
         return solve_ridge(
             self.statistics_,
             alpha=float(self.alpha),
@@ -220,6 +238,7 @@ class _StreamingRidgeMixin(BaseEstimator):
             selection=self.alpha_selection,
             fit_intercept=self.fit_intercept,
             blocks=blocks,
+            loo=loo,
         )
 
     def _store(self, solution: Any) -> None:
@@ -324,6 +343,18 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     ridge regression's (``c``, ``c_hat`` the dual coefficients), so the two agree as ``D``
     grows.
 
+    Dask arrays.  ``fit`` and ``partial_fit`` accept a :class:`dask.array.Array` ``X``
+    (dense or with scipy.sparse chunks), with ``y`` and ``sample_weight`` as Dask arrays
+    or in memory (they are aligned on the row chunks of ``X``).  The map is fitted on the
+    Dask array (the maps of kernelmaps from its shape and dtype, or from the rows they
+    sample; a foreign transformer's ``fit`` receives the Dask array as is, and
+    scikit-learn's convert it to numpy), then one task per chunk computes the chunk's
+    statistics in row blocks bounded by ``working_memory``, under the caller's settings,
+    and they are merged in a fixed pairwise tree: one ``dask.compute`` for the pass,
+    another for exact leave-one-out, on whichever scheduler is active.  ``Z`` is never
+    held whole nor persisted; the fitted attributes are numpy and equal those of the
+    numpy fit up to the rounding of the regrouped sums.
+
     References
     ----------
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
@@ -348,15 +379,21 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        sample_weight : array-like of shape (n_samples,), default=None
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A Dask array is fitted chunk by chunk (see the Notes of the class).
+        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
 
         Returns
         -------
         self : FeatureRidge
             The fitted model.
         """
+        if is_dask_array(X):
+            from .._dask._ridge import fit_regressor
+
+            fit_regressor(self, X, y, sample_weight)
+            return self
         self._validate_params()
         X, y = validate_regression_data(self, X, y)
         self._fit_targets(X, np.asarray(y), sample_weight)
@@ -371,16 +408,22 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_rows, n_features)
-            The new block of rows.
-        y : array-like of shape (n_rows,) or (n_rows, n_targets)
-        sample_weight : array-like of shape (n_rows,), default=None
+        X : {array-like, sparse matrix, dask array} of shape (n_rows, n_features)
+            The new block of rows; a Dask array has its statistics gathered chunk by
+            chunk in one compute and merged into ``statistics_``.
+        y : array-like or dask array of shape (n_rows,) or (n_rows, n_targets)
+        sample_weight : array-like or dask array of shape (n_rows,), default=None
 
         Returns
         -------
         self : FeatureRidge
             The model updated with the block.
         """
+        if is_dask_array(X):
+            from .._dask._ridge import partial_fit_regressor
+
+            partial_fit_regressor(self, X, y, sample_weight)
+            return self
         first = not self._started()
         if first:
             self._validate_params()

@@ -3,14 +3,16 @@
 :func:`solve_ridge` solves for given penalties (Cholesky) or chooses one among candidates
 (eigendecomposition of the centred Gram matrix, then GCV or exact leave-one-out errors for
 every candidate without refitting); :func:`loo_errors` is the second pass over the rows
-that exact leave-one-out needs.  The estimators only gather the statistics and store the
+that exact leave-one-out needs, made of a per-block step (:func:`loo_block_sums`) and a
+combine step (:func:`loo_combine`) so that the blocks can be summed wherever the rows are
+(the chunks of a Dask array).  The estimators only gather the statistics and store the
 result.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -20,10 +22,14 @@ from ._ridge_statistics import RidgeStatistics, as_float64
 
 __all__ = [
     "EigenRidge",
+    "LooTerms",
     "RidgeSolution",
     "eigen_ridge",
     "gcv_errors",
+    "loo_block_sums",
+    "loo_combine",
     "loo_errors",
+    "loo_terms",
     "solve_cholesky",
     "solve_ridge",
 ]
@@ -190,6 +196,135 @@ def gcv_errors(
     return errors
 
 
+@dataclasses.dataclass(frozen=True)
+class LooTerms:
+    """What every row block needs for the exact leave-one-out sums, prepared once.
+
+    Made by :func:`loo_terms`; :func:`loo_block_sums` maps a block of rows to its partial
+    sums and :func:`loo_combine` turns the total into the errors, so the blocks can be
+    summed anywhere (a loop, threads, the chunks of a Dask array) in any grouping.
+
+    Attributes
+    ----------
+    eig : EigenRidge
+    alphas : ndarray of shape (n_alphas,)
+    inv : ndarray of shape (D, n_alphas)
+        ``1 / (l_k + alpha_j)``.
+    shift : ndarray of shape (D,)
+        ``V^T zbar`` (zeros without an intercept).
+    weight_sum : float
+        ``S_w`` of all the rows.
+    n_targets : int
+    fit_intercept : bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import RidgeStatistics
+    >>> from kernelmaps.models._ridge_solvers import eigen_ridge, loo_terms
+    >>> stats = RidgeStatistics(2, 1).update(np.eye(2), np.ones((2, 1)), np.ones(2))
+    >>> loo_terms(stats, eigen_ridge(stats, True), np.array([1.0, 2.0]), True).inv.shape
+    (2, 2)
+    """
+
+    eig: EigenRidge
+    alphas: np.ndarray
+    inv: np.ndarray
+    shift: np.ndarray
+    weight_sum: float
+    n_targets: int
+    fit_intercept: bool
+
+
+def loo_terms(
+    stats: RidgeStatistics, eig: EigenRidge, alphas: np.ndarray, fit_intercept: bool
+) -> LooTerms:
+    """The :class:`LooTerms` of the statistics ``stats`` of all the rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import RidgeStatistics
+    >>> from kernelmaps.models._ridge_solvers import eigen_ridge, loo_terms
+    >>> stats = RidgeStatistics(2, 1).update(np.eye(2), np.ones((2, 1)), np.ones(2))
+    >>> loo_terms(stats, eigen_ridge(stats, True), np.array([1.0]), True).weight_sum
+    2.0
+    """
+    return LooTerms(
+        eig=eig,
+        alphas=alphas,
+        inv=1.0 / (eig.evals[:, None] + alphas[None, :]),
+        shift=eig.z_mean @ eig.V,
+        weight_sum=float(stats.weight_sum),
+        n_targets=stats.n_targets,
+        fit_intercept=bool(fit_intercept),
+    )
+
+
+def loo_block_sums(terms: LooTerms, Z: Any, Y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``sum_i w_i |r_i(alpha)|^2`` over the rows of one block, for every alpha.
+
+    Parameters
+    ----------
+    terms : LooTerms
+    Z : {ndarray, sparse matrix} of shape (n_rows, D)
+        The block's features.
+    Y : ndarray of shape (n_rows, t)
+    w : ndarray of shape (n_rows,)
+
+    Returns
+    -------
+    ndarray of shape (n_alphas,)
+        Partial sums; add those of every block and pass the total to :func:`loo_combine`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import RidgeStatistics
+    >>> from kernelmaps.models._ridge_solvers import eigen_ridge, loo_block_sums, loo_terms
+    >>> rng = np.random.default_rng(0)
+    >>> Z, Y, w = rng.normal(size=(20, 2)), rng.normal(size=(20, 1)), np.ones(20)
+    >>> stats = RidgeStatistics(2, 1).update(Z, Y, w)
+    >>> terms = loo_terms(stats, eigen_ridge(stats, True), np.array([0.1, 1.0]), True)
+    >>> whole = loo_block_sums(terms, Z, Y, w)
+    >>> halves = loo_block_sums(terms, Z[:8], Y[:8], w[:8]) + loo_block_sums(
+    ...     terms, Z[8:], Y[8:], w[8:])
+    >>> bool(np.allclose(whole, halves, rtol=1e-12))
+    True
+    """
+    eig, inv, alphas = terms.eig, terms.inv, terms.alphas
+    sums = np.zeros(alphas.shape[0])
+    P = np.asarray(as_float64(Z) @ eig.V) - terms.shift
+    Yc = Y - eig.y_mean
+    h = (P * P) @ inv * w[:, None]
+    if terms.fit_intercept:
+        h += (w / terms.weight_sum)[:, None]
+    for j in range(alphas.shape[0]):
+        fitted = P @ (eig.Q * inv[:, j : j + 1])
+        resid = (Yc - fitted) / (1.0 - h[:, j : j + 1])
+        sums[j] = float(w @ (resid * resid).sum(axis=1))
+    return sums
+
+
+def loo_combine(terms: LooTerms, totals: np.ndarray) -> np.ndarray:
+    """The leave-one-out errors from the partial sums of all the rows added up.
+
+    ``totals / (S_w t)``: the weighted mean squared leave-one-out residual, averaged
+    over the ``t`` targets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import RidgeStatistics
+    >>> from kernelmaps.models._ridge_solvers import eigen_ridge, loo_combine, loo_terms
+    >>> stats = RidgeStatistics(2, 1).update(np.eye(2), np.ones((2, 1)), np.ones(2))
+    >>> terms = loo_terms(stats, eigen_ridge(stats, True), np.array([1.0]), True)
+    >>> loo_combine(terms, np.array([4.0])).tolist()
+    [2.0]
+    """
+    return totals / (max(terms.weight_sum, 1e-300) * terms.n_targets)
+
+
 def loo_errors(
     stats: RidgeStatistics,
     eig: EigenRidge,
@@ -226,6 +361,10 @@ def loo_errors(
     ``r_i = (y_i - yhat_i) / (1 - h_i)`` (Allen 1974; the identity scikit-learn's
     ``RidgeCV`` uses) and no refit is needed for any alpha.
 
+    The pass is :func:`loo_block_sums` over the blocks, added in order, then
+    :func:`loo_combine`; rows held elsewhere (the chunks of a Dask array) are summed
+    with the same two functions.
+
     Examples
     --------
     >>> import numpy as np
@@ -239,20 +378,11 @@ def loo_errors(
     >>> loo_errors(stats, eig, np.array([1e-3, 1e3]), [(Z, Y, w)], True).argmin()
     np.int64(0)
     """
+    terms = loo_terms(stats, eig, alphas, fit_intercept)
     totals = np.zeros(alphas.shape[0])
-    inv = 1.0 / (eig.evals[:, None] + alphas[None, :])  # (D, n_alphas)
-    shift = eig.z_mean @ eig.V
     for Z, Y, w in blocks:
-        P = np.asarray(as_float64(Z) @ eig.V) - shift
-        Yc = Y - eig.y_mean
-        h = (P * P) @ inv * w[:, None]
-        if fit_intercept:
-            h += (w / stats.weight_sum)[:, None]
-        for j in range(alphas.shape[0]):
-            fitted = P @ (eig.Q * inv[:, j : j + 1])
-            resid = (Yc - fitted) / (1.0 - h[:, j : j + 1])
-            totals[j] += float(w @ (resid * resid).sum(axis=1))
-    return totals / (max(stats.weight_sum, 1e-300) * stats.n_targets)
+        totals += loo_block_sums(terms, Z, Y, w)
+    return loo_combine(terms, totals)
 
 
 def solve_ridge(
@@ -263,6 +393,7 @@ def solve_ridge(
     selection: str = "auto",
     fit_intercept: bool = True,
     blocks: Iterable[tuple[Any, np.ndarray, np.ndarray]] | None = None,
+    loo: Callable[[LooTerms], np.ndarray] | None = None,
 ) -> RidgeSolution:
     """Solve ``min sum w_i |y_i - W^T z_i - b|^2 + alpha |W|^2`` from the statistics.
 
@@ -274,11 +405,16 @@ def solve_ridge(
     alphas : ndarray, optional
         Candidate penalties; the one with the smallest error is used.
     selection : {"auto", "loo", "gcv"}, default="auto"
-        How candidates are compared; ``"auto"`` is ``"loo"`` when ``blocks`` are given,
-        else ``"gcv"``.
+        How candidates are compared; ``"auto"`` is ``"loo"`` when ``blocks`` or ``loo``
+        are given, else ``"gcv"``.
     fit_intercept : bool, default=True
     blocks : iterable of (Z_block, Y_block, w_block), optional
         The rows again, for exact leave-one-out (see :func:`loo_errors`).
+    loo : callable, optional
+        ``loo(terms)`` returns the leave-one-out errors from the :class:`LooTerms` of
+        ``stats`` (the pass over rows held elsewhere, e.g. the chunks of a Dask array:
+        :func:`loo_block_sums` per block, then :func:`loo_combine`); used instead of
+        ``blocks``.
 
     Returns
     -------
@@ -302,15 +438,17 @@ def solve_ridge(
         chosen = float(alpha)
     else:
         if selection == "auto":
-            selection = "loo" if blocks is not None else "gcv"
-        if selection == "loo" and blocks is None:
+            selection = "loo" if blocks is not None or loo is not None else "gcv"
+        if selection == "loo" and blocks is None and loo is None:
             raise ValueError(
                 "alpha_selection='loo' needs every row again, but partial_fit keeps "
                 "only Z^T Z and Z^T y; use alpha_selection='gcv' (or 'auto') with "
                 "partial_fit, or call fit on the whole data."
             )
         eig = eigen_ridge(stats, fit_intercept)
-        if selection == "loo":
+        if selection == "loo" and loo is not None:
+            cv_errors = loo(loo_terms(stats, eig, alphas, fit_intercept))
+        elif selection == "loo":
             assert blocks is not None
             cv_errors = loo_errors(stats, eig, alphas, blocks, fit_intercept)
         else:
