@@ -25,6 +25,7 @@ sizes (``nan``, e.g. after boolean indexing) has them computed first
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -60,10 +61,6 @@ def with_known_rows(X: Any) -> Any:
     if not any(math.isnan(size) for size in X.chunks[0]):
         return X
     return X.copy().compute_chunk_sizes()
-
-
-def _take(block: Any, rows: np.ndarray) -> Any:
-    return block[rows]
 
 
 def _stack(parts: Sequence[Any]) -> Any:
@@ -127,7 +124,8 @@ def gather_rows(
         first, stop = np.searchsorted(union, bounds[i : i + 2])
         if stop > first:
             local = union[first:stop] - bounds[i]
-            tasks.append(dask.delayed(_take, pure=True)(block, local))
+            # operator.getitem: the task needs no import of kernelmaps on the worker
+            tasks.append(dask.delayed(operator.getitem, pure=True)(block, local))
     parts = dask.compute(*tasks)
     gathered = _stack(parts)
     assert_all_finite(gathered, estimator_name=estimator_name, input_name="X")
