@@ -229,6 +229,15 @@ def test_unknown_chunk_sizes_are_computed_and_the_callers_array_kept():
     _assert_same_fit(got, CASES["binning"][0]().fit(X))
 
 
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_a_chunk_without_rows(kind):
+    X = _data(kind)
+    Xd = da.from_array(X, chunks=((0, 50, 70), (X.shape[1],)), asarray=False)
+    for name in ("nystroem-kmeans", "ika-kernel-uniform", "binning"):
+        make, _ = CASES[name]
+        _assert_same_fit(make().fit(Xd), make().fit(X))
+
+
 # ---------------------------------------------------------------------------------------
 # one compute
 

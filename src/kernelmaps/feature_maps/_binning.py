@@ -17,10 +17,6 @@ from ._binning_keys import grid_keys
 __all__ = ["RandomBinningFeatures", "merge_bin_keys"]
 
 
-#: The keys of no row.
-_NO_KEYS = np.empty(0, dtype=np.uint64)
-
-
 def merge_bin_keys(parts: list[list[np.ndarray]]) -> list[np.ndarray]:
     """The occupied bins of a union of row sets, from the bins of each set.
 
@@ -189,13 +185,15 @@ class RandomBinningFeatures(BaseFeatureMap):
         The keys of a set of rows are the union of those of its parts: the keys of a
         large ``X`` can be collected part by part and merged by :func:`merge_bin_keys`.
         """
-        n_features = X.shape[1]
+        n_rows, n_features = X.shape
+        if n_rows == 0:  # e.g. an empty chunk of a Dask array
+            return [np.empty(0, dtype=np.uint64) for _ in range(self.n_grids)]
         occupied: list[list[np.ndarray]] = [[] for _ in range(self.n_grids)]
-        for rows in row_blocks(X.shape[0], 8.0 * (n_features * 2 + self.n_grids)):
+        for rows in row_blocks(n_rows, 8.0 * (n_features * 2 + self.n_grids)):
             keys = self._grid_keys(X[rows])
             for p in range(self.n_grids):
                 occupied[p].append(keys[p])
-        return [_sorted_unique(np.concatenate(k)) if k else _NO_KEYS for k in occupied]
+        return [_sorted_unique(np.concatenate(k)) for k in occupied]
 
     def _set_bins(self, bin_keys: list[np.ndarray]) -> None:
         """The columns of the output: the occupied bins ``bin_keys`` of each grid."""

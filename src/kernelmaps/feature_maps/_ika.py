@@ -272,7 +272,8 @@ class IKA(BaseFeatureMap):
         if centre_draw is None:
             (Y,) = read_rows([sample])
         else:
-            # only "leverage" draws from rng after reading, and centres are never drawn so
+            # Read with the sample, the centres draw nothing more from rng once read (only
+            # "leverage" would, and IKA's centres are "uniform" or "kmeans").
             assert centre_draw.method != "leverage"
             centre_rows, Y = read_rows([centre_draw.rows, sample])
             self.centers_, _ = finish_landmarks(centre_draw, centre_rows, rng)
