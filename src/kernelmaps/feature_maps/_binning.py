@@ -14,7 +14,26 @@ from ..kernels import BinnableKernel, Kernel, kernel_parameter_constraints, reso
 from ._base import BaseFeatureMap, register_feature_map, row_blocks
 from ._binning_keys import grid_keys
 
-__all__ = ["RandomBinningFeatures"]
+__all__ = ["RandomBinningFeatures", "merge_bin_keys"]
+
+
+def merge_bin_keys(parts: list[list[np.ndarray]]) -> list[np.ndarray]:
+    """The occupied bins of a union of row sets, from the bins of each set.
+
+    ``parts[i][p]`` are the sorted distinct keys of grid ``p`` of the ``i``-th set (as
+    ``RandomBinningFeatures._occupied_keys`` returns them); the result is, for each grid,
+    the sorted distinct keys of their union, whatever the order or grouping of the parts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._binning import merge_bin_keys
+    >>> a = [np.array([1, 5], dtype=np.uint64)]
+    >>> b = [np.array([2, 5], dtype=np.uint64)]
+    >>> merge_bin_keys([a, b])[0].tolist()
+    [1, 2, 5]
+    """
+    return [_sorted_unique(np.concatenate(grid)) for grid in zip(*parts, strict=True)]
 
 
 def _sorted_unique(keys: np.ndarray) -> np.ndarray:
@@ -81,6 +100,10 @@ class RandomBinningFeatures(BaseFeatureMap):
     identified by a 64-bit hash of their integer coordinates; two different occupied bins
     of one grid share a key with probability about ``n_bins^2 / 2^65``.
 
+    On a Dask array, ``fit`` collects the occupied bins chunk by chunk in parallel and
+    merges them (a sorted union, :mod:`kernelmaps._dask._binning`): the map equals the
+    one fitted on the same data in numpy with the same seed, whatever the chunking.
+
     Cost: ``O(n d P)`` to bin and ``O(n P log n_bins)`` to look the bins up; the output is
     a CSR matrix with ``n P`` stored values at most.
 
@@ -145,18 +168,36 @@ class RandomBinningFeatures(BaseFeatureMap):
         return grid_keys(X, self.shifts_, self.pitches_)
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        n_features = X.shape[1]
+        self._draw_grids(X.shape[1], rng)
+        self._set_bins(self._occupied_keys(X))
+
+    def _draw_grids(self, n_features: int, rng: np.random.Generator) -> None:
+        """The kernel, and the pitches and shifts of the grids (from the width alone)."""
         kernel = resolve_estimator_kernel(self, n_features)
         assert isinstance(kernel, BinnableKernel)
         self.kernel_ = kernel
         self.pitches_ = kernel.sample_bin_pitch(self.n_grids, n_features, rng)
         self.shifts_ = rng.uniform(0.0, 1.0, size=self.pitches_.shape) * self.pitches_
+
+    def _occupied_keys(self, X: Any) -> list[np.ndarray]:
+        """For each grid, the sorted distinct keys of the bins the rows of ``X`` occupy.
+
+        The keys of a set of rows are the union of those of its parts: the keys of a
+        large ``X`` can be collected part by part and merged by :func:`merge_bin_keys`.
+        """
+        n_rows, n_features = X.shape
+        if n_rows == 0:  # e.g. an empty chunk of a Dask array
+            return [np.empty(0, dtype=np.uint64) for _ in range(self.n_grids)]
         occupied: list[list[np.ndarray]] = [[] for _ in range(self.n_grids)]
-        for rows in row_blocks(X.shape[0], 8.0 * (n_features * 2 + self.n_grids)):
+        for rows in row_blocks(n_rows, 8.0 * (n_features * 2 + self.n_grids)):
             keys = self._grid_keys(X[rows])
             for p in range(self.n_grids):
                 occupied[p].append(keys[p])
-        self.bin_keys_ = [_sorted_unique(np.concatenate(k)) for k in occupied]
+        return [_sorted_unique(np.concatenate(k)) for k in occupied]
+
+    def _set_bins(self, bin_keys: list[np.ndarray]) -> None:
+        """The columns of the output: the occupied bins ``bin_keys`` of each grid."""
+        self.bin_keys_ = bin_keys
         self.n_bins_ = np.array([len(k) for k in self.bin_keys_], dtype=np.intp)
         self._column_offsets = np.concatenate([[0], np.cumsum(self.n_bins_)])
         self._n_features_out = int(self._column_offsets[-1])

@@ -21,7 +21,13 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ..sampling import resolve_landmarks
+from ..sampling._landmarks import (
+    LandmarkDraw,
+    RowReader,
+    draw_landmarks,
+    finish_landmarks,
+    row_reader,
+)
 from ._base import BaseFeatureMap, register_feature_map, row_blocks
 
 __all__ = ["IKA"]
@@ -71,7 +77,8 @@ class IKA(BaseFeatureMap):
         drawn from the data, at most ``n_samples`` (more: all samples, with a warning).
     centers : {"uniform", "kmeans"}, default="uniform"
         Centres ``c_j`` (filters) of the ``"kernel"``, ``"relu"`` and ``"sigmoid"`` bases:
-        training rows drawn uniformly, or k-means centres (Zhang, Tsang & Kwok 2008).
+        training rows drawn uniformly, or k-means centres (Zhang, Tsang & Kwok 2008), of
+        ``max(100 000, 20 n_basis)`` training rows drawn uniformly when there are more.
     sample_size : int, default=None
         Number ``S`` of training rows sampled (uniformly, without replacement) to estimate
         ``P`` and ``M``; ``None`` means ``max(2000, 10 n_basis)``.  Capped at
@@ -124,6 +131,11 @@ class IKA(BaseFeatureMap):
     Cost: fit ``O(S^2)`` kernel evaluations and ``O(S^2 n)`` operations for ``B^T G B``
     (``G`` is never stored whole: it is built in row blocks), ``O(n^3)`` for the
     eigenproblem; transform ``O(n)`` basis evaluations and ``O(n m)`` operations per row.
+
+    On a Dask array, ``fit`` draws the centres' rows (or k-means' sample and seed) and
+    the sample on the client from global row indices, gathers those rows in one compute,
+    and gives the map fitted on the same data in numpy with the same seed, whatever the
+    chunking (:mod:`kernelmaps._dask._data_fits`).
 
     The estimates of ``P`` and ``M`` converge at the Monte Carlo rate ``O(S^{-1/2})``:
     for a kernel bounded by 1 the eigenvalues of ``G / S`` are within
@@ -219,20 +231,52 @@ class IKA(BaseFeatureMap):
     # -- fit ---------------------------------------------------------------------------
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        n_samples = X.shape[0]
-        kernel = resolve_estimator_kernel(self, X.shape[1])
+        self._fit_from_rows(X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3)
+
+    def _fit_from_rows(
+        self,
+        n_samples: int,
+        n_features: int,
+        dtype: Any,
+        read_rows: RowReader,
+        rng: np.random.Generator,
+        *,
+        stacklevel: int,
+    ) -> None:
+        """The fit from the shape and dtype of ``X``, reading its rows with ``read_rows``.
+
+        Every random quantity is drawn before ``X`` is read (the centres' rows, or the
+        sample and the seed of their k-means, then the sample of ``P`` and ``M``), and
+        the rows of the centres and of the sample are read in one request, so that a
+        Dask array is read in one compute.  ``stacklevel``: the user's frame, counted
+        from the caller (1: the caller), for the warnings.
+        """
+        kernel = resolve_estimator_kernel(self, n_features)
         self.kernel_ = kernel
         self.centers_: np.ndarray | None = None
         self.frequencies_: np.ndarray | None = None
         self.offsets_: np.ndarray | None = None
         m = int(self.n_components)
-        self.n_basis_ = None if callable(self.basis) else self._draw_basis(X, kernel, m, rng)
+        centre_draw = None
+        if callable(self.basis):
+            self.n_basis_ = None
+        else:
+            self.n_basis_, centre_draw = self._draw_basis(
+                n_samples, n_features, dtype, kernel, m, rng, stacklevel=stacklevel + 1
+            )
         S = self.sample_size
         if S is None:
             S = 2000 if self.n_basis_ is None else max(2000, 10 * self.n_basis_)
         S = min(int(S), n_samples)
         sample = np.sort(rng.choice(n_samples, size=S, replace=False))
-        Y = X[sample]
+        if centre_draw is None:
+            (Y,) = read_rows([sample])
+        else:
+            # Read with the sample, the centres draw nothing more from rng once read (only
+            # "leverage" would, and IKA's centres are "uniform" or "kmeans").
+            assert centre_draw.method != "leverage"
+            centre_rows, Y = read_rows([centre_draw.rows, sample])
+            self.centers_, _ = finish_landmarks(centre_draw, centre_rows, rng)
         self.sample_indices_ = sample
 
         B = self._basis_values(Y)
@@ -250,7 +294,7 @@ class IKA(BaseFeatureMap):
             )
         P = (B.T @ B) / S
         M = self._project_gram(kernel, Y, B) / S**2
-        eigenvalues, vectors, rank = _generalized_top_eigh(M, P, m)
+        eigenvalues, vectors, rank = _generalized_top_eigh(M, P, m, stacklevel=stacklevel + 2)
         self.basis_rank_ = rank
         lam = np.maximum(eigenvalues, 0.0)
         self.eigenvalues_ = lam
@@ -258,9 +302,18 @@ class IKA(BaseFeatureMap):
         self._n_features_out = m
 
     def _draw_basis(
-        self, X: Any, kernel: Callable[..., Any], m: int, rng: np.random.Generator
-    ) -> int:
-        """Draw the Fourier frequencies or the centres; returns the number of basis functions."""
+        self,
+        n_samples: int,
+        n_features: int,
+        dtype: Any,
+        kernel: Callable[..., Any],
+        m: int,
+        rng: np.random.Generator,
+        *,
+        stacklevel: int,
+    ) -> tuple[int, LandmarkDraw | None]:
+        """Draw the Fourier frequencies, or the centres' draw (their rows are read later);
+        returns the number of basis functions and the centres' draw (None for Fourier)."""
         n_basis = m if self.n_basis is None else int(self.n_basis)
         if m > n_basis:
             raise ValueError(
@@ -275,28 +328,28 @@ class IKA(BaseFeatureMap):
                     f"measure and needs a shift-invariant kernel; got {kernel!r}. Use "
                     "basis='kernel', 'relu' or 'sigmoid' for it."
                 )
-            W = kernel.sample_frequencies(n_basis, X.shape[1], rng)
+            W = kernel.sample_frequencies(n_basis, n_features, rng)
             self.frequencies_ = np.ascontiguousarray(W.T)
             self.offsets_ = rng.uniform(0.0, 2.0 * np.pi, size=n_basis)
-            return n_basis
-        centers, _ = resolve_landmarks(
-            X,
+            return n_basis, None
+        draw = draw_landmarks(
+            n_samples,
+            n_features,
+            dtype,
             self.centers,
             n_basis,
             kernel=kernel,
             rng=rng,
             name="n_basis",
             noun="centre",
-            stacklevel=4,
+            stacklevel=stacklevel + 1,
         )
-        self.centers_ = centers
-        n_basis = centers.shape[0]
-        if m > n_basis:
+        if m > draw.n_landmarks:
             raise ValueError(
                 f"n_components={m} cannot exceed the number of basis functions "
-                f"{n_basis} (= n_samples); lower n_components or give more samples."
+                f"{draw.n_landmarks} (= n_samples); lower n_components or give more samples."
             )
-        return n_basis
+        return draw.n_landmarks, draw
 
     def _project_gram(self, kernel: Callable[..., Any], Y: Any, B: np.ndarray) -> np.ndarray:
         """``B^T G B`` with ``G = k(Y, Y)`` built in row blocks, never whole."""
@@ -338,13 +391,14 @@ def _flip_signs(V: np.ndarray) -> np.ndarray:
 
 
 def _generalized_top_eigh(
-    M: np.ndarray, P: np.ndarray, m: int
+    M: np.ndarray, P: np.ndarray, m: int, *, stacklevel: int = 4
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Top ``m`` solutions of ``M v = lambda P v`` with ``v^T P v = 1``, decreasing.
 
     When ``P`` is numerically singular (relative eigenvalue below ``_P_RCOND``) the problem
     is reduced to the well-conditioned eigenvectors of ``P`` with a warning; the missing
     solutions (beyond the reduced rank) are returned as zero vectors with eigenvalue 0.
+    The warnings are issued with ``stacklevel``.
     """
     n = P.shape[0]
     p, U = scipy.linalg.eigh(P)
@@ -353,7 +407,7 @@ def _generalized_top_eigh(
         warnings.warn(
             "IKA: every basis function vanishes on the training sample; the map is zero.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
         return np.zeros(m), np.zeros((n, m)), 0
     keep = p > _P_RCOND * p_max
@@ -369,7 +423,7 @@ def _generalized_top_eigh(
             f"{rank} well-conditioned directions. Use fewer basis functions or a larger "
             "sample_size.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
         T = U[:, keep] / np.sqrt(p[keep])
         k = min(m, rank)

@@ -20,7 +20,7 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ..sampling import resolve_landmarks
+from ..sampling._landmarks import RowReader, draw_landmarks, finish_landmarks, row_reader
 from ._base import BaseFeatureMap, register_feature_map
 
 __all__ = ["Nystroem"]
@@ -56,7 +56,7 @@ EIGH_DRIVER = "evd"
 
 
 def symmetric_normalization(
-    K_mm: np.ndarray, eigen_cutoff: float | None, *, owner: str = "Nystroem"
+    K_mm: np.ndarray, eigen_cutoff: float | None, *, owner: str = "Nystroem", stacklevel: int = 4
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """``K_mm^{+1/2}`` restricted to eigenvalues above the cut-off.
 
@@ -72,7 +72,8 @@ def symmetric_normalization(
     means ``max(m * eps_64, eps)`` with ``eps_64`` the float64 and ``eps`` the working
     dtype's machine epsilon: ``m * eps_64`` in float64 (the rank tolerance of
     :func:`numpy.linalg.matrix_rank`), ``eps_32 = 1.2e-7`` in float32, the size of the
-    rounding noise of a float32 eigendecomposition relative to ``w_max``.
+    rounding noise of a float32 eigendecomposition relative to ``w_max``.  The warnings
+    (no positive eigenvalue, negative eigenvalues) are issued with ``stacklevel``.
 
     Examples
     --------
@@ -114,7 +115,7 @@ def symmetric_normalization(
             "kernel is not positive semidefinite or vanishes on the landmarks, and every "
             "output feature is zero.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
         keep = np.zeros(m, dtype=bool)
     else:
@@ -125,7 +126,7 @@ def symmetric_normalization(
                 f"to {w[-1]:.3g}, largest {w_max:.3g}); the kernel is not positive "
                 "semidefinite. Their directions are dropped.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=stacklevel,
             )
     rank = int(np.count_nonzero(keep))
     normalization = np.zeros((m, m), dtype=dtype)
@@ -172,9 +173,11 @@ class Nystroem(BaseFeatureMap):
         2001).  ``"kmeans"``: the k-means centres (Zhang, Tsang & Kwok 2008; mini-batch
         k-means above 20 000 samples).  ``"leverage"``: ``m`` distinct rows sampled by
         approximate ridge leverage scores, recursive scheme of Musco & Musco (2017),
-        without forming the ``n x n`` matrix.  An array of shape ``(m, n_features)``:
-        the landmarks themselves.  With ``kernel="precomputed"`` only ``"uniform"`` and
-        ``"leverage"`` apply.
+        without forming the ``n x n`` matrix.  ``"kmeans"`` and ``"leverage"`` run on
+        ``max(100 000, 20 m)`` training rows drawn uniformly when there are more (on all
+        of them otherwise; see :mod:`kernelmaps.sampling`).  An array of shape
+        ``(m, n_features)``: the landmarks themselves.  With ``kernel="precomputed"``
+        only ``"uniform"`` and ``"leverage"`` apply (only ``"uniform"`` on a Dask array).
     eigen_cutoff : float, default=None
         Relative cut-off for the eigenvalues of ``K_mm``: directions with
         ``w_i <= eigen_cutoff * w_max`` are dropped (their output columns are zero).
@@ -229,6 +232,11 @@ class Nystroem(BaseFeatureMap):
     scikit-learn's ``working_memory``: memory of a transform is the output plus one
     block.  For the Gaussian kernel the block is a single GEMM with the squared norms of
     the (centred) landmarks precomputed, then ``exp`` in place.
+
+    On a Dask array, ``fit`` draws the landmarks on the client from global row indices
+    and gathers their rows in one compute (at most ``max(100 000, 20 m)`` rows for
+    ``"kmeans"`` and ``"leverage"``), and gives the map fitted on the same data in numpy
+    with the same seed, whatever the chunking (:mod:`kernelmaps._dask._data_fits`).
 
     float32 data stays float32: ``K_mm``, its eigendecomposition, the kernel blocks and
     the GEMM are float32 (about twice as fast, half the memory).  The eigendecomposition
@@ -302,24 +310,53 @@ class Nystroem(BaseFeatureMap):
         self.random_state = random_state
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            K_mm = self._fit_precomputed(X, rng)
+        self._fit_from_rows(X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3)
+
+    def _fit_from_rows(
+        self,
+        n_samples: int,
+        n_features: int,
+        dtype: Any,
+        read_rows: RowReader,
+        rng: np.random.Generator,
+        *,
+        stacklevel: int,
+    ) -> None:
+        """The fit from the shape and dtype of ``X``, reading its rows with ``read_rows``.
+
+        ``X`` is read once, for the rows the landmark selection names (every row for
+        k-means or leverage on data of at most ``landmark_sample_size(m)`` rows, and for
+        a precomputed kernel with leverage), so that a Dask array is read in one
+        compute.  ``stacklevel``: the user's frame, counted from the caller (1: the
+        caller), for the warnings.
+        """
+        if self._precomputed:
+            K_mm = self._fit_precomputed(
+                n_samples, n_features, dtype, read_rows, rng, stacklevel=stacklevel + 1
+            )
         else:
-            K_mm = self._fit_landmarks(X, rng)
-        normalization, eigenvalues, rank = symmetric_normalization(K_mm, self.eigen_cutoff)
+            K_mm = self._fit_landmarks(
+                n_samples, n_features, dtype, read_rows, rng, stacklevel=stacklevel + 1
+            )
+        normalization, eigenvalues, rank = symmetric_normalization(
+            K_mm, self.eigen_cutoff, stacklevel=stacklevel + 2
+        )
         self.normalization_ = normalization
         self.eigenvalues_ = eigenvalues
         self.rank_ = rank
         self.n_components_ = normalization.shape[0]
         self._n_features_out = self.n_components_
 
-    def _fit_precomputed(self, X: Any, rng: np.random.Generator) -> np.ndarray:
-        """Landmark rows of the training kernel matrix ``X``; returns ``K_mm``."""
-        n_samples, n_features = X.shape
-        if n_samples != n_features:
+    @property
+    def _precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def _check_precomputed(self, shape: tuple[int, int]) -> None:
+        """Refuse a non-square kernel matrix and the landmarks that need feature vectors."""
+        if shape[0] != shape[1]:
             raise ValueError(
                 f"With kernel='precomputed', fit takes the square n x n kernel matrix of "
-                f"the training data; got an array of shape {X.shape}."
+                f"the training data; got an array of shape {shape}."
             )
         if not isinstance(self.landmarks, str) or self.landmarks == "kmeans":
             given = not isinstance(self.landmarks, str)
@@ -328,39 +365,85 @@ class Nystroem(BaseFeatureMap):
                 "feature vectors; with kernel='precomputed' use landmarks='uniform' or "
                 "'leverage'."
             )
-        index_kernel = _PrecomputedIndexKernel(X)
-        positions = np.arange(n_samples, dtype=np.float64)[:, None]
-        _, idx_f = resolve_landmarks(
-            positions,
+
+    def _fit_precomputed(
+        self,
+        n_samples: int,
+        n_features: int,
+        dtype: Any,
+        read_rows: RowReader,
+        rng: np.random.Generator,
+        *,
+        stacklevel: int,
+    ) -> np.ndarray:
+        """Landmark rows of the training kernel matrix ``X``; returns ``K_mm``.
+
+        The landmarks are drawn among the row positions; ``"leverage"`` looks the kernel
+        up in the whole matrix (read whole), ``"uniform"`` reads only the ``m`` landmark
+        rows, and ``K_mm`` is their columns at the landmark positions.
+        """
+        self._check_precomputed((n_samples, n_features))
+        index_kernel = None
+        if self.landmarks == "leverage":
+            (K,) = read_rows([None])
+            index_kernel = _PrecomputedIndexKernel(K)
+        draw = draw_landmarks(
+            n_samples,
+            1,
+            np.float64,
             self.landmarks,
             self.n_components,
             kernel=index_kernel,
             rng=rng,
-            stacklevel=4,
+            stacklevel=stacklevel + 1,
         )
+        if draw.method == "uniform":
+            idx_f = draw.rows
+        else:
+            positions = np.arange(n_samples, dtype=np.float64)[:, None]
+            (sampled,) = row_reader(positions)([draw.rows])
+            _, idx_f = finish_landmarks(draw, sampled, rng)
         assert idx_f is not None
         idx = np.asarray(idx_f, dtype=np.intp)
-        components = X[idx]
-        components = components.toarray() if sp.issparse(components) else components
+        (rows,) = read_rows([idx])
+        components = np.asarray(rows.toarray() if sp.issparse(rows) else rows, dtype=dtype)
         self.kernel_: Callable[..., Any] | None = None
-        self.components_ = np.asarray(components, dtype=X.dtype)
+        self.components_ = components
         self.component_indices_ = idx
-        return index_kernel(idx, idx).astype(X.dtype, copy=False)
+        return components[:, idx]
 
-    def _fit_landmarks(self, X: Any, rng: np.random.Generator) -> np.ndarray:
+    def _fit_landmarks(
+        self,
+        n_samples: int,
+        n_features: int,
+        dtype: Any,
+        read_rows: RowReader,
+        rng: np.random.Generator,
+        *,
+        stacklevel: int,
+    ) -> np.ndarray:
         """Landmarks in the input space (drawn or given); returns ``K_mm``."""
-        kernel = resolve_estimator_kernel(self, X.shape[1])
-        components, idx = resolve_landmarks(
-            X, self.landmarks, self.n_components, kernel=kernel, rng=rng, stacklevel=4
+        kernel = resolve_estimator_kernel(self, n_features)
+        draw = draw_landmarks(
+            n_samples,
+            n_features,
+            dtype,
+            self.landmarks,
+            self.n_components,
+            kernel=kernel,
+            rng=rng,
+            stacklevel=stacklevel + 1,
         )
+        (rows,) = read_rows([draw.rows])
+        components, idx = finish_landmarks(draw, rows, rng)
         self.kernel_ = kernel
         self.components_ = components
         self.component_indices_ = idx  # type: ignore[assignment]
         if isinstance(kernel, Kernel):
-            return LandmarkKernel(kernel, components, X.dtype)(components)
+            return LandmarkKernel(kernel, components, dtype)(components)
         L64 = components.astype(np.float64)
         K_mm = check_kernel_matrix(kernel(L64, L64), len(L64), len(L64))
-        return K_mm.astype(X.dtype, copy=False)
+        return K_mm.astype(dtype, copy=False)
 
     def _landmark_kernel(self, dtype: Any) -> Callable[[Any], np.ndarray]:
         """``X_block -> k(X_block, landmarks)`` in ``dtype``, prepared once per transform."""

@@ -11,7 +11,8 @@ three methods, among (or summarising) the rows of ``X``:
 ``"kmeans"``
     The ``m`` k-means centres (Zhang, Tsang & Kwok 2008), from
     :class:`sklearn.cluster.KMeans`, or :class:`sklearn.cluster.MiniBatchKMeans` when
-    ``n_samples > KMEANS_MINIBATCH_THRESHOLD``.  The centres are not rows of ``X``.
+    more than ``KMEANS_MINIBATCH_THRESHOLD`` rows are clustered.  The centres are not
+    rows of ``X``.
 ``"leverage"``
     ``m`` distinct rows drawn by approximate ridge leverage scores with the recursive
     scheme of Musco & Musco (2017), Algorithm 3 (``RecursiveRLS-Nyström``, in the form
@@ -20,14 +21,44 @@ three methods, among (or summarising) the rows of ``X``:
     ``n x n`` kernel matrix is never formed.  Cost ``O(n m)`` kernel evaluations and
     ``O(n m^2)`` arithmetic, memory ``O(n m)`` at most (evaluated in row blocks).
 
+The sample of k-means and leverage.  Above ``S = landmark_sample_size(m) =
+max(LANDMARK_SAMPLE_SIZE, 20 m)`` rows (100 000 rows for ``m <= 5000``), ``"kmeans"``
+and ``"leverage"`` run on ``S`` distinct rows drawn uniformly (by their global row
+indices, sorted) instead of on all ``n``; at or below it they run on all rows, exactly
+as before this sample existed.  Why a sample, and not a distributed algorithm:
+
+* The same algorithm then runs on the same rows whether ``X`` is a numpy array or a
+  Dask array (:mod:`kernelmaps._dask._landmarks` draws the same indices on the client
+  and gathers those rows in one compute), so the landmarks are equal bit for bit, and
+  do not depend on the chunking or on the workers.  A distributed Lloyd iteration or a
+  distributed recursion of Musco & Musco would need one pass over the data per
+  iteration or level (``log2(n / m)`` of them) and their reductions would differ from
+  the numpy ones in rounding, and so in the centres, or in the rows drawn.
+* Cost: k-means costs ``O(S m d)`` per iteration and leverage ``O(S m^2)`` instead of
+  ``O(n m d)`` and ``O(n m^2)``; on a Dask array only ``S`` rows (``S d`` values) leave
+  the workers.
+* Accuracy: ``S >= 20 m`` rows leave at least 20 rows per centre or landmark.  The
+  k-means cost of every set of ``m`` centres on a uniform sample deviates from its cost
+  on the whole data by ``O(S^{-1/2})`` relative, uniformly over the centres, for data of
+  bounded kurtosis (Bachem et al. 2017), which is below the variation between k-means
+  runs at ``S = 10^5``; mini-batch k-means itself sees only batches.  For leverage, the
+  recursion already estimates the scores from a uniform half of the rows at every
+  level; the sample is one more uniform level.  A Nyström approximation from the
+  sample's rows is accurate for the whole kernel matrix when ``S`` exceeds
+  ``n max_i l_i(lambda)`` up to a log factor, ``l_i`` the ridge leverage scores
+  (Alaoui & Mahoney 2015): what is lost are rows of a region holding less than about
+  ``1 / S`` of the data.
+
 The references are in :func:`select_landmarks`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,37 +67,259 @@ import scipy.sparse as sp
 from sklearn import config_context
 from sklearn.exceptions import ConvergenceWarning
 
+from .._array_types import is_dask_array
 from ..kernels import check_kernel_matrix
 
 __all__ = [
     "KMEANS_MINIBATCH_THRESHOLD",
     "LANDMARK_METHODS",
+    "LANDMARK_SAMPLE_SIZE",
+    "LandmarkDraw",
+    "draw_landmarks",
+    "finish_landmarks",
     "kernel_diagonal",
+    "landmark_sample_size",
     "recursive_rls_indices",
     "resolve_landmarks",
+    "row_reader",
     "select_landmarks",
 ]
 
-#: Above this many samples, ``"kmeans"`` uses :class:`~sklearn.cluster.MiniBatchKMeans`.
+#: Above this many rows clustered, ``"kmeans"`` uses :class:`~sklearn.cluster.MiniBatchKMeans`.
 KMEANS_MINIBATCH_THRESHOLD = 20_000
 
 #: The landmark selection methods understood by :func:`select_landmarks`.
 LANDMARK_METHODS = ("uniform", "kmeans", "leverage")
 
+#: Rows ``"kmeans"`` and ``"leverage"`` run on, at least (see :func:`landmark_sample_size`).
+LANDMARK_SAMPLE_SIZE = 100_000
+
+#: Rows per landmark in the sample of ``"kmeans"`` and ``"leverage"``, at least.
+_SAMPLE_ROWS_PER_LANDMARK = 20
+
 #: Row-block length for kernel evaluations against the current landmarks.
 _BLOCK_ROWS = 4096
 
+#: The options of each method (see :func:`select_landmarks`).
+_METHOD_OPTIONS: dict[str, frozenset[str]] = {
+    "uniform": frozenset(),
+    "kmeans": frozenset({"max_iter", "n_init", "batch_size", "minibatch"}),
+    "leverage": frozenset({"accelerated"}),
+}
+
+#: ``read(requests) -> rows``: for each request (sorted distinct row indices, or None for
+#: every row), the rows of ``X`` it names in that order (an ndarray or a sparse matrix).
+RowReader = Callable[[Sequence["np.ndarray | None"]], list[Any]]
+
+
+def _dense(rows: Any) -> np.ndarray:
+    return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+
 
 def _dense_rows(X: Any, rows: Any) -> np.ndarray:
-    sub = X[rows]
-    if sp.issparse(sub):
-        sub = sub.toarray()
-    return np.asarray(sub)
+    return _dense(X[rows])
+
+
+def _as_float_dtype(dtype: Any) -> np.dtype:
+    dtype = np.dtype(dtype)
+    return dtype if dtype in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float64)
 
 
 def _float_dtype(X: Any) -> np.dtype:
-    dtype = np.dtype(getattr(X, "dtype", np.float64))
-    return dtype if dtype in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float64)
+    return _as_float_dtype(getattr(X, "dtype", np.float64))
+
+
+def row_reader(X: Any) -> RowReader:
+    """The :data:`RowReader` of an in-memory ``X``: ``X[rows]``, or ``X`` itself for None.
+
+    The landmark selection and the data-dependent fits read ``X`` only through such a
+    reader, so that a Dask array can be read the same way, all requests in one compute
+    (:func:`kernelmaps._dask._landmarks.dask_row_reader`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sampling._landmarks import row_reader
+    >>> X = np.arange(8.0).reshape(4, 2)
+    >>> some, every = row_reader(X)([np.array([1, 3]), None])
+    >>> some.tolist(), every is X
+    ([[2.0, 3.0], [6.0, 7.0]], True)
+    """
+
+    def read(requests: Sequence[np.ndarray | None]) -> list[Any]:
+        return [X if rows is None else X[rows] for rows in requests]
+
+    return read
+
+
+def landmark_sample_size(n_landmarks: int) -> int:
+    """Rows ``"kmeans"`` and ``"leverage"`` run on: ``max(LANDMARK_SAMPLE_SIZE, 20 m)``.
+
+    Data with at most this many rows is used whole; larger data is replaced by this many
+    distinct rows drawn uniformly (see the module docstring for why and what it costs).
+
+    Examples
+    --------
+    >>> from kernelmaps.sampling._landmarks import landmark_sample_size
+    >>> landmark_sample_size(100), landmark_sample_size(10_000)
+    (100000, 200000)
+    """
+    return max(LANDMARK_SAMPLE_SIZE, _SAMPLE_ROWS_PER_LANDMARK * int(n_landmarks))
+
+
+@dataclass(frozen=True)
+class LandmarkDraw:
+    """The random draws of a landmark selection made before the data is read.
+
+    :func:`draw_landmarks` (or :func:`select_landmarks`) draws what does not depend on
+    the values of ``X`` and names the rows the selection reads, ``rows``; once they are
+    read, :func:`finish_landmarks` makes the landmarks from them.  The split lets a
+    Dask array be read in one compute, gathering the rows of several draws at once.
+
+    Parameters
+    ----------
+    method : {"uniform", "kmeans", "leverage"} or None
+        None for landmarks given as an array.
+    n_landmarks : int
+        Number of landmarks (for a method: after the cap at ``n_samples``).
+    rows : ndarray of int or None
+        Sorted distinct rows of ``X`` to read; None: every row (``"kmeans"`` and
+        ``"leverage"`` on at most :func:`landmark_sample_size` rows).
+    dtype : numpy.dtype
+        Float dtype of the landmarks.
+    kernel : callable, optional
+        The kernel of ``"leverage"``.
+    seed : int, optional
+        The seed of k-means, drawn before the data is read.
+    options : dict
+        The method's options.
+    given : ndarray, optional
+        The landmarks given as an array, checked.
+    unique : bool, default=False
+        Drop repeated landmarks (see :func:`resolve_landmarks`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sampling._landmarks import draw_landmarks, finish_landmarks
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> rng = np.random.default_rng(0)
+    >>> draw = draw_landmarks(10, 2, X.dtype, "uniform", 3, rng=rng)
+    >>> draw.rows.shape
+    (3,)
+    >>> L, idx = finish_landmarks(draw, X[draw.rows], rng)
+    >>> bool(np.array_equal(L, X[idx]))
+    True
+    """
+
+    method: str | None
+    n_landmarks: int
+    rows: np.ndarray | None
+    dtype: np.dtype
+    kernel: Callable[..., Any] | None = None
+    seed: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    given: np.ndarray | None = None
+    unique: bool = False
+
+
+def _sample_rows(n: int, n_landmarks: int, rng: np.random.Generator) -> np.ndarray | None:
+    """The uniform sample of rows of ``"kmeans"`` and ``"leverage"`` (None: every row)."""
+    size = landmark_sample_size(n_landmarks)
+    if n <= size:
+        return None
+    return np.sort(rng.choice(n, size=size, replace=False))
+
+
+def _draw_method(
+    n: int,
+    n_landmarks: int,
+    method: str,
+    *,
+    kernel: Callable[..., Any] | None,
+    rng: np.random.Generator,
+    dtype: np.dtype,
+    options: dict[str, Any],
+) -> LandmarkDraw:
+    if not 1 <= n_landmarks <= n:
+        raise ValueError(
+            f"n_landmarks={n_landmarks} must be between 1 and n_samples={n}; "
+            "choose fewer landmarks or give more samples."
+        )
+    if method not in _METHOD_OPTIONS:
+        raise ValueError(
+            f"Unknown landmark selection method {method!r}; use one of {list(LANDMARK_METHODS)}."
+        )
+    unknown = sorted(set(options) - _METHOD_OPTIONS[method])
+    if unknown:
+        accepted = sorted(_METHOD_OPTIONS[method])
+        takes = f"takes the options {accepted}" if accepted else "takes no options"
+        raise TypeError(f"landmark method {method!r} {takes}; got {unknown}.")
+    if method == "uniform":
+        idx = np.sort(rng.choice(n, size=n_landmarks, replace=False))
+        return LandmarkDraw("uniform", n_landmarks, idx, dtype)
+    if method == "kmeans":
+        rows = _sample_rows(n, n_landmarks, rng)
+        seed = int(rng.integers(0, 2**31 - 1))
+        return LandmarkDraw("kmeans", n_landmarks, rows, dtype, seed=seed, options=dict(options))
+    if kernel is None:
+        raise ValueError("landmark method 'leverage' needs the kernel; pass kernel=.")
+    rows = _sample_rows(n, n_landmarks, rng)
+    return LandmarkDraw("leverage", n_landmarks, rows, dtype, kernel=kernel, options=dict(options))
+
+
+def finish_landmarks(
+    draw: LandmarkDraw, rows: Any, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The landmarks of ``draw`` from the rows it asked for.
+
+    Parameters
+    ----------
+    draw : LandmarkDraw
+        From :func:`draw_landmarks` or :func:`select_landmarks`'s first step.
+    rows : {ndarray, sparse matrix}
+        The rows ``draw.rows`` of ``X`` in that order (every row of ``X`` when
+        ``draw.rows`` is None).
+    rng : numpy.random.Generator
+        The generator the draw was made with: ``"leverage"`` goes on drawing from it
+        (the other methods drew everything already).
+
+    Returns
+    -------
+    landmarks : ndarray of shape (m, n_features)
+        Dense, in ``draw.dtype``.
+    indices : ndarray of int or None
+        Rows of ``X`` the landmarks are (None for k-means centres and given landmarks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sampling._landmarks import draw_landmarks, finish_landmarks
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> rng = np.random.default_rng(0)
+    >>> draw = draw_landmarks(10, 2, X.dtype, "kmeans", 2, rng=rng)
+    >>> draw.rows is None  # k-means reads every row of small data
+    True
+    >>> finish_landmarks(draw, X, rng)[0].shape
+    (2, 2)
+    """
+    L: np.ndarray
+    idx: np.ndarray | None
+    if draw.method is None:
+        assert draw.given is not None
+        L, idx = draw.given, None
+    elif draw.method == "uniform":
+        L, idx = _dense(rows).astype(draw.dtype, copy=False), draw.rows
+    elif draw.method == "kmeans":
+        assert draw.seed is not None
+        L = _kmeans_centres(rows, draw.n_landmarks, draw.seed, draw.dtype, **draw.options)
+        idx = None
+    else:
+        assert draw.kernel is not None
+        local = recursive_rls_indices(rows, draw.n_landmarks, draw.kernel, rng, **draw.options)
+        L = _dense_rows(rows, local).astype(draw.dtype, copy=False)
+        idx = local if draw.rows is None else draw.rows[local]
+    return _drop_repeated(L, idx) if draw.unique else (L, idx)
 
 
 def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
@@ -109,8 +362,10 @@ def select_landmarks(
 
     Parameters
     ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        Validated data (float32 or float64).
+    X : {ndarray, sparse matrix, dask array} of shape (n_samples, n_features)
+        Validated data (float32 or float64).  A Dask array is read in one compute (see
+        :func:`kernelmaps._dask._landmarks.select_landmarks_dask`), and gives the
+        landmarks of the same data in numpy.
     n_landmarks : int
         Number of landmarks ``m``, ``1 <= m <= n_samples``.
     method : {"uniform", "kmeans", "leverage"}
@@ -135,6 +390,12 @@ def select_landmarks(
     indices : ndarray of int or None
         Rows of ``X`` the landmarks are (``None`` for k-means centres).
 
+    Notes
+    -----
+    ``"kmeans"`` and ``"leverage"`` run on ``landmark_sample_size(m) = max(100 000, 20 m)``
+    rows drawn uniformly when ``X`` has more rows (on every row otherwise); see the
+    module docstring.
+
     References
     ----------
     .. [1] C. K. I. Williams and M. Seeger, "Using the Nyström method to speed up kernel
@@ -143,6 +404,11 @@ def select_landmarks(
        and error analysis", ICML 2008 (``"kmeans"``).
     .. [3] C. Musco and C. Musco, "Recursive sampling for the Nyström method", NIPS 2017
        (``"leverage"``).
+    .. [4] O. Bachem, M. Lucic, S. H. Hassani and A. Krause, "Uniform deviation bounds for
+       k-means clustering", ICML 2017 (the sample of ``"kmeans"``).
+    .. [5] A. El Alaoui and M. W. Mahoney, "Fast randomized kernel ridge regression with
+       statistical guarantees", NIPS 2015 (uniform column sampling, the sample of
+       ``"leverage"``).
 
     Examples
     --------
@@ -153,35 +419,27 @@ def select_landmarks(
     >>> L.shape, idx.shape
     ((3, 2), (3,))
     """
-    n = X.shape[0]
-    if not 1 <= n_landmarks <= n:
-        raise ValueError(
-            f"n_landmarks={n_landmarks} must be between 1 and n_samples={n}; "
-            "choose fewer landmarks or give more samples."
-        )
-    dtype = _float_dtype(X)
-    if method == "uniform":
-        unknown = sorted(options)
-        if unknown:
-            raise TypeError(f"landmark method 'uniform' takes no options; got {unknown}.")
-        idx = np.sort(rng.choice(n, size=n_landmarks, replace=False))
-        return _dense_rows(X, idx).astype(dtype, copy=False), idx
-    if method == "kmeans":
-        return _kmeans_centres(X, n_landmarks, rng, dtype, **options), None
-    if method == "leverage":
-        if kernel is None:
-            raise ValueError("landmark method 'leverage' needs the kernel; pass kernel=.")
-        idx = recursive_rls_indices(X, n_landmarks, kernel, rng, **options)
-        return _dense_rows(X, idx).astype(dtype, copy=False), idx
-    raise ValueError(
-        f"Unknown landmark selection method {method!r}; use one of {list(LANDMARK_METHODS)}."
+    if is_dask_array(X):
+        from .._dask._landmarks import select_landmarks_dask
+
+        return select_landmarks_dask(X, n_landmarks, method, kernel=kernel, rng=rng, **options)
+    draw = _draw_method(
+        X.shape[0],
+        n_landmarks,
+        method,
+        kernel=kernel,
+        rng=rng,
+        dtype=_float_dtype(X),
+        options=options,
     )
+    (rows,) = row_reader(X)([draw.rows])
+    return finish_landmarks(draw, rows, rng)
 
 
 def _kmeans_centres(
     X: Any,
     n_landmarks: int,
-    rng: np.random.Generator,
+    seed: int,
     dtype: np.dtype,
     *,
     max_iter: int = 100,
@@ -192,7 +450,6 @@ def _kmeans_centres(
     from sklearn.cluster import KMeans, MiniBatchKMeans
 
     n = X.shape[0]
-    seed = int(rng.integers(0, 2**31 - 1))
     if minibatch is None:
         minibatch = n > KMEANS_MINIBATCH_THRESHOLD
     model: KMeans | MiniBatchKMeans
@@ -314,11 +571,11 @@ def recursive_rls_indices(
     return np.sort(perm[samp])
 
 
-def _given_landmarks(landmarks: Any, X: Any) -> np.ndarray:
+def _given_landmarks(landmarks: Any, n_features: int, dtype: np.dtype) -> np.ndarray:
     """Landmarks given as an array: dense, in X's float dtype, shape and values checked."""
     L = landmarks.toarray() if sp.issparse(landmarks) else landmarks
     L = np.asarray(L, dtype=np.float64)
-    d = X.shape[1]
+    d = n_features
     if L.ndim != 2 or L.shape[1] != d or L.shape[0] < 1:
         detail = (
             f" (landmarks has {L.shape[1]} features, but X has {d} features)"
@@ -331,7 +588,7 @@ def _given_landmarks(landmarks: Any, X: Any) -> np.ndarray:
         )
     if not np.all(np.isfinite(L)):
         raise ValueError("landmarks contain NaN or infinity; give finite landmarks.")
-    return L.astype(_float_dtype(X), copy=False)
+    return L.astype(dtype, copy=False)
 
 
 def _drop_repeated(L: np.ndarray, idx: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -341,6 +598,57 @@ def _drop_repeated(L: np.ndarray, idx: np.ndarray | None) -> tuple[np.ndarray, n
         return L, idx
     first = np.sort(first)
     return L[first], None if idx is None else np.asarray(idx)[first]
+
+
+def draw_landmarks(
+    n_samples: int,
+    n_features: int,
+    dtype: Any,
+    landmarks: Any,
+    n_landmarks: int,
+    *,
+    kernel: Callable[..., Any] | None = None,
+    rng: np.random.Generator,
+    unique: bool = False,
+    name: str = "n_components",
+    noun: str = "landmark",
+    stacklevel: int = 1,
+    **options: Any,
+) -> LandmarkDraw:
+    """The first step of :func:`resolve_landmarks`: the draws made before reading ``X``.
+
+    Takes the shape and float dtype of ``X`` instead of ``X`` and the other parameters
+    of :func:`resolve_landmarks`; checks them, warns when ``n_landmarks`` is capped, and
+    draws from ``rng`` what does not depend on the data (the uniform rows, the sample
+    and the seed of k-means, the sample of leverage).  Its ``rows`` are the rows of
+    ``X`` that :func:`finish_landmarks` then needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sampling._landmarks import draw_landmarks
+    >>> draw = draw_landmarks(1000, 3, np.float64, "uniform", 5, rng=np.random.default_rng(0))
+    >>> draw.method, draw.rows.shape, bool(np.all(np.diff(draw.rows) > 0))
+    ('uniform', (5,), True)
+    """
+    dtype = _as_float_dtype(dtype)
+    if not isinstance(landmarks, str):
+        L = _given_landmarks(landmarks, n_features, dtype)
+        return LandmarkDraw(
+            None, L.shape[0], np.empty(0, dtype=np.intp), dtype, given=L, unique=unique
+        )
+    n = int(n_samples)
+    m = int(n_landmarks)
+    if m > n:
+        warnings.warn(
+            f"{name}={m} is larger than n_samples={n}: every sample is used as a "
+            f"{noun} ({n} {noun}s). Give a smaller {name} or more samples.",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
+        m = n
+    draw = _draw_method(n, m, landmarks, kernel=kernel, rng=rng, dtype=dtype, options=options)
+    return dataclasses.replace(draw, unique=unique)
 
 
 def resolve_landmarks(
@@ -360,8 +668,10 @@ def resolve_landmarks(
 
     Parameters
     ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        Validated data (finite, float32 or float64).
+    X : {ndarray, sparse matrix, dask array} of shape (n_samples, n_features)
+        Validated data (finite, float32 or float64).  A Dask array is read in one
+        compute and gives the landmarks of the same data in numpy (see
+        :func:`kernelmaps._dask._landmarks.resolve_landmarks_dask`).
     landmarks : {"uniform", "kmeans", "leverage"} or array-like of shape (m, n_features)
         A method of :func:`select_landmarks`, or the landmarks themselves (dense or
         sparse; checked for shape and finiteness, returned dense in X's dtype).
@@ -399,18 +709,34 @@ def resolve_landmarks(
     >>> L.ravel().tolist()
     [0.0, 1.0, 2.0, 3.0, 4.0]
     """
-    if not isinstance(landmarks, str):
-        L, idx = _given_landmarks(landmarks, X), None
-    else:
-        n = X.shape[0]
-        m = int(n_landmarks)
-        if m > n:
-            warnings.warn(
-                f"{name}={m} is larger than n_samples={n}: every sample is used as a "
-                f"{noun} ({n} {noun}s). Give a smaller {name} or more samples.",
-                UserWarning,
-                stacklevel=stacklevel + 1,
-            )
-            m = n
-        L, idx = select_landmarks(X, m, landmarks, kernel=kernel, rng=rng, **options)
-    return _drop_repeated(L, idx) if unique else (L, idx)
+    if is_dask_array(X):
+        from .._dask._landmarks import resolve_landmarks_dask
+
+        return resolve_landmarks_dask(
+            X,
+            landmarks,
+            n_landmarks,
+            kernel=kernel,
+            rng=rng,
+            unique=unique,
+            name=name,
+            noun=noun,
+            stacklevel=stacklevel + 1,
+            **options,
+        )
+    draw = draw_landmarks(
+        X.shape[0],
+        X.shape[1],
+        _float_dtype(X),
+        landmarks,
+        n_landmarks,
+        kernel=kernel,
+        rng=rng,
+        unique=unique,
+        name=name,
+        noun=noun,
+        stacklevel=stacklevel + 1,
+        **options,
+    )
+    (rows,) = row_reader(X)([draw.rows])
+    return finish_landmarks(draw, rows, rng)
