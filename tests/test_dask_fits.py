@@ -31,7 +31,7 @@ from kernelmaps import IKA, Nystroem, RandomBinningFeatures
 from kernelmaps._parallel import n_threads
 from kernelmaps.kernels import Gaussian
 from kernelmaps.sampling import _landmarks as landmarks_module
-from kernelmaps.sampling import recursive_rls_indices, resolve_landmarks, select_landmarks
+from kernelmaps.sampling import resolve_landmarks, select_landmarks
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -383,22 +383,6 @@ def test_sampled_kmeans_and_leverage_equal_on_dask(small_sample, method, kind):
         assert got[1] is None or np.array_equal(got[1], want[1])
     make = lambda: Nystroem(gamma=0.3, n_components=8, landmarks=method, random_state=6)  # noqa: E731
     _assert_same_fit(make().fit(as_dask(X, "rows-37")), make().fit(X))
-
-
-def test_kmeans_and_leverage_on_all_rows_up_to_the_sample_size():
-    """At or below landmark_sample_size(m), k-means and leverage run on every row, with
-    the draws they made before the sample existed (the seed first, the permutation first)."""
-    from sklearn.cluster import KMeans
-
-    X = _data()
-    kernel = Gaussian(gamma=0.3)
-    assert landmarks_module.landmark_sample_size(8) >= N_ROWS
-    L, idx = select_landmarks(X, 8, "kmeans", rng=np.random.default_rng(7))
-    seed = int(np.random.default_rng(7).integers(0, 2**31 - 1))
-    centres = KMeans(n_clusters=8, n_init=1, max_iter=100, random_state=seed).fit(X)
-    assert idx is None and np.array_equal(L, centres.cluster_centers_)
-    L, idx = select_landmarks(X, 8, "leverage", kernel=kernel, rng=np.random.default_rng(7))
-    assert np.array_equal(idx, recursive_rls_indices(X, 8, kernel, np.random.default_rng(7)))
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,6 +12,13 @@ What runs where:
   numpy path's messages, and its rows are computed in tiles aligned on a global grid of
   rows, so that the result does not depend on the chunking.
 * ``fit`` of a data-independent map reads only the shape and dtype (:mod:`._maps`).
+* ``fit`` of Nystroem and IKA draws its landmarks and samples on the client from global
+  row indices and gathers the rows in one compute; random binning collects the occupied
+  bins chunk by chunk (:mod:`._data_fits`, :mod:`._landmarks`, :mod:`._binning`).
+* ``FeatureRidge`` / ``FeatureRidgeClassifier``: per-chunk ridge statistics merged in a
+  fixed binary tree, leave-one-out as a second pass (:mod:`._ridge`).
+* ``NystroemKernelRidge``: FALKON with one distributed ``K_nm^T (K_nm v)`` per conjugate
+  gradient iteration (:mod:`._falkon`).
 """
 
 from ._maps import fit_feature_map

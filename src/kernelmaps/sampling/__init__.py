@@ -3,13 +3,17 @@
 * :func:`uniform_points`, :func:`orthogonal_directions` -- the draws of the random maps.
 * :func:`resolve_landmarks` -- the landmarks of Nyström, IKA and NystroemKernelRidge, from
   their ``landmarks`` parameter; :func:`select_landmarks` draws them uniformly, by k-means
-  or by recursive ridge leverage scores.
+  or by recursive ridge leverage scores.  Above :func:`landmark_sample_size` rows, k-means
+  and leverage run on a uniform sample of that many rows (the same rows for numpy and Dask
+  input).
 """
 
 from ._landmarks import (
     KMEANS_MINIBATCH_THRESHOLD,
     LANDMARK_METHODS,
+    LANDMARK_SAMPLE_SIZE,
     kernel_diagonal,
+    landmark_sample_size,
     recursive_rls_indices,
     resolve_landmarks,
     select_landmarks,
@@ -20,8 +24,10 @@ from ._qmc import QMC_METHODS, uniform_points
 __all__ = [
     "KMEANS_MINIBATCH_THRESHOLD",
     "LANDMARK_METHODS",
+    "LANDMARK_SAMPLE_SIZE",
     "QMC_METHODS",
     "kernel_diagonal",
+    "landmark_sample_size",
     "orthogonal_directions",
     "recursive_rls_indices",
     "resolve_landmarks",
