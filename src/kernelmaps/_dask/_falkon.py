@@ -7,23 +7,30 @@ the preconditioner (the two ``m x m`` Cholesky factors) and the conjugate gradie
 on the client, and only the products with ``K_nm`` go to the workers.
 
 What is kept where.  :meth:`DaskNystroemMatvec.rhs` persists one object per row chunk of
-``X`` (:class:`RowChunk`), in one computation that also forms ``K_nm^T Y``: the chunk's
-validated rows, the landmark kernel (``k(., L)``, holding the ``m`` landmarks), and the
-chunk's ``K_nm`` row blocks that fit in the cache budget.  The chunk object *is* a
-:class:`~kernelmaps.models._falkon.NystroemMatvec` on the chunk's rows, so a chunk does
-exactly what the numpy path does on its rows: ``K`` in row blocks bounded by
-``working_memory`` (never the whole ``rows x m`` block of a chunk unless it is cached).
+``X`` (:class:`RowChunk`), each built by one task that reads the chunk's rows and
+targets once and forms its ``K_b^T Y_b``: the chunk's validated rows, the landmark
+kernel (``k(., L)``, holding the ``m`` landmarks), the chunk's ``K_nm`` row blocks that
+fit in the cache budget, and ``K_b^T Y_b`` (gathered by a second computation).  The
+chunk object holds a :class:`~kernelmaps.models._falkon.NystroemMatvec` on the chunk's
+rows, so a chunk does exactly what the numpy path does on its rows: ``K`` in row blocks
+bounded by ``working_memory`` (never the whole ``rows x m`` block of a chunk unless it
+is cached).
 The landmark kernel is one key of that first graph, fetched once by each worker and then
 referenced by the worker's chunk objects: later graphs never mention it, so it is not
 sent again (a persisted or scattered key alone would not do, since the scheduler's
 active memory manager drops the replicas of a key that no task is waiting for, and the
 workers would fetch it anew at every iteration).  ``y`` is read once, in that pass, and
-not kept.
+not kept; ``X`` is kept only inside the chunk objects (no second copy).
 
 One iteration is one computation: ``V`` is one key (sent once to each worker that needs
 it), one task per chunk adds ``K_b^T (K_b V)`` over the chunk's row blocks, and the
 ``m x t`` partial products are summed pairwise in chunk order (a fixed binary tree, so
-the sum does not depend on which worker finishes first).  Everything uses
+the sum does not depend on which worker finishes first).  With a ``distributed`` client
+each chunk's task is placed on a worker holding the chunk (a loose restriction, from one
+``who_has`` query per computation), so that an iteration moves ``V`` and the partial
+products only: the scheduler would otherwise move a chunk to an idle worker now and
+then.  The keys of the chunks are unique to the fit, so that a second fit on the same
+data never meets the first one's tasks.  Everything uses
 :func:`dask.persist` / :func:`dask.compute`, hence whichever scheduler is active: the
 local threaded one (the chunk objects are then simply held in the client's memory) or a
 ``distributed.Client``.

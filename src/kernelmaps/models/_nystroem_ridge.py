@@ -150,7 +150,8 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     converged_ : bool
     n_cached_rows_ : int
         Rows of ``K_nm`` kept in memory during the solve (``n_samples`` when all fit in
-        ``cache_size``).
+        ``cache_size``); for a Dask array, the rows whose blocks were persisted on the
+        workers.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -188,14 +189,15 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     On a Dask array ``X`` (and ``y``, Dask or numpy) the rows stay on the workers: they
     are persisted there, one object per row chunk holding its validated rows, the
     landmark kernel (sent once per worker for the whole fit) and its cached ``K_nm``
-    blocks (within ``cache_size`` over the whole cluster), in one computation that also
-    forms ``K_nm^T y``.  Each CG iteration is then one computation: ``v`` is sent once,
-    every chunk adds its ``K_b^T (K_b v)`` row block by row block, and the ``m x t``
-    partial products are summed pairwise in chunk order (a fixed tree).  The landmarks
-    (drawn on the client from global row indices), ``K_mm``, the preconditioner and the
-    CG stay on the client; the fitted attributes are numpy, equal to the numpy fit's to
-    rounding (the sums over rows are grouped by chunk), and ``predict`` on a Dask array
-    is lazy.  Any Dask scheduler works: the local ones, or a ``distributed.Client``.
+    blocks (within ``cache_size`` over the whole cluster), built in one pass over the
+    data that also forms ``K_nm^T y``.  Each CG iteration is then one computation:
+    ``v`` is sent once, every chunk adds its ``K_b^T (K_b v)`` row block by row block
+    (on a worker holding the chunk), and the ``m x t`` partial products are summed
+    pairwise in chunk order (a fixed tree).  The landmarks (drawn on the client from
+    global row indices), ``K_mm``, the preconditioner and the CG stay on the client; the
+    fitted attributes are numpy, equal to the numpy fit's to rounding (the sums over
+    rows are grouped by chunk), and ``predict`` on a Dask array is lazy.  Any Dask
+    scheduler works: the local ones, or a ``distributed.Client``.
 
     References
     ----------
