@@ -11,7 +11,7 @@ a matvec.  The matvec is the only piece that touches the ``n`` rows.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import scipy.linalg
@@ -19,7 +19,14 @@ import scipy.linalg
 from ._base import kernel_matrix
 from ._cg import CGResult, conjugate_gradient
 
-__all__ = ["FalkonPreconditioner", "FalkonSolver", "NystroemMatvec", "landmark_gram"]
+__all__ = [
+    "FalkonPreconditioner",
+    "FalkonSolver",
+    "GramOperator",
+    "NystroemMatvec",
+    "add_gram_product",
+    "landmark_gram",
+]
 
 #: Bytes of the row chunks of a ``K_nm`` block on which ``K^T (K V)`` is formed: the chunk
 #: is still in cache for the second product, so each pass reads ``K_nm`` from memory once.
@@ -28,6 +35,26 @@ _CHUNK_BYTES = 1 << 20
 
 def _triangular(F: np.ndarray, V: np.ndarray, trans: str = "N") -> np.ndarray:
     return scipy.linalg.solve_triangular(F, V, trans=trans, lower=False, check_finite=False)
+
+
+def add_gram_product(K: np.ndarray, V: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out += K^T (K V)``, chunk by chunk of the rows of ``K`` (one read of ``K``).
+
+    Each chunk of rows (about 1 MiB) is still in cache for the second product.  ``K`` and
+    ``V`` are in the working dtype; ``out`` (float64) accumulates the chunks' products.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._falkon import add_gram_product
+    >>> add_gram_product(np.eye(3)[:, :2], np.ones((2, 1)), np.zeros((2, 1))).ravel().tolist()
+    [1.0, 1.0]
+    """
+    step = max(1, _CHUNK_BYTES // max(1, K.shape[1] * K.itemsize))
+    for start in range(0, K.shape[0], step):
+        chunk = K[start : start + step]
+        out += chunk.T @ (chunk @ V)
+    return out
 
 
 def landmark_gram(kernel: Callable[..., Any], L: np.ndarray) -> np.ndarray:
@@ -177,11 +204,23 @@ class NystroemMatvec:
         V_work = V.astype(self.dtype, copy=False)
         for rows, Kb in zip(self.blocks, self._cache, strict=True):
             K = self.block_kernel(self.X[rows]) if Kb is None else Kb
-            step = max(1, _CHUNK_BYTES // max(1, K.shape[1] * K.itemsize))
-            for start in range(0, K.shape[0], step):
-                chunk = K[start : start + step]
-                out += chunk.T @ (chunk @ V_work)
+            add_gram_product(K, V_work, out)
         return out
+
+
+class GramOperator(Protocol):
+    """What :class:`FalkonSolver` needs of the ``K_nm`` side: :class:`NystroemMatvec` on
+    numpy data, :class:`kernelmaps._dask._falkon.DaskNystroemMatvec` on a Dask array."""
+
+    n_cached_rows: int
+
+    def rhs(self, Y: Any) -> np.ndarray:
+        """``K_nm^T Y`` (float64, shape (m, t))."""
+        ...
+
+    def __call__(self, V: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out += K_nm^T (K_nm V)``; returns ``out``."""
+        ...
 
 
 class FalkonSolver:
@@ -202,7 +241,8 @@ class FalkonSolver:
     alpha : float
     preconditioner : FalkonPreconditioner
     matvec : NystroemMatvec
-        Or any object with ``rhs(Y)`` and ``__call__(V, out)`` adding ``K_nm^T K_nm V``.
+        Or any :class:`GramOperator`: an object with ``rhs(Y)`` and ``__call__(V, out)``
+        adding ``K_nm^T K_nm V`` (the Dask matvec on a Dask array).
 
     Examples
     --------
@@ -222,7 +262,7 @@ class FalkonSolver:
         K_mm: np.ndarray,
         alpha: float,
         preconditioner: FalkonPreconditioner,
-        matvec: NystroemMatvec,
+        matvec: GramOperator,
     ) -> None:
         self.K_mm = K_mm
         self.alpha = alpha
@@ -238,8 +278,12 @@ class FalkonSolver:
         pre = self.preconditioner
         return pre.apply_t(self.system_matvec(pre.apply(V)))
 
-    def solve(self, Y: np.ndarray, *, tol: float, max_iter: int) -> tuple[np.ndarray, CGResult]:
-        """``c`` of shape (m, t) for targets ``Y`` of shape (n, t), and the CG outcome."""
+    def solve(self, Y: Any, *, tol: float, max_iter: int) -> tuple[np.ndarray, CGResult]:
+        """``c`` of shape (m, t) for targets ``Y`` of shape (n, t), and the CG outcome.
+
+        ``Y`` is whatever the matvec's ``rhs`` takes (an ndarray, or a Dask array aligned
+        with the rows of a Dask ``X``); everything else happens on ``m x t`` arrays.
+        """
         b = self.preconditioner.apply_t(self.matvec.rhs(Y))
         result = conjugate_gradient(self.preconditioned_matvec, b, tol=tol, max_iter=max_iter)
         return self.preconditioner.apply(result.x), result

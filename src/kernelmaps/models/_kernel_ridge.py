@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_types import dask_rowwise
+from .._array_types import dask_rowwise, is_dask_array
 from ..feature_maps import row_blocks
 from ..kernels import kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import (
@@ -75,7 +75,11 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     scikit-learn's ``working_memory``.  Past ``EXACT_MEMORY_WARNING_BYTES`` (2 GiB, about
     16,000 samples) a ``UserWarning`` points to :class:`NystroemKernelRidge` (memory
     ``O(m^2)``) and :class:`FeatureRidge` with random features (memory ``O(D^2)``).
-    Computations are in float64; float32 input gives float32 predictions.  If ``K + alpha I``
+    Computations are in float64; float32 input gives float32 predictions.  A Dask array
+    ``X`` (or ``y``) is gathered whole to the client in one computation and fitted as
+    numpy: the ``n x n`` kernel matrix is needed whole anyway (for large ``n`` use
+    :class:`NystroemKernelRidge`, whose fit keeps the rows on the workers); ``X_fit_`` is
+    then an ndarray, and ``predict`` on a Dask array is lazy.  If ``K + alpha I``
     is numerically not positive definite (a callable that is not a positive-definite
     kernel), a symmetric indefinite solve is used with a warning.
 
@@ -124,9 +128,10 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training inputs, all kept (``X_fit_``) for prediction.
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
+            Training inputs, all kept (``X_fit_``) for prediction; a Dask array is gathered
+            (with a Dask ``y``, in the same computation).
+        y : array-like or dask.array.Array of shape (n_samples,) or (n_samples, n_targets)
             Targets; centre them first when their mean is far from zero (no intercept).
 
         Returns
@@ -135,6 +140,10 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             The fitted model.
         """
         self._validate_params()
+        if is_dask_array(X) or is_dask_array(y):
+            import dask
+
+            X, y = dask.compute(X, y)
         X, y = validate_regression_data(self, X, y)
         n = X.shape[0]
         if n * n * 8 > EXACT_MEMORY_WARNING_BYTES:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -13,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_types import dask_rowwise
+from .._array_types import dask_rowwise, is_dask_array
 from .._random import check_random_state
 from ..feature_maps import row_blocks
 from ..kernels import (
@@ -31,7 +32,13 @@ from ._base import (
     predict_in_blocks,
     validate_regression_data,
 )
-from ._falkon import FalkonPreconditioner, FalkonSolver, NystroemMatvec, landmark_gram
+from ._falkon import (
+    FalkonPreconditioner,
+    FalkonSolver,
+    GramOperator,
+    NystroemMatvec,
+    landmark_gram,
+)
 
 __all__ = ["NystroemKernelRidge"]
 
@@ -40,23 +47,43 @@ __all__ = ["NystroemKernelRidge"]
 _MAX_BLOCK_ROWS = 2048
 
 
+def _is_sparse(X: Any) -> bool:
+    """Sparse input: a scipy.sparse matrix, or a Dask array of scipy.sparse chunks."""
+    if is_dask_array(X):
+        from .._dask._validation import is_sparse_array
+
+        return is_sparse_array(X)
+    return sp.issparse(X)
+
+
 def _work_dtype(kernel: Any, X: Any) -> np.dtype:
     """float32 for dense float32 input and the Gaussian kernel (evaluated in float32 by
     :class:`LandmarkKernel`), float64 otherwise."""
     if (
         isinstance(kernel, Gaussian)
         and getattr(X, "dtype", None) == np.float32
-        and not sp.issparse(X)
+        and not _is_sparse(X)
     ):
         return np.dtype(np.float32)
     return np.dtype(np.float64)
 
 
+def _kernel_against(kernel: Any, L: np.ndarray, Xb: Any) -> np.ndarray:
+    return kernel_matrix(kernel, Xb, L)
+
+
 def _landmark_kernel(kernel: Any, L: np.ndarray, dtype: np.dtype) -> Any:
-    """``X_block -> k(X_block, L)`` in ``dtype`` (fused Gaussian for kernel objects)."""
+    """``X_block -> k(X_block, L)`` in ``dtype`` (fused Gaussian for kernel objects);
+    picklable whenever the kernel is (it is sent to the Dask workers)."""
     if isinstance(kernel, Kernel):
         return LandmarkKernel(kernel, L, dtype)
-    return lambda Xb: kernel_matrix(kernel, Xb, L)
+    return functools.partial(_kernel_against, kernel, L)
+
+
+def _block_bytes_per_row(m: int, n_features: int, n_targets: int) -> float:
+    """Bytes of the temporaries of one row of a ``K_nm`` block (the block, its products,
+    the row itself and its targets), for :func:`row_blocks`."""
+    return 8.0 * (3 * m + n_features + n_targets)
 
 
 class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
@@ -101,7 +128,10 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         Row blocks of ``K_nm`` (``m`` values of the working dtype per row) are kept while
         they fit in the budget, the others are recomputed at every iteration; ``0``
         recomputes every block (memory ``O(m^2 + block m)`` only).  The solution is the
-        same either way.
+        same either way.  For a Dask array ``X`` this is the total over the cluster:
+        the blocks of the first ``cache_size / (m * itemsize)`` rows are persisted on
+        the workers that hold those rows, and with a ``distributed`` client at most
+        half of the workers' total ``memory_limit``, less the size of ``X``, is used.
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Source of randomness for the landmark selection.
 
@@ -120,7 +150,8 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     converged_ : bool
     n_cached_rows_ : int
         Rows of ``K_nm`` kept in memory during the solve (``n_samples`` when all fit in
-        ``cache_size``).
+        ``cache_size``); for a Dask array, the rows whose blocks were persisted on the
+        workers.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -154,6 +185,19 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     float32 input gives float32 predictions.  If the tolerance is not reached within
     ``max_iter`` iterations, a :class:`~sklearn.exceptions.ConvergenceWarning` gives the
     residual.
+
+    On a Dask array ``X`` (and ``y``, Dask or numpy) the rows stay on the workers: they
+    are persisted there, one object per row chunk holding its validated rows, the
+    landmark kernel (sent once per worker for the whole fit) and its cached ``K_nm``
+    blocks (within ``cache_size`` over the whole cluster), built in one pass over the
+    data that also forms ``K_nm^T y``.  Each CG iteration is then one computation:
+    ``v`` is sent once, every chunk adds its ``K_b^T (K_b v)`` row block by row block
+    (on a worker holding the chunk), and the ``m x t`` partial products are summed
+    pairwise in chunk order (a fixed tree).  The landmarks (drawn on the client from
+    global row indices), ``K_mm``, the preconditioner and the CG stay on the client; the
+    fitted attributes are numpy, equal to the numpy fit's to rounding (the sums over
+    rows are grouped by chunk), and ``predict`` on a Dask array is lazy.  Any Dask
+    scheduler works: the local ones, or a ``distributed.Client``.
 
     References
     ----------
@@ -228,22 +272,38 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
 
     def _block_rows(self, X: Any, m: int, n_targets: int) -> Any:
         return row_blocks(
-            X.shape[0], 8.0 * (3 * m + X.shape[1] + n_targets), max_rows=_MAX_BLOCK_ROWS
+            X.shape[0], _block_bytes_per_row(m, X.shape[1], n_targets), max_rows=_MAX_BLOCK_ROWS
         )
 
     def _solver(self, X: Any, kernel: Any, L: np.ndarray, n_targets: int) -> FalkonSolver:
         """FALKON's solver on ``X``: preconditioner from ``K_mm``, ``K_nm`` blocks cached
-        within ``cache_size``."""
+        within ``cache_size``.  On a Dask array the ``K_nm`` side runs on the workers
+        (:class:`kernelmaps._dask._falkon.DaskNystroemMatvec`), the rest on the client."""
         n, m = X.shape[0], L.shape[0]
         K_mm = landmark_gram(kernel, L)
         work = _work_dtype(kernel, X)
-        matvec = NystroemMatvec(
-            X,
-            list(self._block_rows(X, m, n_targets)),
-            _landmark_kernel(kernel, L, work),
-            work,
-            int(self.cache_size * 2**20 // (m * work.itemsize)),
-        )
+        cache_rows = int(self.cache_size * 2**20 // (m * work.itemsize))
+        block_kernel = _landmark_kernel(kernel, L, work)
+        matvec: GramOperator
+        if is_dask_array(X):
+            from .._dask._falkon import DaskNystroemMatvec, cluster_memory_limit
+
+            limit = cluster_memory_limit()
+            if limit is not None:
+                room = max(0, limit - int(X.nbytes))
+                cache_rows = min(cache_rows, room // (m * work.itemsize))
+            matvec = DaskNystroemMatvec(
+                X,
+                block_kernel,
+                work,
+                cache_rows,
+                (_block_bytes_per_row(m, X.shape[1], n_targets), _MAX_BLOCK_ROWS),
+                type(self).__name__,
+            )
+        else:
+            matvec = NystroemMatvec(
+                X, list(self._block_rows(X, m, n_targets)), block_kernel, work, cache_rows
+            )
         return FalkonSolver(K_mm, self.alpha, FalkonPreconditioner(K_mm, n, self.alpha), matvec)
 
     # -- fit / predict ------------------------------------------------------------------
@@ -253,9 +313,10 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training inputs; the landmarks are drawn from them (unless given).
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
+            Training inputs; the landmarks are drawn from them (unless given).  A Dask
+            array stays on the workers (see Notes).
+        y : array-like or dask.array.Array of shape (n_samples,) or (n_samples, n_targets)
             Targets, solved for together (one CG run with one column per target).
 
         Returns
@@ -264,17 +325,29 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             The fitted model.
         """
         self._validate_params()
-        X, y = validate_regression_data(self, X, y)
+        Y: Any
+        if is_dask_array(X):
+            from .._dask._falkon import prepare_training_data
+
+            X, Y, y_ndim = prepare_training_data(self, X, y)
+        else:
+            X, y = validate_regression_data(self, X, y)
+            y_ndim = np.ndim(y)
+            Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
         kernel = resolve_estimator_kernel(self, X.shape[1])
         L, idx = self._select_landmarks(X, kernel)
-        Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
         solver = self._solver(X, kernel, L, Y.shape[1])
-        coef, result = solver.solve(Y, tol=self.tol, max_iter=self.max_iter)
+        try:
+            coef, result = solver.solve(Y, tol=self.tol, max_iter=self.max_iter)
+        finally:
+            release = getattr(solver.matvec, "release", None)
+            if release is not None:
+                release()
 
         self.kernel_ = kernel
         self.landmarks_ = L
         self.landmark_indices_ = idx
-        self.dual_coef_ = coef[:, 0] if np.ndim(y) == 1 else coef
+        self.dual_coef_ = coef[:, 0] if y_ndim == 1 else coef
         self.n_iter_ = result.n_iter
         self.residual_ = float(np.max(result.residual))
         self.converged_ = result.converged
