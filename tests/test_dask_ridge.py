@@ -43,7 +43,7 @@ from kernelmaps import (  # noqa: E402
     RandomBinningFeatures,
     RandomFourierFeatures,
 )
-from kernelmaps._dask._ridge import tree_reduce  # noqa: E402
+from kernelmaps._dask._reduce import tree_reduce  # noqa: E402
 from kernelmaps._parallel import n_threads  # noqa: E402
 from tests._dask import CHUNKINGS, as_dask, nothing_computed  # noqa: E402
 

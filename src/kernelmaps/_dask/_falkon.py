@@ -50,6 +50,7 @@ from .._task_settings import TaskSettings
 from ..feature_maps import row_blocks
 from ..models._base import FLOAT_DTYPES, as_row_sliceable
 from ..models._falkon import NystroemMatvec
+from ._reduce import tree_sum
 from ._rows import shared
 from ._validation import check_dask_array
 
@@ -61,32 +62,11 @@ __all__ = [
     "check_dask_targets",
     "cluster_memory_limit",
     "prepare_training_data",
-    "tree_sum",
 ]
 
 #: Fraction of the workers' total ``memory_limit`` that the persisted data and ``K_nm``
 #: blocks may take together (the rest is left to the tasks' temporaries and to Dask).
 CLUSTER_MEMORY_FRACTION = 0.5
-
-
-def tree_sum(parts: list[Any]) -> Any:
-    """The sum of the Delayed ``parts``, pairwise in their order: a fixed binary tree.
-
-    Level by level, neighbours ``(0, 1), (2, 3), ...`` are added (an odd last one goes up
-    unchanged), so the order of the floating-point additions depends only on the number
-    of parts, not on the scheduling.
-    """
-    import dask
-
-    add = dask.delayed(_add, pure=True)
-    while len(parts) > 1:
-        pairs = [add(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
-        parts = pairs + ([parts[-1]] if len(parts) % 2 else [])
-    return parts[0]
-
-
-def _add(a: Any, b: Any) -> Any:
-    return a + b
 
 
 def active_client() -> Any:

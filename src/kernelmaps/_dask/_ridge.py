@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from numbers import Number
 from typing import Any
 
@@ -61,6 +61,7 @@ from ..models._feature_ridge import (
 )
 from ..models._ridge_solvers import LooTerms, loo_block_sums, loo_combine
 from ..models._ridge_statistics import RidgeStatistics
+from ._reduce import tree_reduce, tree_sum
 from ._rows import shared
 from ._validation import check_dask_array
 
@@ -70,7 +71,6 @@ __all__ = [
     "fit_regressor",
     "partial_fit_classifier",
     "partial_fit_regressor",
-    "tree_reduce",
 ]
 
 _ZERO_WEIGHTS = "Sample weights must contain at least one non-zero number."
@@ -177,30 +177,6 @@ def chunk_loo_sums(
         for Z, Y_block, w_block in work.blocks(X, Y, weights):
             totals += loo_block_sums(terms, Z, Y_block, w_block)
         return totals
-
-
-def add_sums(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a + b`` (a task of the summation tree)."""
-    return a + b
-
-
-def tree_reduce(items: Sequence[Any], combine: Callable[[Any, Any], Any]) -> Any:
-    """``items`` combined pairwise in a fixed binary tree: neighbours ``(0, 1), (2, 3),
-    ...`` in order, level after level (an odd last item goes up unchanged).
-
-    With ``combine`` a :func:`dask.delayed` function the tree is a graph whose shape
-    depends only on ``len(items)``, so the rounding of the result does not depend on the
-    scheduler or on the number of workers.
-    """
-    level = list(items)
-    if not level:
-        raise ValueError("Nothing to reduce: no chunks.")
-    while len(level) > 1:
-        paired = [combine(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
-        if len(level) % 2:
-            paired.append(level[-1])
-        level = paired
-    return level[0]
 
 
 # -- validation and alignment on the client ----------------------------------------------
@@ -360,7 +336,7 @@ def _loo_pass(work: RowWork, X: Any, y: Any, w: Any) -> Callable[[LooTerms], np.
                 xs, _pieces(y, len(xs)), _pieces(w, len(xs)), strict=True
             )
         ]
-        (totals,) = dask.compute(tree_reduce(parts, dask.delayed(add_sums, pure=True)))
+        (totals,) = dask.compute(tree_sum(parts))
         return loo_combine(terms, np.asarray(totals, dtype=np.float64))
 
     return loo
