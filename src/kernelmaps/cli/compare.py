@@ -29,11 +29,17 @@ EXAMPLES = """examples:
   kernelmaps compare --datasets my_data.csv --target label --kernel laplacian
   kernelmaps compare --config study.toml --output study-results
   kernelmaps compare --quiet --no-plot --output /tmp/run   # for scripts
+  kernelmaps compare --workers 4                  # 4 local worker processes (Dask)
+  kernelmaps compare --scheduler tcp://host:8786  # a running Dask cluster
 
 The output folder receives results.csv (tidy: one row per data set, method,
 n_components, seed and metric), results.json (the same with the configuration and
 provenance), figure.png, and cells.jsonl, the log that lets an interrupted run resume:
 run the same command again and finished cells are not redone.
+
+--workers and --scheduler run the cells in parallel on Dask (pip install
+"kernelmaps[dask]"); this process still writes every file, so the results, the
+log and resuming are those of a run without them.
 """
 
 
@@ -87,7 +93,26 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     add("--fresh", action="store_true", help="ignore finished cells; start over")
     add("--no-plot", action="store_true", help="do not draw the figure")
     add("-q", "--quiet", action="store_true", help="no progress bar and no table")
+    _add_parallel_options(parser)
     return parser
+
+
+def _add_parallel_options(parser: argparse.ArgumentParser) -> None:
+    """Where the cells run: here, on a local Dask cluster, or on a running one."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--workers",
+        type=positive_int,
+        metavar="N",
+        help="run the cells on N local worker processes (a Dask LocalCluster, one thread "
+        "each); needs distributed",
+    )
+    group.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="run the cells on the Dask cluster whose scheduler is at ADDR "
+        "(e.g. tcp://host:8786); needs distributed",
+    )
 
 
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
@@ -233,21 +258,35 @@ def run(args: argparse.Namespace) -> int:
     0
     """
     from ..experiments import run_experiment
+    from ._cluster import cell_executor, check_options
 
     config = _build_config(args)
     out_dir = Path(args.output or DEFAULT_OUTPUT)
+    workers, scheduler = args.workers, args.scheduler
+    check_options(workers, scheduler)  # before any output: distributed is there if needed
     if not args.quiet:
+        where = ""
+        if workers is not None:
+            where = f"; cells on {workers} local Dask worker(s)"
+        elif scheduler is not None:
+            where = f"; cells on the Dask cluster at {scheduler}"
         print(
             f"kernelmaps compare: {len(config.datasets)} data set(s) x {len(config.methods)} "
             f"method(s) x D in {config.n_components} x {len(config.seeds)} seed(s); "
-            f"bandwidth: {config.bandwidth}; results in {out_dir}/",
+            f"bandwidth: {config.bandwidth}; results in {out_dir}/{where}",
             flush=True,
         )
-    start = time.perf_counter()
     try:
-        result = run_experiment(
-            config, out_dir, resume=not args.fresh, progress=None if not args.quiet else False
-        )
+        with cell_executor(workers, scheduler) as executor:
+            start = time.perf_counter()
+            result = run_experiment(
+                config,
+                out_dir,
+                resume=not args.fresh,
+                progress=None if not args.quiet else False,
+                executor=executor,
+            )
+            elapsed = time.perf_counter() - start
     except KeyboardInterrupt:
         print(
             f"\nkernelmaps compare: interrupted. Finished cells are kept in "
@@ -255,7 +294,6 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    elapsed = time.perf_counter() - start
     for f in result.failures:
         print(
             f"warning: {f['dataset']} / {f['method']} / D={f['n_components']} / seed "

@@ -13,30 +13,48 @@ and the shared settings (bandwidth, downstream model); changing the grid, the se
 list of methods reuses every cell already computed.  At the end ``results.csv`` and
 ``results.json`` (the rows with the configuration and provenance: package versions,
 machine, seeds, times) are written.
+
+Cells can run in parallel on any :class:`concurrent.futures.Executor` (a thread or process
+pool, or a Dask client's ``client.get_executor()``): each remaining cell is a task, and
+the caller alone appends the finished cells to the log, as they come, so resuming and the
+provenance work as in a sequential run.  A task carries the caller's kernelmaps and
+scikit-learn settings (:class:`~kernelmaps._task_settings.TaskSettings`); the prepared rows
+of a data set go to a worker process with its first few tasks and are kept there (a
+process keeps the last four data sets it received), so they are not pickled again for
+every cell.
 """
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures as cf
 import contextlib
+import contextvars
 import csv
 import dataclasses
 import datetime as _dt
+import hashlib
 import json
 import os
+import pickle
 import platform
 import sys
+import threading
 import time
 import tracemalloc
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from ..bandwidth import gamma_from_data
 from ._config import DatasetConfig, ExperimentConfig, MethodConfig
 from ._registry import BANDWIDTH_KERNELS, MethodSpec, get_method
+
+if TYPE_CHECKING:
+    from .._task_settings import TaskSettings
 
 __all__ = [
     "RESULT_COLUMNS",
@@ -205,11 +223,11 @@ class _Progress:
             self.stream.flush()
 
 
-def _versions() -> dict[str, str]:
+def _versions(extra: Iterable[str] = ()) -> dict[str, str]:
     from importlib import metadata
 
     out = {"python": platform.python_version()}
-    for pkg in ("kernelmaps", "numpy", "scipy", "scikit-learn", "matplotlib"):
+    for pkg in ("kernelmaps", "numpy", "scipy", "scikit-learn", "matplotlib", *extra):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
@@ -361,15 +379,28 @@ def _kernel_errors(
     return {f"{norm}_error": value for norm, value in errors.items()}
 
 
+#: One tracemalloc measurement at a time in a process (tracing is process-wide).
+_TRACEMALLOC_LOCK = threading.Lock()
+
+
 def _peak_memory(est: Any, data: PreparedData) -> float:
-    """Peak bytes allocated by Python while a fresh map is fitted and transforms."""
-    tracemalloc.start()
-    try:
-        est.fit(data.X_fit)
-        est.transform(data.X_eval)
-        return float(tracemalloc.get_traced_memory()[1])
-    finally:
-        tracemalloc.stop()
+    """Peak bytes allocated by Python while a fresh map is fitted and transforms.
+
+    tracemalloc traces every thread of the process: in a worker process that runs one
+    task at a time (a process pool, a Dask worker with one thread) the peak is the cell's
+    own, plus what the worker's communication allocates meanwhile (little); where several
+    cells run in threads of one process, the peaks of concurrent cells include each
+    other's allocations.  Measurements are serialised within a process so that one
+    cell's ``tracemalloc.stop()`` cannot end another's measurement.
+    """
+    with _TRACEMALLOC_LOCK:
+        tracemalloc.start()
+        try:
+            est.fit(data.X_fit)
+            est.transform(data.X_eval)
+            return float(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
 
 
 def _method_kernel(
@@ -401,15 +432,115 @@ def _method_kernel(
     return kernel, params
 
 
+class _ProcessWide:
+    """A process-wide setting entered by the first of the cells running at once in this
+    process and left by the last.
+
+    The warnings filters (and ``warnings.showwarning``) belong to the process: cells
+    running in threads of one process (a thread pool, a Dask worker with several
+    threads) that each entered and left ``warnings.catch_warnings`` would restore them
+    in whatever order they finish, leaving a stale state behind (and one cell's record
+    receiving another's warnings).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.stack: contextlib.ExitStack | None = None
+
+    @contextlib.contextmanager
+    def held(self, enter: Callable[[contextlib.ExitStack], None]) -> Iterator[None]:
+        with self.lock:
+            if self.depth == 0:
+                stack = contextlib.ExitStack()
+                try:
+                    enter(stack)
+                except BaseException:
+                    stack.close()
+                    raise
+                self.stack = stack
+            self.depth += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.depth -= 1
+                if self.depth == 0 and self.stack is not None:
+                    stack, self.stack = self.stack, None
+                    stack.close()
+
+
+_WARNING_CAPTURE = _ProcessWide()
+
+#: The warnings of the cell running in the current context (None: not in a cell).
+_CAUGHT: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "kernelmaps_cell_warnings", default=None
+)
+
+
 @contextlib.contextmanager
-def _limit_threads(threads: int | None) -> Iterator[None]:
+def _limit_threads(threads: int | None, blas: bool = True) -> Iterator[None]:
+    """BLAS and OpenMP pools limited to ``threads`` threads while inside.
+
+    OpenMP's limit is the calling thread's.  The BLAS pool (OpenBLAS with pthreads) is
+    the process's, and threadpoolctl lets one thread at a time set it.  A run on an
+    executor therefore holds the BLAS limit in the calling thread for the whole run, and
+    its cells that run in threads of the calling process (a thread pool) limit only
+    their own OpenMP (``blas=False``): a limiter entered in one of those threads would,
+    on leaving, restore the number of threads it saw on entering, which may be stale.
+    Cells in other processes set both.
+    """
     if threads is None:
         yield
+        return
+    if not blas:
+        from threadpoolctl import ThreadpoolController
+
+        # A controller of the OpenMP libraries only: a limiter restores every library
+        # of its controller on leaving.
+        with ThreadpoolController().select(user_api="openmp").limit(limits=threads):
+            yield
         return
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(threads):
         yield
+
+
+def _route_warnings(stack: contextlib.ExitStack) -> None:
+    """Show every warning ("always"), each to the cell whose context issued it."""
+    stack.enter_context(warnings.catch_warnings())
+    warnings.simplefilter("always")
+    previous = warnings.showwarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        caught = _CAUGHT.get()
+        if caught is None:  # another thread of the process, outside any cell
+            previous(message, category, filename, lineno, file, line)
+        else:
+            caught.append(str(message))
+
+    warnings.showwarning = show
+
+
+@contextlib.contextmanager
+def _capture_warnings() -> Iterator[list[str]]:
+    """The messages of the warnings issued in the current context (and the row-block
+    threads it starts) while inside; cells in other threads keep theirs."""
+    caught: list[str] = []
+    token = _CAUGHT.set(caught)
+    try:
+        with _WARNING_CAPTURE.held(_route_warnings):
+            yield caught
+    finally:
+        _CAUGHT.reset(token)
 
 
 def _write_tables(
@@ -441,6 +572,7 @@ def run_experiment(
     stream: TextIO | None = None,
     on_cell: Callable[[dict[str, Any]], None] | None = None,
     threads: int | None = 1,
+    executor: cf.Executor | None = None,
 ) -> ExperimentResult:
     """Run every cell of ``config`` and collect a tidy table of results.
 
@@ -453,7 +585,8 @@ def run_experiment(
     resume : bool, default=True
         Reuse the finished cells recorded in ``output_dir`` (``False`` starts afresh).
     progress : bool, default=None
-        Show a progress bar; by default only when ``stream`` is a terminal.
+        Show a progress bar (finished cells out of all); by default only when ``stream``
+        is a terminal.
     stream : file, default=sys.stderr
         Where the progress bar goes.
     on_cell : callable, default=None
@@ -462,6 +595,17 @@ def run_experiment(
         Threads of the BLAS and OpenMP pools inside a cell (``None``: leave them as they
         are).  One thread by default: the cells are small, and threaded BLAS on small
         matrices is slower, much slower when the cores are busy with other work.
+    executor : concurrent.futures.Executor, default=None
+        Where the cells run: ``None`` runs them one after the other in this thread; a
+        thread or process pool, or a Dask client's ``client.get_executor()``, runs each
+        remaining cell as a task.  The tasks carry the caller's kernelmaps and
+        scikit-learn settings (``config_context``) and run their row blocks on one
+        thread.  This process alone writes the log, cell by cell as tasks finish, so an
+        interrupted run resumes as a sequential one does; the results are the same, in
+        the same order.  A cell whose method raises an error is recorded as failed, as
+        in a sequential run; any other error, or Ctrl-C, cancels the cells not started
+        and is raised, the finished cells staying in the log.  ``peak_memory`` is
+        measured in the process that runs the cell (see the module's notes).
 
     Returns
     -------
@@ -476,6 +620,14 @@ def run_experiment(
     >>> result = run_experiment(config)
     >>> result.n_cells, len(result.rows), all(0 < v < 1 for v in result.values())
     (4, 4, True)
+
+    The same cells on two threads give the same rows:
+
+    >>> from concurrent.futures import ThreadPoolExecutor
+    >>> with ThreadPoolExecutor(2) as pool:
+    ...     again = run_experiment(config, executor=pool)
+    >>> again.rows == result.rows, again.provenance["executor"]
+    (True, 'ThreadPoolExecutor: 2 workers')
     """
     stream = stream if stream is not None else sys.stderr
     if progress is None:
@@ -494,20 +646,22 @@ def run_experiment(
     log, done = _open_log(out_dir, resume)
     records: list[dict[str, Any]] = []
     try:
-        for i, (d, m, n_components, seed) in enumerate(plan):
-            key = _cell_key(config, d, m, n_components, seed)
-            if key in done:
-                records.append(done[key])
-            else:
-                record = cells.run(key, d, m, n_components, seed)
-                if log is not None:
-                    log.write(json.dumps(record, default=float) + "\n")
-                    log.flush()
-                    os.fsync(log.fileno())
-                records.append(record)
-            bar.update(i + 1, f"{d.display} {m.display} D={n_components} seed={seed}")
-            if key not in done and on_cell is not None:
-                on_cell(records[-1])
+        if executor is not None:
+            with _limit_threads(threads):  # for the cells in threads of this process
+                records = _run_on_executor(executor, cells, plan, done, log, bar, on_cell)
+        else:
+            for i, (d, m, n_components, seed) in enumerate(plan):
+                key = _cell_key(config, d, m, n_components, seed)
+                if key in done:
+                    records.append(done[key])
+                else:
+                    record = cells.run(key, d, m, n_components, seed)
+                    if log is not None:
+                        _append(log, record)
+                    records.append(record)
+                bar.update(i + 1, _label(d, m, n_components, seed))
+                if key not in done and on_cell is not None:
+                    on_cell(records[-1])
     finally:
         bar.close()
         if log is not None:
@@ -517,8 +671,9 @@ def run_experiment(
         "experiment": config.name,
         "started": started,
         "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "versions": _versions(),
+        "versions": _versions(("dask", "distributed") if _is_dask(executor) else ()),
         "machine": _machine(),
+        "executor": _describe_executor(executor),
         "seeds": list(config.seeds),
         "config": config.to_dict(),
         "n_cells": len(plan),
@@ -530,6 +685,17 @@ def run_experiment(
     if out_dir is not None:
         _write_tables(out_dir, rows, provenance, failures)
     return ExperimentResult(rows, provenance, len(plan), cells.n_computed, failures, out_dir)
+
+
+def _label(d: DatasetConfig, m: MethodConfig, n_components: int, seed: int) -> str:
+    return f"{d.display} {m.display} D={n_components} seed={seed}"
+
+
+def _append(log: TextIO, record: dict[str, Any]) -> None:
+    """Append one finished cell to the log, at once (flushed and synced)."""
+    log.write(json.dumps(record, default=float) + "\n")
+    log.flush()
+    os.fsync(log.fileno())
 
 
 def _open_log(
@@ -556,6 +722,23 @@ def _open_log(
     return log, done
 
 
+@dataclasses.dataclass(frozen=True)
+class _CellTask:
+    """What a task needs to compute one cell, but the rows (see :func:`_cell_task`)."""
+
+    record: dict[str, Any]
+    config: ExperimentConfig
+    method: MethodSpec | str  # a name when every process registers it on import
+    kernel_params: dict[str, Any]
+    extra_params: dict[str, Any]
+    n_components: int
+    seed: int
+    threads: int | None
+    data_token: str
+    run: str  # this run's own: a task of an earlier, cancelled run is another task
+    caller_pid: int  # the process that holds the BLAS limit for the run
+
+
 class _CellRunner:
     """Computes cells, loading each data set and choosing each bandwidth once."""
 
@@ -563,13 +746,16 @@ class _CellRunner:
         self.config, self.threads = config, threads
         self.specs = {m.display: get_method(m.name) for m in config.methods}
         self.prepared: dict[str, PreparedData] = {}
+        self.tokens: dict[str, str] = {}
+        self.run_id = os.urandom(8).hex()
         self.gamma_cache: dict[tuple[str, str], float] = {}
         self.n_computed = 0
 
-    def run(
+    def start(
         self, key: str, d: DatasetConfig, m: MethodConfig, n_components: int, seed: int
-    ) -> dict[str, Any]:
-        """The record of one cell: its metrics, or the error that made it fail."""
+    ) -> tuple[dict[str, Any], PreparedData, MethodSpec, dict[str, Any] | None]:
+        """The cell's record so far, its rows, its method and kernel parameters (None
+        when the method cannot run: the record then says why)."""
         if d.display not in self.prepared:
             self.prepared[d.display] = prepare_data(d, self.config.data_home)
         data = self.prepared[d.display]
@@ -583,22 +769,248 @@ class _CellRunner:
         }
         try:
             kernel, kparams = _method_kernel(self.config, spec, m, data, self.gamma_cache)
-            record["kernel"] = kernel
-            record["gamma"] = kparams.get("gamma")
-            with warnings.catch_warnings(record=True) as caught, _limit_threads(self.threads):
-                warnings.simplefilter("always")
-                record["metrics"] = _run_cell(
-                    self.config, data, spec, kparams, m.params, n_components, seed
-                )
-            if caught:
-                record["warnings"] = sorted({str(w.message) for w in caught})
-            record["status"] = "ok"
         except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
-            record["status"] = "failed"
-            record["message"] = f"{type(exc).__name__}: {exc}"
-            record.setdefault("kernel", m.kernel or spec.kernel)
+            _failed(record, exc, m.kernel or spec.kernel)
+            return record, data, spec, None
+        record["kernel"] = kernel
+        record["gamma"] = kparams.get("gamma")
+        return record, data, spec, kparams
+
+    def run(
+        self, key: str, d: DatasetConfig, m: MethodConfig, n_components: int, seed: int
+    ) -> dict[str, Any]:
+        """The record of one cell: its metrics, or the error that made it fail."""
+        record, data, spec, kparams = self.start(key, d, m, n_components, seed)
+        if kparams is not None:
+            _compute(
+                record, self.config, data, spec, kparams, m.params, n_components, seed,
+                self.threads,
+            )  # fmt: skip
         self.n_computed += 1
         return record
+
+    def task(
+        self, key: str, d: DatasetConfig, m: MethodConfig, n_components: int, seed: int
+    ) -> tuple[dict[str, Any] | _CellTask, PreparedData]:
+        """A task computing the cell elsewhere, or its record when it failed already."""
+        record, data, spec, kparams = self.start(key, d, m, n_components, seed)
+        if kparams is None:
+            return record, data
+        if d.display not in self.tokens:
+            self.tokens[d.display] = _data_token(data)
+        method: MethodSpec | str = spec
+        if getattr(spec.factory, "__module__", "").startswith("kernelmaps."):
+            method = spec.name  # registered by kernelmaps on import, in every process
+        task = _CellTask(
+            record, self.config, method, kparams, m.params, n_components, seed, self.threads,
+            self.tokens[d.display], self.run_id, os.getpid(),
+        )  # fmt: skip
+        return task, data
+
+
+def _failed(record: dict[str, Any], exc: BaseException, kernel: str) -> None:
+    record["status"] = "failed"
+    record["message"] = f"{type(exc).__name__}: {exc}"
+    record.setdefault("kernel", kernel)
+
+
+def _compute(
+    record: dict[str, Any],
+    config: ExperimentConfig,
+    data: PreparedData,
+    spec: MethodSpec,
+    kparams: dict[str, Any],
+    extra_params: dict[str, Any],
+    n_components: int,
+    seed: int,
+    threads: int | None,
+    blas: bool = True,
+) -> dict[str, Any]:
+    """Complete ``record`` with the cell's metrics and warnings, or the error of its method."""
+    try:
+        with _capture_warnings() as caught, _limit_threads(threads, blas):
+            record["metrics"] = _run_cell(
+                config, data, spec, kparams, extra_params, n_components, seed
+            )
+        if caught:
+            record["warnings"] = sorted(set(caught))
+        record["status"] = "ok"
+    except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
+        _failed(record, exc, spec.kernel)  # (the record names its kernel already)
+    return record
+
+
+# --- Cells as tasks of an executor ------------------------------------------------------
+
+#: Tasks pending at once per task an executor runs at once.
+_PENDING_PER_SLOT = 2
+
+#: Data sets a process keeps for the tasks that follow (least recently used dropped).
+_TASK_DATA_KEPT = 4
+_TASK_DATA: collections.OrderedDict[str, PreparedData] = collections.OrderedDict()
+_TASK_DATA_LOCK = threading.Lock()
+
+
+def _data_token(data: PreparedData) -> str:
+    """A digest of the prepared rows: the name under which processes keep them."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr((data.name, data.task, data.in_sample, data.n_rows, data.n_features)).encode())
+    for array in (data.X_fit, data.X_eval, data.y_fit, data.y_eval):
+        if array is None:
+            h.update(b"none")
+            continue
+        array = np.ascontiguousarray(array)
+        h.update(repr((array.dtype.str, array.shape)).encode())
+        h.update(pickle.dumps(array, protocol=5) if array.dtype.hasobject else array.tobytes())
+    return h.hexdigest()
+
+
+def _task_data(token: str, data: PreparedData | None) -> PreparedData | None:
+    """The rows named ``token``: kept when sent, else those this process kept (or None)."""
+    with _TASK_DATA_LOCK:
+        if data is not None:
+            _TASK_DATA[token] = data
+        else:
+            data = _TASK_DATA.get(token)
+            if data is None:
+                return None
+        _TASK_DATA.move_to_end(token)
+        while len(_TASK_DATA) > _TASK_DATA_KEPT:
+            _TASK_DATA.popitem(last=False)
+        return data
+
+
+def _forget_task_data(tokens: Iterable[str]) -> None:
+    with _TASK_DATA_LOCK:
+        for token in tokens:
+            _TASK_DATA.pop(token, None)
+
+
+def _cell_task(
+    settings: TaskSettings, task: _CellTask, data: PreparedData | None
+) -> dict[str, Any] | None:
+    """Compute one cell in a task: its record, or None when this process has not the rows
+    (the caller then sends the task again, with them)."""
+    rows = _task_data(task.data_token, data)
+    if rows is None:
+        return None
+    spec = get_method(task.method) if isinstance(task.method, str) else task.method
+    record = dict(task.record)
+    return settings.call(
+        _compute, record, task.config, rows, spec, task.kernel_params, task.extra_params,
+        task.n_components, task.seed, task.threads, os.getpid() != task.caller_pid,
+    )  # fmt: skip
+
+
+def _is_dask(executor: Any) -> bool:
+    return executor is not None and type(executor).__module__.startswith("distributed")
+
+
+def _executor_slots(executor: cf.Executor) -> int:
+    """How many tasks ``executor`` runs at once (the cores of this machine if unknown)."""
+    if _is_dask(executor):
+        try:
+            return max(1, sum(executor._client.nthreads().values()))  # type: ignore[attr-defined]
+        except Exception:  # pragma: no cover - a client that cannot answer
+            pass
+    n = getattr(executor, "_max_workers", None)  # ThreadPoolExecutor, ProcessPoolExecutor
+    if isinstance(n, int) and n > 0:
+        return n
+    return os.cpu_count() or 1
+
+
+def _describe_executor(executor: cf.Executor | None) -> str:
+    """Where the cells ran, for the provenance."""
+    if executor is None:
+        return "sequential"
+    if _is_dask(executor):
+        try:
+            client = executor._client  # type: ignore[attr-defined]
+            nthreads = client.nthreads()
+            return (
+                f"dask: {len(nthreads)} workers, {sum(nthreads.values())} threads, "
+                f"scheduler {client.scheduler.address}"
+            )
+        except Exception:  # pragma: no cover - a client that cannot answer
+            return "dask"
+    n = getattr(executor, "_max_workers", None)
+    name = type(executor).__name__
+    return f"{name}: {n} workers" if isinstance(n, int) else name
+
+
+def _run_on_executor(
+    executor: cf.Executor,
+    cells: _CellRunner,
+    plan: list[tuple[DatasetConfig, MethodConfig, int, int]],
+    done: dict[str, dict[str, Any]],
+    log: TextIO | None,
+    bar: _Progress,
+    on_cell: Callable[[dict[str, Any]], None] | None,
+) -> list[dict[str, Any]]:
+    """Run the cells not in ``done`` as tasks of ``executor``; the records in plan order.
+
+    At most two tasks per worker are pending at once (which bounds the rows held for
+    them), and the rows of a data set travel with its first tasks only, one per worker;
+    a task that lands on a process without them returns None and is sent again with them.
+    """
+    from .._task_settings import TaskSettings
+
+    config = cells.config
+    keys = [_cell_key(config, *cell) for cell in plan]
+    records: list[dict[str, Any] | None] = [done.get(key) for key in keys]
+    waiting = collections.deque(i for i, key in enumerate(keys) if key not in done)
+    finished = len(plan) - len(waiting)
+    if finished:
+        bar.update(finished, "(finished earlier)")
+    settings = TaskSettings.capture(block_threads=1)
+    slots = _executor_slots(executor)
+    shipped: collections.Counter[str] = collections.Counter()
+    pending: dict[cf.Future[Any], tuple[int, _CellTask, PreparedData]] = {}
+
+    def submit(i: int, task: _CellTask, data: PreparedData, resend: bool) -> None:
+        send = resend or shipped[task.data_token] < slots
+        if send:
+            shipped[task.data_token] += 1
+        future = executor.submit(_cell_task, settings, task, data if send else None)
+        pending[future] = (i, task, data)
+
+    def finish(i: int, record: dict[str, Any]) -> None:
+        nonlocal finished
+        cells.n_computed += 1
+        if log is not None:
+            _append(log, record)
+        records[i] = record
+        finished += 1
+        bar.update(finished, _label(*plan[i]))
+        if on_cell is not None:
+            on_cell(record)
+
+    try:
+        while waiting or pending:
+            while waiting and len(pending) < _PENDING_PER_SLOT * slots:
+                i = waiting.popleft()
+                task, data = cells.task(keys[i], *plan[i])
+                if isinstance(task, dict):  # failed before it could start
+                    finish(i, task)
+                else:
+                    submit(i, task, data, resend=False)
+            if not pending:
+                continue
+            ready, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for future in sorted(ready, key=lambda f: pending[f][0]):
+                i, task, data = pending.pop(future)
+                record = future.result()
+                if record is None:  # that process had not the rows
+                    submit(i, task, data, resend=True)
+                else:
+                    finish(i, record)
+    except BaseException:
+        for future in pending:
+            future.cancel()
+        raise
+    finally:
+        _forget_task_data(cells.tokens.values())  # those a thread pool kept here
+    return [r for r in records if r is not None]
 
 
 def _tidy(
