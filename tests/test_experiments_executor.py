@@ -156,9 +156,9 @@ def test_thread_pool_gives_the_sequential_records_and_restores_process_state(tmp
 
 def _forgetting(func: Any, *args: Any) -> Any:
     """``func(*args)`` in a process that has kept no rows (as if new)."""
-    from kernelmaps.experiments import _runner
+    from kernelmaps.experiments import _executor
 
-    _runner._forget_task_data(list(_runner._TASK_DATA))
+    _executor.forget_task_data(list(_executor._TASK_DATA))
     return func(*args)
 
 

@@ -28,22 +28,17 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures as cf
-import contextlib
-import contextvars
 import csv
 import dataclasses
 import datetime as _dt
-import hashlib
 import json
 import os
-import pickle
 import platform
 import sys
 import threading
 import time
 import tracemalloc
-import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -51,6 +46,16 @@ import numpy as np
 
 from ..bandwidth import gamma_from_data
 from ._config import DatasetConfig, ExperimentConfig, MethodConfig
+from ._executor import (
+    PENDING_PER_SLOT,
+    data_token,
+    describe_executor,
+    executor_slots,
+    forget_task_data,
+    is_dask,
+    task_data,
+)
+from ._isolation import capture_warnings, limit_threads
 from ._registry import BANDWIDTH_KERNELS, MethodSpec, get_method
 
 if TYPE_CHECKING:
@@ -432,117 +437,6 @@ def _method_kernel(
     return kernel, params
 
 
-class _ProcessWide:
-    """A process-wide setting entered by the first of the cells running at once in this
-    process and left by the last.
-
-    The warnings filters (and ``warnings.showwarning``) belong to the process: cells
-    running in threads of one process (a thread pool, a Dask worker with several
-    threads) that each entered and left ``warnings.catch_warnings`` would restore them
-    in whatever order they finish, leaving a stale state behind (and one cell's record
-    receiving another's warnings).
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.depth = 0
-        self.stack: contextlib.ExitStack | None = None
-
-    @contextlib.contextmanager
-    def held(self, enter: Callable[[contextlib.ExitStack], None]) -> Iterator[None]:
-        with self.lock:
-            if self.depth == 0:
-                stack = contextlib.ExitStack()
-                try:
-                    enter(stack)
-                except BaseException:
-                    stack.close()
-                    raise
-                self.stack = stack
-            self.depth += 1
-        try:
-            yield
-        finally:
-            with self.lock:
-                self.depth -= 1
-                if self.depth == 0 and self.stack is not None:
-                    stack, self.stack = self.stack, None
-                    stack.close()
-
-
-_WARNING_CAPTURE = _ProcessWide()
-
-#: The warnings of the cell running in the current context (None: not in a cell).
-_CAUGHT: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
-    "kernelmaps_cell_warnings", default=None
-)
-
-
-@contextlib.contextmanager
-def _limit_threads(threads: int | None, blas: bool = True) -> Iterator[None]:
-    """BLAS and OpenMP pools limited to ``threads`` threads while inside.
-
-    OpenMP's limit is the calling thread's.  The BLAS pool (OpenBLAS with pthreads) is
-    the process's, and threadpoolctl lets one thread at a time set it.  A run on an
-    executor therefore holds the BLAS limit in the calling thread for the whole run, and
-    its cells that run in threads of the calling process (a thread pool) limit only
-    their own OpenMP (``blas=False``): a limiter entered in one of those threads would,
-    on leaving, restore the number of threads it saw on entering, which may be stale.
-    Cells in other processes set both.
-    """
-    if threads is None:
-        yield
-        return
-    if not blas:
-        from threadpoolctl import ThreadpoolController
-
-        # A controller of the OpenMP libraries only: a limiter restores every library
-        # of its controller on leaving.
-        with ThreadpoolController().select(user_api="openmp").limit(limits=threads):
-            yield
-        return
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(threads):
-        yield
-
-
-def _route_warnings(stack: contextlib.ExitStack) -> None:
-    """Show every warning ("always"), each to the cell whose context issued it."""
-    stack.enter_context(warnings.catch_warnings())
-    warnings.simplefilter("always")
-    previous = warnings.showwarning
-
-    def show(
-        message: Warning | str,
-        category: type[Warning],
-        filename: str,
-        lineno: int,
-        file: TextIO | None = None,
-        line: str | None = None,
-    ) -> None:
-        caught = _CAUGHT.get()
-        if caught is None:  # another thread of the process, outside any cell
-            previous(message, category, filename, lineno, file, line)
-        else:
-            caught.append(str(message))
-
-    warnings.showwarning = show
-
-
-@contextlib.contextmanager
-def _capture_warnings() -> Iterator[list[str]]:
-    """The messages of the warnings issued in the current context (and the row-block
-    threads it starts) while inside; cells in other threads keep theirs."""
-    caught: list[str] = []
-    token = _CAUGHT.set(caught)
-    try:
-        with _WARNING_CAPTURE.held(_route_warnings):
-            yield caught
-    finally:
-        _CAUGHT.reset(token)
-
-
 def _write_tables(
     out_dir: Path, rows: list[dict[str, Any]], provenance: dict[str, Any], failures: list[Any]
 ) -> None:
@@ -647,7 +541,7 @@ def run_experiment(
     records: list[dict[str, Any]] = []
     try:
         if executor is not None:
-            with _limit_threads(threads):  # for the cells in threads of this process
+            with limit_threads(threads):  # for the cells in threads of this process
                 records = _run_on_executor(executor, cells, plan, done, log, bar, on_cell)
         else:
             for i, (d, m, n_components, seed) in enumerate(plan):
@@ -671,9 +565,9 @@ def run_experiment(
         "experiment": config.name,
         "started": started,
         "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "versions": _versions(("dask", "distributed") if _is_dask(executor) else ()),
+        "versions": _versions(("dask", "distributed") if is_dask(executor) else ()),
         "machine": _machine(),
-        "executor": _describe_executor(executor),
+        "executor": describe_executor(executor),
         "seeds": list(config.seeds),
         "config": config.to_dict(),
         "n_cells": len(plan),
@@ -797,7 +691,7 @@ class _CellRunner:
         if kparams is None:
             return record, data
         if d.display not in self.tokens:
-            self.tokens[d.display] = _data_token(data)
+            self.tokens[d.display] = data_token(data)
         method: MethodSpec | str = spec
         if getattr(spec.factory, "__module__", "").startswith("kernelmaps."):
             method = spec.name  # registered by kernelmaps on import, in every process
@@ -828,7 +722,7 @@ def _compute(
 ) -> dict[str, Any]:
     """Complete ``record`` with the cell's metrics and warnings, or the error of its method."""
     try:
-        with _capture_warnings() as caught, _limit_threads(threads, blas):
+        with capture_warnings() as caught, limit_threads(threads, blas):
             record["metrics"] = _run_cell(
                 config, data, spec, kparams, extra_params, n_components, seed
             )
@@ -842,56 +736,13 @@ def _compute(
 
 # --- Cells as tasks of an executor ------------------------------------------------------
 
-#: Tasks pending at once per task an executor runs at once.
-_PENDING_PER_SLOT = 2
-
-#: Data sets a process keeps for the tasks that follow (least recently used dropped).
-_TASK_DATA_KEPT = 4
-_TASK_DATA: collections.OrderedDict[str, PreparedData] = collections.OrderedDict()
-_TASK_DATA_LOCK = threading.Lock()
-
-
-def _data_token(data: PreparedData) -> str:
-    """A digest of the prepared rows: the name under which processes keep them."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(repr((data.name, data.task, data.in_sample, data.n_rows, data.n_features)).encode())
-    for array in (data.X_fit, data.X_eval, data.y_fit, data.y_eval):
-        if array is None:
-            h.update(b"none")
-            continue
-        array = np.ascontiguousarray(array)
-        h.update(repr((array.dtype.str, array.shape)).encode())
-        h.update(pickle.dumps(array, protocol=5) if array.dtype.hasobject else array.tobytes())
-    return h.hexdigest()
-
-
-def _task_data(token: str, data: PreparedData | None) -> PreparedData | None:
-    """The rows named ``token``: kept when sent, else those this process kept (or None)."""
-    with _TASK_DATA_LOCK:
-        if data is not None:
-            _TASK_DATA[token] = data
-        else:
-            data = _TASK_DATA.get(token)
-            if data is None:
-                return None
-        _TASK_DATA.move_to_end(token)
-        while len(_TASK_DATA) > _TASK_DATA_KEPT:
-            _TASK_DATA.popitem(last=False)
-        return data
-
-
-def _forget_task_data(tokens: Iterable[str]) -> None:
-    with _TASK_DATA_LOCK:
-        for token in tokens:
-            _TASK_DATA.pop(token, None)
-
 
 def _cell_task(
     settings: TaskSettings, task: _CellTask, data: PreparedData | None
 ) -> dict[str, Any] | None:
     """Compute one cell in a task: its record, or None when this process has not the rows
     (the caller then sends the task again, with them)."""
-    rows = _task_data(task.data_token, data)
+    rows = task_data(task.data_token, data)
     if rows is None:
         return None
     spec = get_method(task.method) if isinstance(task.method, str) else task.method
@@ -900,42 +751,6 @@ def _cell_task(
         _compute, record, task.config, rows, spec, task.kernel_params, task.extra_params,
         task.n_components, task.seed, task.threads, os.getpid() != task.caller_pid,
     )  # fmt: skip
-
-
-def _is_dask(executor: Any) -> bool:
-    return executor is not None and type(executor).__module__.startswith("distributed")
-
-
-def _executor_slots(executor: cf.Executor) -> int:
-    """How many tasks ``executor`` runs at once (the cores of this machine if unknown)."""
-    if _is_dask(executor):
-        try:
-            return max(1, sum(executor._client.nthreads().values()))  # type: ignore[attr-defined]
-        except Exception:  # pragma: no cover - a client that cannot answer
-            pass
-    n = getattr(executor, "_max_workers", None)  # ThreadPoolExecutor, ProcessPoolExecutor
-    if isinstance(n, int) and n > 0:
-        return n
-    return os.cpu_count() or 1
-
-
-def _describe_executor(executor: cf.Executor | None) -> str:
-    """Where the cells ran, for the provenance."""
-    if executor is None:
-        return "sequential"
-    if _is_dask(executor):
-        try:
-            client = executor._client  # type: ignore[attr-defined]
-            nthreads = client.nthreads()
-            return (
-                f"dask: {len(nthreads)} workers, {sum(nthreads.values())} threads, "
-                f"scheduler {client.scheduler.address}"
-            )
-        except Exception:  # pragma: no cover - a client that cannot answer
-            return "dask"
-    n = getattr(executor, "_max_workers", None)
-    name = type(executor).__name__
-    return f"{name}: {n} workers" if isinstance(n, int) else name
 
 
 def _run_on_executor(
@@ -963,7 +778,7 @@ def _run_on_executor(
     if finished:
         bar.update(finished, "(finished earlier)")
     settings = TaskSettings.capture(block_threads=1)
-    slots = _executor_slots(executor)
+    slots = executor_slots(executor)
     shipped: collections.Counter[str] = collections.Counter()
     pending: dict[cf.Future[Any], tuple[int, _CellTask, PreparedData]] = {}
 
@@ -987,7 +802,7 @@ def _run_on_executor(
 
     try:
         while waiting or pending:
-            while waiting and len(pending) < _PENDING_PER_SLOT * slots:
+            while waiting and len(pending) < PENDING_PER_SLOT * slots:
                 i = waiting.popleft()
                 task, data = cells.task(keys[i], *plan[i])
                 if isinstance(task, dict):  # failed before it could start
@@ -1009,7 +824,7 @@ def _run_on_executor(
             future.cancel()
         raise
     finally:
-        _forget_task_data(cells.tokens.values())  # those a thread pool kept here
+        forget_task_data(cells.tokens.values())  # those a thread pool kept here
     return [r for r in records if r is not None]
 
 

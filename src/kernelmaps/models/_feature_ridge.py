@@ -29,6 +29,9 @@ from ._ridge_statistics import RidgeStatistics
 
 __all__ = ["FeatureRidge"]
 
+#: Longest row block of a ridge pass (see :func:`feature_row_blocks`).
+RIDGE_BLOCK_ROWS: int | None = 8192
+
 #: Rows mapped first to learn the width of a feature map that does not state it.
 _WIDTH_PROBE_ROWS = 256
 
@@ -72,15 +75,18 @@ def map_features(feature_map: Any, X: Any) -> Any:
 def feature_row_blocks(
     n_rows: int, n_columns: int, width: int, n_targets: int, start: int = 0
 ) -> Iterator[slice]:
-    """The row blocks ``[start, n_rows)`` of a ridge pass, sized by ``working_memory``.
+    """The row blocks ``[start, n_rows)`` of a ridge pass, sized by ``working_memory``
+    and at most ``RIDGE_BLOCK_ROWS`` rows.
 
     A row of a block costs the features, their weighted and centred copies (``3 D``), the
-    input row and the targets, in float64.
+    input row and the targets, in float64.  Longer blocks than ``RIDGE_BLOCK_ROWS`` make
+    the Gram update ``Z_b^T Z_b`` no faster (its inner dimension is long enough) and only
+    hold more memory.
     """
     per_row = 8.0 * (3 * width + n_columns + n_targets)
     if n_rows <= start:
         return
-    for rows in row_blocks(n_rows - start, per_row):
+    for rows in row_blocks(n_rows - start, per_row, max_rows=RIDGE_BLOCK_ROWS):
         yield slice(rows.start + start, rows.stop + start)
 
 

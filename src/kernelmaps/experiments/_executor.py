@@ -1,0 +1,121 @@
+"""Cells as tasks of a :class:`concurrent.futures.Executor`: the rows kept by the
+processes that run them, and what the executor is.
+
+The prepared rows of a data set travel with the first tasks sent to a worker process and
+are kept there under a digest of their contents (the last ``_TASK_DATA_KEPT`` data sets),
+so that the tasks that follow need not carry them.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import hashlib
+import os
+import pickle
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ._runner import PreparedData
+
+__all__ = [
+    "PENDING_PER_SLOT",
+    "data_token",
+    "describe_executor",
+    "executor_slots",
+    "forget_task_data",
+    "is_dask",
+    "task_data",
+]
+
+
+#: Tasks pending at once per task an executor runs at once.
+PENDING_PER_SLOT = 2
+
+#: Data sets a process keeps for the tasks that follow (least recently used dropped).
+_TASK_DATA_KEPT = 4
+_TASK_DATA: collections.OrderedDict[str, PreparedData] = collections.OrderedDict()
+_TASK_DATA_LOCK = threading.Lock()
+
+
+def data_token(data: PreparedData) -> str:
+    """A digest of the prepared rows: the name under which processes keep them."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr((data.name, data.task, data.in_sample, data.n_rows, data.n_features)).encode())
+    for array in (data.X_fit, data.X_eval, data.y_fit, data.y_eval):
+        if array is None:
+            h.update(b"none")
+            continue
+        array = np.ascontiguousarray(array)
+        h.update(repr((array.dtype.str, array.shape)).encode())
+        h.update(pickle.dumps(array, protocol=5) if array.dtype.hasobject else array.tobytes())
+    return h.hexdigest()
+
+
+def task_data(token: str, data: PreparedData | None) -> PreparedData | None:
+    """The rows named ``token``: kept when sent, else those this process kept (or None)."""
+    with _TASK_DATA_LOCK:
+        if data is not None:
+            _TASK_DATA[token] = data
+        else:
+            data = _TASK_DATA.get(token)
+            if data is None:
+                return None
+        _TASK_DATA.move_to_end(token)
+        while len(_TASK_DATA) > _TASK_DATA_KEPT:
+            _TASK_DATA.popitem(last=False)
+        return data
+
+
+def forget_task_data(tokens: Iterable[str]) -> None:
+    with _TASK_DATA_LOCK:
+        for token in tokens:
+            _TASK_DATA.pop(token, None)
+
+
+def is_dask(executor: Any) -> bool:
+    return executor is not None and type(executor).__module__.startswith("distributed")
+
+
+def _dask_client() -> Any:
+    """The default ``distributed.Client``: the one whose executor the cells run on (the
+    executor itself does not say which client it belongs to)."""
+    from distributed import default_client
+
+    return default_client()
+
+
+def executor_slots(executor: cf.Executor) -> int:
+    """How many tasks ``executor`` runs at once (the cores of this machine if unknown)."""
+    if is_dask(executor):
+        try:
+            return max(1, sum(_dask_client().nthreads().values()))
+        except Exception:  # pragma: no cover - a client that cannot answer
+            pass
+    n = getattr(executor, "_max_workers", None)  # ThreadPoolExecutor, ProcessPoolExecutor
+    if isinstance(n, int) and n > 0:
+        return n
+    return os.cpu_count() or 1
+
+
+def describe_executor(executor: cf.Executor | None) -> str:
+    """Where the cells ran, for the provenance."""
+    if executor is None:
+        return "sequential"
+    if is_dask(executor):
+        try:
+            client = _dask_client()
+            nthreads = client.nthreads()
+            return (
+                f"dask: {len(nthreads)} workers, {sum(nthreads.values())} threads, "
+                f"scheduler {client.scheduler.address}"
+            )
+        except Exception:  # pragma: no cover - a client that cannot answer
+            return "dask"
+    n = getattr(executor, "_max_workers", None)
+    name = type(executor).__name__
+    return f"{name}: {n} workers" if isinstance(n, int) else name
