@@ -457,14 +457,7 @@ def fit_classifier(estimator: Any, X: Any, y: Any, sample_weight: Any) -> None:
         _assert_all_finite(labels, input_name="y", estimator_name=type(estimator).__name__)
     else:
         labels = y
-    check_classification_targets(labels)
-    estimator._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(labels)
-    estimator.classes_ = estimator._binarizer.classes_
-    if estimator.classes_.shape[0] < 2:
-        raise ValueError(
-            "The classifier needs samples of at least 2 classes in the data; got only "
-            f"one class: {estimator.classes_[0]!r}."
-        )
+    estimator._set_classes(labels)
     y = _aligned(y, _row_chunks(estimator, X))
     w = _weights(estimator, X, sample_weight)
     estimator._y_1d = False

@@ -119,6 +119,18 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     (2,)
     """
 
+    def _set_classes(self, labels: Any) -> None:
+        """``classes_`` and the +1/-1 encoder from the labels ``labels`` of ``fit``
+        (every label, or each distinct one once); at least two classes are needed."""
+        check_classification_targets(labels)
+        self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(labels)
+        self.classes_ = self._binarizer.classes_
+        if self.classes_.shape[0] < 2:
+            raise ValueError(
+                "The classifier needs samples of at least 2 classes in the data; got only "
+                f"one class: {self.classes_[0]!r}."
+            )
+
     def _encode(self, y: Any) -> np.ndarray:
         Y = self._binarizer.transform(y).astype(np.float64)
         return Y
@@ -143,14 +155,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             return self
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES)
-        check_classification_targets(y)
-        self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(y)
-        self.classes_ = self._binarizer.classes_
-        if self.classes_.shape[0] < 2:
-            raise ValueError(
-                "The classifier needs samples of at least 2 classes in the data; got only "
-                f"one class: {self.classes_[0]!r}."
-            )
+        self._set_classes(y)
         self._fit_targets(X, self._encode(y), sample_weight)
         return self
 
