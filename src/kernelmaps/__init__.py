@@ -6,23 +6,72 @@ scikit-learn transformer; the exact kernels live in :mod:`kernelmaps.kernels` an
 approximation error metrics in :mod:`kernelmaps.metrics`.
 """
 
-from . import kernels
+from typing import TYPE_CHECKING, Any
+
 from ._config import config_context, get_config, set_config
-from .feature_maps import (
-    IKA,
-    AdditiveChi2Sampler,
-    CompactRandomFeatures,
-    Fastfood,
-    Nystroem,
-    RandomBinningFeatures,
-    RandomFourierFeatures,
-    RandomMaclaurinFeatures,
-    SkewedChi2Sampler,
-    StructuredOrthogonalFeatures,
-    TensorSketch,
-)
-from .metrics import feature_map_error, kernel_approximation_error
-from .models import FeatureRidge, FeatureRidgeClassifier, KernelRidge, NystroemKernelRidge
+
+if TYPE_CHECKING:
+    from . import kernels
+    from .feature_maps import (
+        IKA,
+        AdditiveChi2Sampler,
+        CompactRandomFeatures,
+        Fastfood,
+        Nystroem,
+        RandomBinningFeatures,
+        RandomFourierFeatures,
+        RandomMaclaurinFeatures,
+        SkewedChi2Sampler,
+        StructuredOrthogonalFeatures,
+        TensorSketch,
+    )
+    from .metrics import feature_map_error, kernel_approximation_error
+    from .models import FeatureRidge, FeatureRidgeClassifier, KernelRidge, NystroemKernelRidge
+
+#: Where each public name lives; imported on first use (PEP 562), so that ``import
+#: kernelmaps`` and the command line start without loading scikit-learn and scipy.
+_LAZY = {
+    "kernels": ".kernels",
+    **dict.fromkeys(
+        (
+            "IKA",
+            "AdditiveChi2Sampler",
+            "CompactRandomFeatures",
+            "Fastfood",
+            "Nystroem",
+            "RandomBinningFeatures",
+            "RandomFourierFeatures",
+            "RandomMaclaurinFeatures",
+            "SkewedChi2Sampler",
+            "StructuredOrthogonalFeatures",
+            "TensorSketch",
+        ),
+        ".feature_maps",
+    ),
+    "feature_map_error": ".metrics",
+    "kernel_approximation_error": ".metrics",
+    **dict.fromkeys(
+        ("FeatureRidge", "FeatureRidgeClassifier", "KernelRidge", "NystroemKernelRidge"),
+        ".models",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported from their modules on first use."""
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(_LAZY[name], __name__)
+        value = module if name == "kernels" else getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0.dev0"
 

@@ -13,7 +13,8 @@ Each command is a module holding its parser and its run function; the work is do
 the library (:mod:`kernelmaps.experiments`).
 
 Exit status: 0 on success, 1 when the work itself failed (every cell failed, a file could
-not be written), 2 for a usage or input error (bad option, unreadable or mismatched data),
+not be written), 2 for a usage or input error (bad option, unreadable or mismatched data, a request
+larger than the available memory),
 130 when interrupted.
 """
 
@@ -24,6 +25,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .._atomic import describe_os_error
+from ..exceptions import InsufficientMemoryError, OutputWriteError
 from . import compare, datasets, fit, methods, predict
 from ._common import (
     EXIT_FAILED,
@@ -109,21 +112,33 @@ def main(argv: Sequence[str] | None = None) -> int:
       rff-mc ...
     0
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_OK
-    prog = f"kernelmaps {args.command}"
+    prog = "kernelmaps"
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return EXIT_OK
+        prog = f"kernelmaps {args.command}"
         status: int = args.run(args)
         return status
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted.", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except (UserError, ValueError, FileNotFoundError) as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+    except (UserError, ValueError, FileNotFoundError, InsufficientMemoryError) as exc:
+        print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
-    except (PermissionError, IsADirectoryError, ImportError) as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+    except OutputWriteError as exc:
+        print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_FAILED
+    except OSError as exc:
+        print(f"{prog}: error: {describe_os_error(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    except ImportError as exc:
+        print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line (a multi-line message is joined)."""
+    return " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
