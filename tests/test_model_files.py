@@ -593,3 +593,13 @@ def test_broken_pipe_on_standard_output_is_quiet(model_file, tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 1
     assert "Broken pipe" not in err and "Traceback" not in err
+
+
+def test_a_model_file_larger_than_the_memory_is_refused_before_reading(model_file, monkeypatch):
+    import kernelmaps._memory
+    from kernelmaps.exceptions import InsufficientMemoryError
+
+    path, _, _ = model_file
+    monkeypatch.setattr(kernelmaps._memory, "available_memory", lambda: 1000)
+    with pytest.raises(InsufficientMemoryError, match="reading the model file needs"):
+        load_model(path)
