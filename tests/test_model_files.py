@@ -283,6 +283,13 @@ def test_other_files_are_refused_in_one_line(model_file, tmp_path, capsys):
                                      "__loader__": "DictNode", "protocol": s["protocol"]})
     )  # fmt: skip
     cases["damaged"] = (damaged, "a damaged model file")
+    import skops.io
+    from sklearn.pipeline import Pipeline
+
+    scaler_only = tmp_path / "scaler.skops"
+    only = Pipeline([("standardscaler", FiniteStandardScaler())]).fit(X)
+    scaler_only.write_bytes(add_metadata(skops.io.dumps(only)))
+    cases["no predict"] = (scaler_only, "its pipeline has no predict")
     write_csv(tmp_path / "new.csv", ["a", "b", "c"], X[:2])
     for model, message in cases.values():
         with pytest.raises(ModelFileError, match=message):
@@ -359,24 +366,31 @@ def _public_estimator_pipelines():
 
 @pytest.mark.parametrize("estimator", list(_public_estimator_pipelines()))
 def test_every_public_estimator_reads_back_exactly(estimator, tmp_path):
+    """Every public estimator's fitted state is on the allow-list and reads back exactly
+    (a feature map followed by a ridge on its features, a model alone)."""
     from sklearn.pipeline import Pipeline
+
+    from kernelmaps import FeatureRidge
 
     X, y, labels = training_rows(60, seed=1)
     name = type(estimator).__name__
     target = labels if "Classifier" in name else y
+    steps = [("model", estimator)]
+    if not hasattr(estimator, "predict"):
+        steps.append(("ridge", FeatureRidge(feature_map="passthrough", alpha=0.1)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pipeline = Pipeline([("model", estimator)]).fit(X, target)
+        pipeline = Pipeline(steps).fit(X, target)
     task = "classification" if "Classifier" in name else "regression"
     path = tmp_path / "model.skops"
     save_model(SavedModel(pipeline, ["a", "b", "c"], None, task, "npy"), path)
     loaded = load_model(path).pipeline
-    method = "predict" if hasattr(pipeline, "predict") else "transform"
-    expected = getattr(pipeline, method)(X)
-    got = getattr(loaded, method)(X)
-    expected = expected.toarray() if hasattr(expected, "toarray") else expected
-    got = got.toarray() if hasattr(got, "toarray") else got
-    assert np.array_equal(got, expected)
+    assert np.array_equal(loaded.predict(X), pipeline.predict(X))
+    if len(steps) == 2:
+        expected, got = pipeline[0].transform(X), loaded[0].transform(X)
+        expected = expected.toarray() if hasattr(expected, "toarray") else expected
+        got = got.toarray() if hasattr(got, "toarray") else got
+        assert np.array_equal(got, expected)
 
 
 def test_allow_list_holds_only_what_is_needed():

@@ -300,15 +300,11 @@ def load_model(path: str | os.PathLike[str]) -> SavedModel:
                 raise ModelFileError(f"{path}: a damaged model file (no {_SCHEMA}); {_REFIT}.")
             metadata = json.loads(archive.read(_METADATA))
             schema = json.loads(archive.read(_SCHEMA))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
-        if isinstance(exc, ModelFileError):
-            raise
+    except (ModelFileError, MemoryError):
+        raise
+    except Exception as exc:  # any failure to unpack: bad zip, compression, JSON, nesting
         raise ModelFileError(
             f"{path}: a damaged model file ({type(exc).__name__}: {_first_line(exc)}); {_REFIT}."
-        ) from None
-    except RecursionError:
-        raise ModelFileError(
-            f"{path}: a damaged model file (nested too deeply); {_REFIT}."
         ) from None
     fields = _check_metadata(path, metadata)
     untrusted = _untrusted(schema)
@@ -319,6 +315,7 @@ def load_model(path: str | os.PathLike[str]) -> SavedModel:
             f"kernels, scikit-learn's Pipeline and StandardScaler, and arrays); {_REFIT}."
         )
     pipeline = _load_pipeline(path, data)
+    _check_pipeline(path, pipeline, fields)
     return SavedModel(pipeline=pipeline, **fields)
 
 
@@ -472,3 +469,20 @@ def _load_pipeline(path: Path, data: bytes) -> Any:
             f"writes; {_REFIT}."
         )
     return pipeline
+
+
+def _check_pipeline(path: Path, pipeline: Any, fields: dict[str, Any]) -> None:
+    """Refuse a pipeline that cannot serve the description (a hand-made archive)."""
+    needed = ["predict"] + (["decision_function"] if fields["task"] == "classification" else [])
+    missing = [name for name in needed if not hasattr(pipeline, name)]
+    if missing:
+        raise ModelFileError(
+            f"{path}: its pipeline has no {' or '.join(missing)}, unlike the pipelines "
+            f"'kernelmaps fit' writes; {_REFIT}."
+        )
+    n_features = getattr(pipeline, "n_features_in_", None)
+    if n_features is not None and n_features != len(fields["feature_names"]):
+        raise ModelFileError(
+            f"{path}: a damaged model file (its pipeline takes {n_features} features but "
+            f"{_METADATA} names {len(fields['feature_names'])}); {_REFIT}."
+        )
