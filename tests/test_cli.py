@@ -141,7 +141,7 @@ def test_fit_and_predict_regression_and_classification(tmp_path, capsys):
     rng = np.random.default_rng(0)
     _regression_csv(tmp_path / "train.csv", 300, rng)
     y_new = _regression_csv(tmp_path / "new.csv", 50, rng)
-    model = tmp_path / "model.joblib"
+    model = tmp_path / "model.skops"
     proc = run("fit", str(tmp_path / "train.csv"), "--target", "price", "--n-components", "256",
                "-o", str(model))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -179,7 +179,7 @@ def test_fit_and_predict_user_errors(tmp_path, capsys):
     rng = np.random.default_rng(1)
     _regression_csv(tmp_path / "train.csv", 60, rng)
     _regression_csv(tmp_path / "no_b.csv", 10, rng, drop="b")
-    model = tmp_path / "m.joblib"
+    model = tmp_path / "m.skops"
     _assert_user_error(
         run("fit", str(tmp_path / "train.csv"), "--target", "cost", "-o", str(model)),
         "train.csv, line 1: no column named 'cost'", "a, b, c, price",
@@ -237,7 +237,7 @@ def test_compare_on_a_user_file_and_array_models(tmp_path, capsys):
 
     X = rng.normal(size=(80, 4))
     np.savez(tmp_path / "train.npz", X=X, y=X[:, 0] - X[:, 1])
-    model = tmp_path / "m.joblib"
+    model = tmp_path / "m.skops"
     proc = run_inprocess(
         capsys, "fit", str(tmp_path / "train.npz"), "--n-components", "16", "-o", str(model)
     )

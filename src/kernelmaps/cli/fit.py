@@ -9,19 +9,23 @@ from typing import Any
 
 import numpy as np
 
+from ..exceptions import NonFiniteOutputError
 from ._common import EXIT_OK, UserError, add_command, load_user_data, positive_float, positive_int
 
 EXAMPLES = """examples:
-  kernelmaps fit train.csv --target price -o model.joblib
+  kernelmaps fit train.csv --target price -o model.skops
   kernelmaps fit train.csv --target species --method nystroem --n-components 512 \\
-      --model classifier -o model.joblib
-  kernelmaps fit data.svm -o model.joblib          # svmlight files carry their target
+      --model classifier -o model.skops
+  kernelmaps fit data.svm -o model.skops           # svmlight files carry their target
 
 The task is inferred from the target (text labels, or at most 50 distinct integers:
 classification; other numbers: regression) unless --model says it.  The features are
 standardised; gamma is set by the median heuristic on the standardised training rows
 unless --gamma gives it; the ridge penalty is chosen by leave-one-out error among
 1e-6 ... 1e2.
+
+The model file is in the skops format (a zip of JSON and arrays), which cannot run code
+when read; an existing file is replaced only once the new one is completely written.
 """
 
 HELP = "fit ridge regression / classification on a feature map and save it"
@@ -39,7 +43,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     >>> import argparse
     >>> from kernelmaps.cli import fit
     >>> parser = fit.add_parser(argparse.ArgumentParser().add_subparsers())
-    >>> args = parser.parse_args(["train.csv", "--target", "price", "-o", "model.joblib"])
+    >>> args = parser.parse_args(["train.csv", "--target", "price", "-o", "model.skops"])
     >>> args.method, args.n_components
     ('rff', 2048)
     """
@@ -77,8 +81,34 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="kernel bandwidth (default: the median heuristic)",
     )
     add("--seed", type=int, default=0, help="random seed (default: 0)")
-    add("-o", "--output", required=True, metavar="FILE", help="where to save the model (.joblib)")
+    add(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="where to save the model (a .skops file)",
+    )
     return parser
+
+
+def rows_text(rows: Any, total: int | None = None) -> str:
+    """``rows`` (counting from 0) for a message: "rows 4, 9 (counting data rows from 1)".
+
+    At most ten are listed; ``total`` is how many there are (default: ``len(rows)``).
+
+    Examples
+    --------
+    >>> from kernelmaps.cli.fit import rows_text
+    >>> rows_text([3]), rows_text([0, 4])
+    ('row 4 (counting data rows from 1)', 'rows 1, 5 (counting data rows from 1)')
+    >>> rows_text(range(20))
+    'rows 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 10 more (counting data rows from 1)'
+    """
+    listed = [int(r) + 1 for r in rows[:10]]
+    count = len(rows) if total is None else total
+    more = f" and {count - len(listed)} more" if count > len(listed) else ""
+    word = "row" if count == 1 else "rows"
+    return f"{word} {', '.join(map(str, listed))}{more} (counting data rows from 1)"
 
 
 def _training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str, str]:
@@ -88,8 +118,12 @@ def _training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str,
         raise UserError(f"{args.data}: no target; give it with --target.")
     X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X, dtype=np.float64)
     y = ds.y
-    if not np.all(np.isfinite(X)):
-        raise UserError(f"{args.data}: the features hold NaN or infinite values; fill them in.")
+    bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
+    if bad.size:
+        raise UserError(
+            f"{args.data}: NaN or infinite feature values in {rows_text(bad)}; fill them in "
+            "or drop those rows."
+        )
     task = {"ridge": "regression", "classifier": "classification"}.get(args.model, ds.task)
     if task == "regression":
         try:
@@ -99,11 +133,27 @@ def _training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str,
                 f"{args.data}: the target holds text labels, so it cannot be a regression "
                 "target; use --model classifier."
             ) from None
+        bad = np.flatnonzero(~np.isfinite(y))
+        if bad.size:
+            raise UserError(
+                f"{args.data}: a NaN or infinite target in {rows_text(bad)}; fill it in or "
+                "drop those rows."
+            )
     elif len(np.unique(y)) < 2:
         raise UserError(f"{args.data}: the target has a single class; nothing to learn.")
     if X.shape[0] < 3:
         raise UserError(f"{args.data}: {X.shape[0]} rows; at least 3 are needed.")
     return ds, X, y, fmt, task
+
+
+def _check_output(path: str) -> Path:
+    """The model file to write, checked before the fit (its folder exists, not a folder)."""
+    out = Path(path)
+    if out.is_dir():
+        raise UserError(f"{out}: is a folder; give a file name for the model, e.g. model.skops.")
+    if out.parent and not out.parent.exists():
+        raise UserError(f"{out.parent}: no such folder for the model file; create it first.")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     >>> import tempfile
     >>> from pathlib import Path
     >>> from kernelmaps.cli import build_parser, fit
-    >>> out = Path(tempfile.mkdtemp()) / "model.joblib"
+    >>> out = Path(tempfile.mkdtemp()) / "model.skops"
     >>> args = build_parser().parse_args(
     ...     ["fit", "cpu_act", "--n-components", "16", "--gamma", "0.1", "-o", str(out)])
     >>> fit.run(args)  # doctest: +ELLIPSIS
@@ -123,15 +173,29 @@ def run(args: argparse.Namespace) -> int:
     model: standardise -> rff-mc (...), n_components=16 -> ridge
     kernel: rbf, gamma = 0.1 (given with --gamma)
     fitted in ... s; ridge alpha = ... (leave-one-out); training R^2 = ...
-    saved ...model.joblib
+    saved ...model.skops
     0
     """
-    import joblib
-
-    from ..experiments import choose_gamma, make_model, resolve_method
+    from ..experiments import resolve_method, save_model
 
     spec = resolve_method(args.method)
+    out = _check_output(args.output)
     ds, X, y, fmt, task = _training_data(args)
+    try:
+        pipeline, info = _fit(args, spec, X, y, task)
+    except NonFiniteOutputError as exc:
+        raise UserError(_overflow_message(args.data, X, list(ds.feature_names), exc)) from None
+    save_model(_saved_model(pipeline, ds, task, fmt, info | {"seed": args.seed}, args.data), out)
+    print(f"saved {out}")
+    return EXIT_OK
+
+
+def _fit(
+    args: argparse.Namespace, spec: Any, X: np.ndarray, y: Any, task: str
+) -> tuple[Any, dict[str, Any]]:
+    """Fit the pipeline, printing what is fitted; the pipeline and its description."""
+    from ..experiments import choose_gamma, make_model
+
     gamma, rule = choose_gamma(spec.name, X, gamma=args.gamma)
     if args.gamma is not None:
         rule = "given with --gamma"
@@ -161,13 +225,24 @@ def run(args: argparse.Namespace) -> int:
     )
     info = {"method": spec.name, "n_components": args.n_components, "kernel": spec.kernel}
     info |= {"gamma": gamma, "gamma_rule": rule, "alpha": alpha, "n_train": int(X.shape[0])}
-    saved = _saved_model(pipeline, ds, task, fmt, info | {"seed": args.seed}, args.data)
-    out = Path(args.output)
-    if out.parent and not out.parent.exists():
-        raise UserError(f"{out.parent}: no such folder for the model file.")
-    joblib.dump(saved, out)
-    print(f"saved {out}")
-    return EXIT_OK
+    return pipeline, info
+
+
+def _overflow_message(data: str, X: np.ndarray, names: list[str], exc: Exception) -> str:
+    """One line for an overflow in the fit, naming the columns too large to standardise."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        stats = np.vstack([X.mean(axis=0), X.var(axis=0)])
+    columns = np.flatnonzero(~np.isfinite(stats).all(axis=0))
+    if not columns.size:
+        return f"{data}: {exc}"
+    shown = ", ".join(repr(names[j]) if j < len(names) else str(j + 1) for j in columns[:10])
+    peak = float(np.abs(X[:, columns]).max())
+    return (
+        f"{data}: standardising the features overflows float64 in column(s) {shown}"
+        f"{', ...' if columns.size > 10 else ''}: their values reach {peak:.3g} in magnitude; "
+        "rescale these columns (divide them by a power of ten) so that their values stay "
+        "well below 1e150, and fit again."
+    )
 
 
 def _saved_model(

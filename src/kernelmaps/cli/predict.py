@@ -5,21 +5,28 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ._common import EXIT_OK, UserError, add_command, load_user_data
+from .._atomic import atomic_write
+from ._common import EXIT_FAILED, EXIT_OK, UserError, add_command, load_user_data
+from .fit import rows_text
 
 EXAMPLES = """examples:
-  kernelmaps predict model.joblib new.csv -o predictions.csv
-  kernelmaps predict model.joblib new.csv            # predictions to standard output
+  kernelmaps predict model.skops new.csv -o predictions.csv
+  kernelmaps predict model.skops new.csv             # predictions to standard output
 
 CSV columns are matched by name to those of the training file (missing ones are an
 error, extra ones are ignored); when the target column is present, the score on those
-rows is printed as well.
+rows is printed as well.  Rows with NaN or infinite values, and rows whose prediction
+overflows, are refused by number; nothing is written then.
+
+Only model files written by 'kernelmaps fit' (skops format) are read, and reading one
+cannot run code: pickle and joblib files are refused without being opened as such.
 """
 
 HELP = "predict new rows with a model saved by 'kernelmaps fit'"
@@ -34,12 +41,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     >>> import argparse
     >>> from kernelmaps.cli import predict
     >>> parser = predict.add_parser(argparse.ArgumentParser().add_subparsers())
-    >>> args = parser.parse_args(["model.joblib", "new.csv"])
+    >>> args = parser.parse_args(["model.skops", "new.csv"])
     >>> args.model, args.output
-    ('model.joblib', None)
+    ('model.skops', None)
     """
     parser = add_command(sub, "predict", HELP, DESCRIPTION, EXAMPLES, run)
-    parser.add_argument("model", metavar="MODEL", help="a file written by 'kernelmaps fit'")
+    parser.add_argument(
+        "model", metavar="MODEL", help="a model file written by 'kernelmaps fit' (.skops)"
+    )
     parser.add_argument("data", metavar="DATA", help="the rows to predict")
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="CSV of predictions (default: standard output)"
@@ -48,23 +57,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _load_model(path: str) -> Any:
-    """The :class:`~kernelmaps.experiments.SavedModel` in ``path``."""
-    import joblib
+    """The :class:`~kernelmaps.experiments.SavedModel` in ``path`` (one-line errors)."""
+    from ..experiments import load_model
 
-    from ..experiments import SavedModel
-
-    model_path = Path(path)
-    if not model_path.is_file():
-        raise FileNotFoundError(f"{model_path}: no such model file.")
-    try:
-        saved = joblib.load(model_path)
-    except Exception as exc:
-        raise UserError(
-            f"{model_path}: not a model file written by 'kernelmaps fit' ({type(exc).__name__})."
-        ) from None
-    if not isinstance(saved, SavedModel):
-        raise UserError(f"{model_path}: not a model file written by 'kernelmaps fit'.")
-    return saved
+    return load_model(path)
 
 
 def _load_rows(saved: Any, path: str) -> tuple[np.ndarray, Any]:
@@ -92,37 +88,64 @@ def run(args: argparse.Namespace) -> int:
     --------
     >>> import tempfile
     >>> from pathlib import Path
-    >>> import joblib
     >>> import numpy as np
     >>> from kernelmaps.cli import build_parser, predict
-    >>> from kernelmaps.experiments import make_model
-    >>> from kernelmaps.experiments import SavedModel
+    >>> from kernelmaps.experiments import SavedModel, make_model, save_model
     >>> folder = Path(tempfile.mkdtemp())
     >>> X = np.random.default_rng(0).random((40, 2))
     >>> np.save(folder / "rows.npy", X[:5])
     >>> model = make_model("rff", n_components=16, gamma=1.0).fit(X, X.sum(axis=1))
     >>> saved = SavedModel(model, ["a", "b"], None, "regression", "npy", {"method": "rff-mc"})
-    >>> _ = joblib.dump(saved, folder / "model.joblib")
-    >>> args = build_parser().parse_args(["predict", str(folder / "model.joblib"),
+    >>> save_model(saved, folder / "model.skops")
+    >>> args = build_parser().parse_args(["predict", str(folder / "model.skops"),
     ...                                   str(folder / "rows.npy"), "-o", str(folder / "p.csv")])
     >>> predict.run(args)  # doctest: +ELLIPSIS
     predicted 5 rows with rff-mc (regression); wrote ...p.csv
     0
     """
+    from ..experiments import NonFinitePredictionError
+
+    out = _check_output(args.output)
     saved = _load_model(args.model)
     X, y_true = _load_rows(saved, args.data)
-    pred = saved.predict(X)
+    bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
+    if bad.size:
+        raise UserError(
+            f"{args.data}: NaN or infinite values in {rows_text(bad)}; fill them in or "
+            "drop those rows."
+        )
+    try:
+        pred = saved.predict(X)
+    except NonFinitePredictionError as exc:
+        where = rows_text(exc.rows, exc.n_rows if exc.n_rows is not None else len(exc.rows))
+        where += ", among others" if exc.n_rows is None else ""
+        raise UserError(
+            f"{args.data}: {where}: the "
+            f"prediction overflows float64 (values up to {exc.magnitude:.3g} in magnitude, "
+            "far outside the rows the model was fitted on); rescale these rows as the "
+            "training rows were, or drop them."
+        ) from None
     name = f"predicted_{saved.target}" if saved.target else "prediction"
     target: Any = (
-        open(Path(args.output), "w", newline="", encoding="utf-8")  # noqa: SIM115
-        if args.output
+        atomic_write(out, "w", newline="")
+        if out is not None
         else contextlib.nullcontext(sys.stdout)
     )
-    with target as fh:
-        writer = csv.writer(fh)
-        writer.writerow([name])
-        for value in pred:
-            writer.writerow([value if not isinstance(value, float) else f"{value:.10g}"])
+    try:
+        with target as fh:
+            writer = csv.writer(fh)
+            writer.writerow([name])
+            for value in pred:
+                writer.writerow([value if not isinstance(value, float) else f"{value:.10g}"])
+            fh.flush()
+    except BrokenPipeError:
+        if out is not None:
+            raise
+        # The reader of standard output stopped early (``| head``): stop quietly, and keep
+        # Python from reporting the pipe again when it flushes standard output at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
     report = sys.stderr if not args.output else sys.stdout
     print(
         f"predicted {len(pred)} rows with {saved.info.get('method')} "
@@ -132,6 +155,18 @@ def run(args: argparse.Namespace) -> int:
     if y_true is not None:
         _score(saved.task, pred, y_true, report)
     return EXIT_OK
+
+
+def _check_output(path: str | None) -> Path | None:
+    """The predictions file, checked before predicting (its folder exists, not a folder)."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.is_dir():
+        raise UserError(f"{out}: is a folder; give a file name for the predictions.")
+    if out.parent and not out.parent.exists():
+        raise UserError(f"{out.parent}: no such folder for the predictions; create it first.")
+    return out
 
 
 def _score(task: str, pred: np.ndarray, y_true: Any, report: Any) -> None:

@@ -8,6 +8,9 @@
 * the method registry: :func:`method_names`, :func:`get_method`, :func:`register_method`;
 * :func:`make_model` (with :func:`choose_gamma`): the ridge pipeline on a method's
   features that ``kernelmaps fit`` fits;
+* :class:`SavedModel` with :func:`save_model` / :func:`load_model`: model files in the
+  skops format, which cannot run code when read (:func:`trusted_model_types` is the
+  allow-list of what they may hold);
 * :func:`summarize` / :func:`format_table`: mean and spread over seeds, as a text table.
 """
 
@@ -19,22 +22,40 @@ from ._config import (
     default_study,
     load_config,
 )
-from ._pipeline import METHOD_ALIASES, build_pipeline, choose_gamma, make_model, resolve_method
+from ._model_file import (
+    MODEL_FORMAT_VERSION,
+    ModelFileError,
+    load_model,
+    save_model,
+    trusted_model_types,
+)
+from ._pipeline import (
+    METHOD_ALIASES,
+    FiniteStandardScaler,
+    build_pipeline,
+    choose_gamma,
+    make_model,
+    resolve_method,
+)
 from ._registry import MethodSpec, get_method, method_names, register_method
 from ._runner import RESULT_COLUMNS, ExperimentResult, prepare_data, read_results, run_experiment
-from ._saved_model import ColumnMismatchError, SavedModel
+from ._saved_model import ColumnMismatchError, NonFinitePredictionError, SavedModel
 from ._summary import format_table, summarize
 
 __all__ = [
     "METHOD_ALIASES",
     "METRICS",
+    "MODEL_FORMAT_VERSION",
     "RESULT_COLUMNS",
     "ColumnMismatchError",
     "DatasetConfig",
     "ExperimentConfig",
     "ExperimentResult",
+    "FiniteStandardScaler",
     "MethodConfig",
     "MethodSpec",
+    "ModelFileError",
+    "NonFinitePredictionError",
     "SavedModel",
     "build_pipeline",
     "choose_gamma",
@@ -42,6 +63,7 @@ __all__ = [
     "format_table",
     "get_method",
     "load_config",
+    "load_model",
     "make_model",
     "method_names",
     "prepare_data",
@@ -49,5 +71,7 @@ __all__ = [
     "register_method",
     "resolve_method",
     "run_experiment",
+    "save_model",
     "summarize",
+    "trusted_model_types",
 ]

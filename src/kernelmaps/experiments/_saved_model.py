@@ -2,20 +2,33 @@
 
 :class:`SavedModel` holds the fitted scikit-learn pipeline (standardisation, feature map,
 linear model) with what is needed to check new data: the feature names and their order,
-the target's name, the task and the classes.
+the target's name, the task and the classes.  Its predictions are finite or refused
+(:class:`NonFinitePredictionError`, naming the rows).  Model files are written and read by
+:func:`kernelmaps.experiments.save_model` and :func:`kernelmaps.experiments.load_model`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..datasets import Dataset
+from ..exceptions import NonFiniteOutputError
 from ._pipeline import ALPHAS, build_pipeline
 
-__all__ = ["ALPHAS", "ColumnMismatchError", "SavedModel", "build_pipeline"]
+__all__ = [
+    "ALPHAS",
+    "ColumnMismatchError",
+    "NonFinitePredictionError",
+    "SavedModel",
+    "build_pipeline",
+]
+
+#: At most this many offending rows are located and named.
+_ROWS_SHOWN = 10
 
 
 class ColumnMismatchError(ValueError):
@@ -27,6 +40,38 @@ class ColumnMismatchError(ValueError):
     >>> issubclass(ColumnMismatchError, ValueError)
     True
     """
+
+
+class NonFinitePredictionError(NonFiniteOutputError):
+    """Rows whose prediction overflowed: the model gives them no finite value.
+
+    Attributes
+    ----------
+    rows : list of int
+        The offending rows (counting from 0), at most ten of them.
+    n_rows : int or None
+        How many rows are affected, when known (``None``: at least ``len(rows)``).
+    magnitude : float
+        The largest absolute value among those rows' features.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import NonFinitePredictionError
+    >>> err = NonFinitePredictionError([3], 1, 1e308)
+    >>> err.rows, issubclass(NonFinitePredictionError, ValueError)
+    ([3], True)
+    """
+
+    def __init__(self, rows: list[int], n_rows: int | None, magnitude: float) -> None:
+        self.rows, self.n_rows, self.magnitude = list(rows), n_rows, float(magnitude)
+        count = f"{n_rows}" if n_rows is not None else f"{len(self.rows)} or more"
+        more = ", ..." if n_rows is None or n_rows > len(self.rows) else ""
+        super().__init__(
+            f"the prediction overflows float64 for {count} row(s) (rows "
+            f"{', '.join(map(str, self.rows))}{more}, counting from 0): their values reach "
+            f"{self.magnitude:.3g} in magnitude, far outside the rows the model was fitted "
+            "on; rescale these rows as the training rows were, or drop them."
+        )
 
 
 @dataclasses.dataclass
@@ -78,6 +123,12 @@ class SavedModel:
         X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X)
         if by_name and self.data_format == "csv":
             names = list(ds.feature_names)
+            repeated = sorted({c for c in names if names.count(c) > 1} & set(self.feature_names))
+            if repeated:
+                raise ColumnMismatchError(
+                    f"the data has several columns named {', '.join(map(repr, repeated))}; "
+                    "give each column a distinct name, as in the training file."
+                )
             missing = [c for c in self.feature_names if c not in names]
             if missing:
                 shown = ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")
@@ -95,5 +146,67 @@ class SavedModel:
         return X
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predictions of the pipeline for rows already checked by :meth:`check_columns`."""
-        return np.asarray(self.pipeline.predict(X))
+        """Predictions of the pipeline for rows already checked by :meth:`check_columns`.
+
+        The same values as ``pipeline.predict(X)``, but never NaN or infinite: the
+        regression values (the decision values of a classifier) are checked.
+
+        Raises
+        ------
+        NonFinitePredictionError
+            When the prediction of some rows overflows (finite inputs far outside the
+            training rows), naming those rows.
+        """
+        if self.task != "classification":
+            return self._finite(self.pipeline.predict, X)
+        scores = self._finite(self.pipeline.decision_function, X)
+        classes = self.pipeline.classes_
+        # The rule of FeatureRidgeClassifier.predict, applied to the checked scores.
+        if scores.ndim == 1:
+            return np.asarray(classes[(scores > 0).astype(int)])
+        return np.asarray(classes[np.argmax(scores, axis=1)])
+
+    def _finite(self, compute: Callable[[Any], Any], X: Any) -> np.ndarray:
+        """``compute(X)`` when every row's value is finite; else the rows, in an error."""
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):  # checked below
+                values = np.asarray(compute(X))
+        except NonFiniteOutputError:
+            rows = _failing_rows(compute, X)
+            if not rows:  # no single row overflows: the error is not about rows
+                raise
+            n_rows = len(rows) if len(rows) < _ROWS_SHOWN else None
+        else:
+            finite = np.isfinite(values)
+            if finite.all():
+                return values
+            bad = np.flatnonzero(~finite.reshape(finite.shape[0], -1).all(axis=1))
+            rows, n_rows = bad[:_ROWS_SHOWN].tolist(), int(bad.size)
+        block = X[rows]
+        block = block.toarray() if hasattr(block, "toarray") else np.asarray(block)
+        raise NonFinitePredictionError(rows, n_rows, float(np.max(np.abs(block))))
+
+
+def _failing_rows(compute: Callable[[Any], Any], X: Any) -> list[int]:
+    """The first rows (at most ten) whose ``compute`` raises or is not finite (bisection)."""
+    found: list[int] = []
+
+    def search(lo: int, hi: int) -> None:
+        if len(found) >= _ROWS_SHOWN or lo >= hi:
+            return
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                values = np.asarray(compute(X[lo:hi]))
+        except NonFiniteOutputError:
+            if hi - lo == 1:
+                found.append(lo)
+                return
+            mid = (lo + hi) // 2
+            search(lo, mid)
+            search(mid, hi)
+            return
+        finite = np.isfinite(values).reshape(hi - lo, -1).all(axis=1)
+        found.extend(lo + int(j) for j in np.flatnonzero(~finite))
+
+    search(0, X.shape[0])
+    return found[:_ROWS_SHOWN]
