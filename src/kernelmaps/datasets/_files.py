@@ -716,8 +716,10 @@ def load_svmlight(
             raise DataFileError(
                 path, "holds no data rows; a line is 'target index:value index:value ...'."
             )
-        if X.shape[1] == 0:
-            raise DataFileError(path, "holds no features (no index:value pairs on any line).")
+        if X.nnz == 0:
+            raise DataFileError(
+                path, "holds no features (no index:value pair on any line)" + _SYNTAX + "."
+            )
         if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
             line, why = _find_bad_svmlight_line(path, n_features, zero_based)
             raise DataFileError(path, why + ".", line)
@@ -758,8 +760,8 @@ def _check_array_kind(
         raise DataFileError(
             path,
             f"{key} holds Python objects (dtype {dtype}), which are never loaded: unpickling "
-            "a file can run code (allow_pickle=False). Save a numeric array instead, for "
-            "example numpy.save(path, X.astype(float)).",
+            "a file can run code (allow_pickle=False). Save numeric arrays instead, for "
+            "example X.astype(float).",
         )
     if target:
         if dtype.kind not in "biufUS":
