@@ -450,3 +450,15 @@ def test_non_finite_option_exits_with_usage_error(argv, capsys):
     err = capsys.readouterr().err
     assert "not a finite number" in err or "finite positive number" in err
     assert "Traceback" not in err
+
+
+def test_directory_or_unknown_suffix_at_the_command_line(tmp_path, capsys):
+    folder = tmp_path / "data.csv"
+    folder.mkdir()
+    unknown = tmp_path / "data.xlsx"
+    unknown.write_bytes(b"PK\x03\x04")
+    for path, expected in ((folder, "is a directory"), (unknown, "cannot tell the format")):
+        assert main(["fit", str(path), "--target", "y", "-o", str(tmp_path / "m.joblib")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"kernelmaps fit: error: {path}") and expected in err
+        assert err.count("\n") == 1
