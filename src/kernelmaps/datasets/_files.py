@@ -920,7 +920,8 @@ def load_npy(
     Parameters
     ----------
     path : str or path-like
-        The ``.npy`` file.
+        The ``.npy`` file, optionally compressed (``.gz``, ``.bz2``, ``.xz``).  Arrays of
+        Python objects are refused, never unpickled.
     target : int, default=None
         Column of the target (0-based, negative from the end); ``None``: unlabelled.
     name : str, default=None
@@ -966,7 +967,8 @@ def load_npz(
     Parameters
     ----------
     path : str or path-like
-        The ``.npz`` archive.
+        The ``.npz`` archive, not compressed itself (``numpy.savez_compressed``
+        compresses inside).  Arrays of Python objects are refused, never unpickled.
     target : str or int, default=None
         Key of the target array, or a column index for a single-array archive.
     name : str, default=None
