@@ -187,3 +187,27 @@ def test_data_home_argument_and_environment(tmp_path, monkeypatch):
         load_from_home("usps")
     with pytest.raises(FileNotFoundError, match="is not a folder"):
         load_from_home("usps", tmp_path / "absent")
+
+
+def test_data_home_damaged_files_name_the_file(tmp_path):
+    home = tmp_path / "home"
+    (home / "usps").mkdir(parents=True)
+    usps = home / "usps" / "usps.npz"
+    usps.write_bytes(b"not a zip archive")
+    with pytest.raises(DataFileError, match=r"usps\.npz: is not a readable \.npz archive"):
+        load_from_home("usps", home)
+    np.savez(usps, X_train=np.zeros((2, 256)), y_train=np.zeros(2))
+    with pytest.raises(DataFileError, match=r"usps\.npz: no array named 'X_test'"):
+        load_from_home("usps", home)
+    np.savez(usps, X_train=np.array([[{}]], dtype=object), y_train=np.zeros(1),
+             X_test=np.zeros((1, 256)), y_test=np.zeros(1))  # fmt: skip
+    with pytest.raises(DataFileError, match=r"usps\.npz: is not a readable .*allow_pickle"):
+        load_from_home("usps", home)
+    (home / "uci_regression" / "pol").mkdir(parents=True)
+    pol = home / "uci_regression" / "pol" / "data.csv.gz"
+    pol.write_bytes(gzip.compress(b"1,2,3\n4,5,6\n")[:20])
+    with pytest.raises(DataFileError, match=r"data\.csv\.gz: ends early: the gzip stream"):
+        load_from_home("pol", home)
+    pol.write_bytes(gzip.compress(b"1,2,3\n4,x,6\n"))
+    with pytest.raises(DataFileError, match=r"data\.csv\.gz: could not be read"):
+        load_from_home("pol", home)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -53,35 +54,66 @@ def _number(text: str, kind: type, what: str) -> Any:
         value = kind(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if kind is float and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}: not a finite number")
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected {what}, got {value if kind is int else text}")
     return value
 
 
 def positive_int(text: str) -> int:
-    """An argument type: an integer >= 1."""
+    """An argument type: an integer >= 1.
+
+    Examples
+    --------
+    >>> from kernelmaps.cli._common import positive_int
+    >>> positive_int("16")
+    16
+    """
     return int(_number(text, int, "a positive integer"))
 
 
 def positive_float(text: str) -> float:
-    """An argument type: a number > 0."""
+    """An argument type: a finite number > 0.
+
+    Examples
+    --------
+    >>> from kernelmaps.cli._common import positive_float
+    >>> positive_float("0.5")
+    0.5
+    >>> positive_float("inf")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a positive number, got 'inf': not a finite number
+    """
     return float(_number(text, float, "a positive number"))
 
 
 def bandwidth(text: str) -> str | float:
-    """An argument type: a bandwidth rule's name or a positive gamma."""
+    """An argument type: a bandwidth rule's name or a finite positive gamma.
+
+    Examples
+    --------
+    >>> from kernelmaps.cli._common import bandwidth
+    >>> bandwidth("median"), bandwidth("0.25")
+    ('median', 0.25)
+    """
     from ..bandwidth import BANDWIDTH_RULES
 
     if text in BANDWIDTH_RULES:
         return text
+    rules = ", ".join(BANDWIDTH_RULES)
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected one of {', '.join(BANDWIDTH_RULES)} or a positive gamma, got {text!r}"
+            f"expected one of {rules} or a positive gamma, got {text!r}"
         ) from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"gamma must be positive, got {text}")
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(
+            f"gamma must be a finite positive number, got {text!r}; give a number such as 0.1 "
+            f"or one of {rules}"
+        )
     return value
 
 
@@ -96,6 +128,11 @@ def load_user_data(path: str, target: str | None, for_fit: bool) -> Any:
     fmt = file_format(path)
     if not Path(path).exists():
         raise FileNotFoundError(f"{path}: no such file. Check the path and its spelling.")
+    if fmt == "svmlight" and target is not None:
+        raise UserError(
+            f"{path}: a svmlight file carries its target (the first value of each line), so "
+            f"--target {target} does not apply; drop --target."
+        )
     if fmt == "csv" and for_fit and target is None:
         raise UserError(
             f"{path}: give the target column with --target NAME (the column to predict)."

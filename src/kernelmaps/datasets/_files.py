@@ -1,26 +1,40 @@
 """Loading user data files: CSV, svmlight/libsvm, ``.npy`` and ``.npz``.
 
-Every loader returns a :class:`Dataset`.  Files may be compressed (``.gz``, ``.bz2``,
-``.xz``), recognised by their last suffix.  Bad input raises :class:`DataFileError`, a
-``ValueError`` whose message names the file, the line (1-based, counting the header) and
-the fix.
+Every loader returns a :class:`Dataset` whose features are finite float64 numbers.  Text
+files and ``.npy`` arrays may be compressed (``.gz``, ``.bz2``, ``.xz``), recognised by
+their last suffix; a UTF-8 byte order mark (Excel's "CSV UTF-8") is skipped.  Bad input
+raises :class:`DataFileError`, a ``ValueError`` whose one-line message names the file, the
+line (1-based, counting the header) or the array row, what is wrong and the fix: damaged or
+truncated compressed streams, archives and arrays, text that is not UTF-8, empty files,
+ragged rows, duplicate column names, cells that are not numbers, NaN, infinite values and
+numbers beyond the float64 range (about 1.8e308 in absolute value).  Arrays of Python
+objects are never loaded (``allow_pickle=False``: unpickling a file can run code).  A file
+whose dense feature matrix would not fit in the available memory raises
+:class:`~kernelmaps.exceptions.InsufficientMemoryError` before anything is allocated.
 """
 
 from __future__ import annotations
 
 import bz2
+import codecs
+import contextlib
 import csv
 import dataclasses
 import gzip
 import io
 import lzma
+import math
 import os
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from .._memory import check_memory, format_bytes
 
 __all__ = [
     "FILE_FORMATS",
@@ -43,6 +57,19 @@ FILE_FORMATS = {
 }
 
 _COMPRESSED: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_COMPRESSION_NAMES = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz"}
+
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+#: Signatures of binary formats, to say what a file that is not text really is.
+_SIGNATURES = (
+    (b"\x1f\x8b", "gzip-compressed; add .gz to its name"),
+    (b"BZh", "bzip2-compressed; add .bz2 to its name"),
+    (b"\xfd7zXZ\x00", "xz-compressed; add .xz to its name"),
+    (_NPY_MAGIC, "a NumPy .npy array; name it .npy"),
+    (b"PK\x03\x04", "a zip archive (an .npz archive, or an Excel workbook: export it as CSV)"),
+)
+_RANGE = "beyond the float64 range (about 1.8e308 in absolute value)"
 
 
 class DataFileError(ValueError):
@@ -128,11 +155,104 @@ def _suffixes(path: Path) -> tuple[str, str | None]:
     return (suffixes[-1] if suffixes else ""), compression
 
 
-def _open_text(path: Path) -> IO[str]:
+def _open_binary(path: Path) -> IO[bytes]:
+    """``path`` opened for reading bytes, decompressed by its suffix."""
     _, compression = _suffixes(path)
     if compression is None:
-        return open(path, encoding="utf-8", newline="")
-    return io.TextIOWrapper(_COMPRESSED[compression](path, "rb"), encoding="utf-8", newline="")
+        return open(path, "rb")
+    opened: IO[bytes] = _COMPRESSED[compression](path, "rb")
+    return opened
+
+
+def _open_text(path: Path) -> IO[str]:
+    """``path`` as UTF-8 text, decompressed, without a byte order mark, newlines kept."""
+    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig", newline="")
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """``repr(text)``, shortened to about ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _stream_problem(path: Path, exc: BaseException) -> str:
+    """What a damaged or cut-short file is, and the fix."""
+    _, compression = _suffixes(path)
+    if isinstance(exc, EOFError):
+        if compression is None:
+            return "ends early: the file is cut short (an incomplete copy?); copy it again."
+        return (
+            f"ends early: the {_COMPRESSION_NAMES[compression]} stream is cut short (an "
+            "incomplete download or copy?); copy the file again."
+        )
+    if compression is None:
+        return f"could not be read ({exc}); the file is damaged: copy it again."
+    kind = _COMPRESSION_NAMES[compression]
+    return (
+        f"is not a valid {kind} file ({exc}); copy it again, or drop the {compression} "
+        f"suffix if the file is not {kind}-compressed."
+    )
+
+
+@contextlib.contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Report a damaged or truncated file read in the block as a :class:`DataFileError`.
+
+    Decompression errors (``gzip.BadGzipFile``, ``OSError("Invalid data stream")`` of bz2,
+    ``lzma.LZMAError``, ``zlib.error``) and ``EOFError`` become one line naming the file;
+    operating-system errors (they carry an ``errno``: permission denied, I/O error) pass.
+    """
+    try:
+        yield
+    except (EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise DataFileError(path, _stream_problem(path, exc)) from None
+    except OSError as exc:
+        if exc.errno is not None:
+            raise
+        raise DataFileError(path, _stream_problem(path, exc)) from None
+
+
+def _not_text(path: Path) -> DataFileError:
+    """The error for a file that is not UTF-8 text: the line and byte, or its real format."""
+    with _reading(path), _open_binary(path) as fh:
+        head = fh.read(8)
+        for signature, what in _SIGNATURES:
+            if head.startswith(signature):
+                return DataFileError(path, f"is not text but {what}.")
+        fh.seek(0)
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        line = 1
+        while chunk := fh.read(1 << 16):
+            nul = chunk.find(b"\x00")
+            try:
+                decoder.decode(chunk[: nul if nul >= 0 else len(chunk)])
+            except UnicodeDecodeError as exc:
+                line += exc.object[: exc.start].count(b"\n")
+                byte = exc.object[exc.start]
+                return DataFileError(
+                    path,
+                    f"byte 0x{byte:02x} is not UTF-8 text; save the file as UTF-8 (in Excel: "
+                    "CSV UTF-8), or check that it is a text file of this format.",
+                    line,
+                )
+            if nul >= 0:
+                return DataFileError(
+                    path,
+                    "holds NUL bytes: it is a binary file, not text; give a text file, or name "
+                    "the file by its real format.",
+                    line + chunk[:nul].count(b"\n"),
+                )
+            line += chunk.count(b"\n")
+    return DataFileError(path, "is not UTF-8 text; save the file as UTF-8.")
+
+
+def _non_finite(text: str) -> tuple[str, str]:
+    """What the number ``text`` (parsed to NaN or infinity) is, and the fix."""
+    word = text.strip().lower().lstrip("+-")
+    if "nan" in word:
+        return "NaN (a missing value)", "fill in missing values first"
+    if word in ("inf", "infinity"):
+        return "infinite", "replace it by a finite number"
+    return _RANGE, "rescale it (for example, change its unit)"
 
 
 def _check_exists(path: Path) -> None:
@@ -189,14 +309,37 @@ def _sniff_delimiter(path: Path, header: str) -> str:
 
 def _read_header(path: Path, fh: IO[str], delimiter: str | None) -> tuple[list[str], str]:
     """The column names of the first line of ``fh``, and the field separator."""
-    try:
-        first = fh.readline()
-    except UnicodeDecodeError:
-        raise DataFileError(path, "is not a UTF-8 text file; is it a CSV file?") from None
+    first = fh.readline()
     if not first.strip():
         raise DataFileError(path, "is empty; a header line naming the columns is expected.", 1)
+    if "\x00" in first:
+        raise _not_text(path)
     sep = delimiter or _sniff_delimiter(path, first)
-    return [h.strip() for h in next(csv.reader([first], delimiter=sep))], sep
+    try:
+        names = next(csv.reader([first], delimiter=sep))
+    except csv.Error as exc:
+        raise DataFileError(path, f"the header is not valid CSV ({exc}).", 1) from None
+    header = [h.strip() for h in names]
+    _check_unique(path, header)
+    return header, sep
+
+
+def _check_unique(path: Path, header: list[str]) -> None:
+    """Refuse a header naming a column twice: columns are told apart by their names."""
+    positions: dict[str, list[int]] = {}
+    for j, h in enumerate(header):
+        positions.setdefault(h, []).append(j + 1)
+    repeated = {h: cols for h, cols in positions.items() if len(cols) > 1}
+    if repeated:
+        shown = "; ".join(
+            f"{h!r} (columns {', '.join(map(str, cols))})" for h, cols in list(repeated.items())[:5]
+        )
+        raise DataFileError(
+            path,
+            f"the header names a column more than once: {shown}. Columns are matched by name, "
+            "so give every column a distinct name.",
+            1,
+        )
 
 
 def _target_index(path: Path, header: list[str], target: str | None) -> int:
@@ -209,6 +352,13 @@ def _target_index(path: Path, header: list[str], target: str | None) -> int:
             path,
             f"no column named {target!r} in the header. The columns are: {shown}. "
             "Pass the name of the target column as it appears there.",
+            1,
+        )
+    if len(header) == 1:
+        raise DataFileError(
+            path,
+            f"the target {target!r} is the only column, so there are no feature columns; "
+            "give a file with the features beside the target.",
             1,
         )
     return header.index(target)
@@ -236,9 +386,9 @@ def _read_rows(
             rows.append(row)
             line_numbers.append(line)
     except csv.Error as exc:
-        raise DataFileError(path, f"not valid CSV ({exc}).", reader.line_num + 1) from None
-    except UnicodeDecodeError:
-        raise DataFileError(path, "is not a UTF-8 text file.", reader.line_num + 1) from None
+        raise DataFileError(
+            path, f"not valid CSV ({exc}); check the quoting of that line.", reader.line_num + 1
+        ) from None
     if not rows:
         raise DataFileError(path, "holds a header but no data rows.", 2)
     return rows, line_numbers
@@ -252,13 +402,24 @@ def _feature_matrix(
     feature_cols: list[int],
     has_target: bool,
 ) -> np.ndarray:
-    """The feature cells as float64; the first cell that is not a number is reported."""
+    """The feature cells as finite float64; the first bad cell is reported."""
     cells = [[row[j] for j in feature_cols] for row in rows]
     try:
-        return np.array(cells, dtype=np.float64)
+        X = np.array(cells, dtype=np.float64)
     except ValueError:
         _raise_first_bad_cell(path, header, cells, line_numbers, feature_cols, has_target)
-        raise  # pragma: no cover - np.array failed but every cell converts
+        raise DataFileError(path, "a feature cell is not a number.") from None
+    finite = np.isfinite(X)
+    if not finite.all():
+        i, k = (int(v) for v in np.argwhere(~finite)[0])
+        what, fix = _non_finite(cells[i][k])
+        raise DataFileError(
+            path,
+            f"the value {_shown(cells[i][k])} in column {header[feature_cols[k]]!r} is {what}; "
+            f"{fix}. Feature columns must hold finite numbers.",
+            line_numbers[i],
+        )
+    return X
 
 
 def _raise_first_bad_cell(
@@ -275,20 +436,34 @@ def _raise_first_bad_cell(
             try:
                 _to_float(cell)
             except ValueError:
-                what = "an empty cell" if not cell.strip() else f"the non-numeric value {cell!r}"
+                what = f"the non-numeric value {_shown(cell)}"
+                if not cell.strip():
+                    what = "an empty cell"
                 hint = "" if has_target else ", or name the label column with the target option"
+                comma = " (a decimal comma? write 1.5, not 1,5)" if _decimal_comma(cell) else ""
                 raise DataFileError(
                     path,
-                    f"{what} in column {header[j]!r}. Feature columns must be numbers; "
+                    f"{what} in column {header[j]!r}{comma}. Feature columns must be numbers; "
                     f"fill in missing values and encode categories as numbers first{hint}.",
                     line_numbers[i],
                 ) from None
 
 
+def _decimal_comma(cell: str) -> bool:
+    """Whether ``cell`` reads as a number once a decimal comma becomes a point."""
+    if cell.count(",") != 1:
+        return False
+    try:
+        _to_float(cell.replace(",", "."))
+    except ValueError:
+        return False
+    return True
+
+
 def _target_vector(
     path: Path, rows: list[list[str]], line_numbers: list[int], t_idx: int, target: str
 ) -> np.ndarray:
-    """The target cells: float64 when every one is a number, else the text labels."""
+    """The target cells: finite float64 when every one is a number, else the text labels."""
     values = [row[t_idx].strip() for row in rows]
     for i, v in enumerate(values):
         if not v:
@@ -297,7 +472,17 @@ def _target_vector(
                 f"an empty cell in the target column {target!r}. Every row needs a target.",
                 line_numbers[i],
             )
-    return _numeric_target(values)
+    y = _numeric_target(values)
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        i = int(np.argmin(np.isfinite(y)))
+        what, fix = _non_finite(values[i])
+        raise DataFileError(
+            path,
+            f"the target {_shown(values[i])} in column {target!r} is {what}; {fix}. A numeric "
+            "target must hold finite numbers.",
+            line_numbers[i],
+        )
+    return y
 
 
 def load_csv(
@@ -312,7 +497,8 @@ def load_csv(
     Parameters
     ----------
     path : str or path-like
-        The file; ``.gz``, ``.bz2`` and ``.xz`` files are decompressed.
+        The file, UTF-8 text (a byte order mark is skipped); ``.gz``, ``.bz2`` and ``.xz``
+        files are decompressed.
     target : str, default=None
         Name of the target column; the other columns are the features.  ``None`` loads
         every column as a feature (unlabelled data).
@@ -333,8 +519,10 @@ def load_csv(
     FileNotFoundError
         When the file does not exist.
     DataFileError
-        For a missing target column, rows whose number of cells differs from the header
-        (ragged rows), empty or non-numeric feature cells; the message names the file,
+        For an empty file, a header naming a column twice, a missing target column, rows
+        whose number of cells differs from the header (ragged rows), empty, non-numeric,
+        NaN or infinite feature cells and numbers beyond the float64 range, text that is
+        not UTF-8 and damaged or truncated compressed files; the message names the file,
         the line and the column.
 
     Examples
@@ -349,10 +537,13 @@ def load_csv(
     """
     path = Path(path)
     _check_exists(path)
-    with _open_text(path) as fh:
-        header, sep = _read_header(path, fh, delimiter)
-        t_idx = _target_index(path, header, target)
-        rows, line_numbers = _read_rows(path, fh, sep, len(header))
+    try:
+        with _reading(path), _open_text(path) as fh:
+            header, sep = _read_header(path, fh, delimiter)
+            t_idx = _target_index(path, header, target)
+            rows, line_numbers = _read_rows(path, fh, sep, len(header))
+    except UnicodeDecodeError:
+        raise _not_text(path) from None
     feature_cols = [j for j in range(len(header)) if j != t_idx]
     X = _feature_matrix(path, header, rows, line_numbers, feature_cols, target is not None)
     y: np.ndarray | None = None
@@ -371,43 +562,95 @@ def load_csv(
     )
 
 
-def _find_bad_svmlight_line(path: Path, n_features: int | None) -> tuple[int | None, str]:
+_MAX_INDEX = 2**62  # far beyond any matrix that fits in memory; within a C long
+_SYNTAX = "; a line is 'target index:value index:value ...' with increasing integer indices"
+_NAME_BYTES = 80  # memory of one generated feature name ("x123"), with its list slot
+
+
+def _svmlight_line_problem(raw: str, n_features: int | None, zero_based: bool | str) -> str | None:
+    """Why one line of a svmlight file is invalid, or None when it is valid."""
+    line = raw.split("#", 1)[0].strip()
+    if not line:
+        return None
+    parts = line.split()
+    try:
+        label = float(parts[0])
+    except ValueError:
+        if ":" in parts[0]:
+            return f"the line starts with {_shown(parts[0])}, not a target value" + _SYNTAX
+        return f"the target {_shown(parts[0])} is not a number" + _SYNTAX
+    if not math.isfinite(label):
+        what, fix = _non_finite(parts[0])
+        return f"the target {_shown(parts[0])} is {what}; {fix}"
+    previous = -1
+    for item in parts[1:]:
+        if item.startswith("qid:"):
+            continue
+        index, sep, value = item.partition(":")
+        if not sep:
+            return f"{_shown(item)} is not an index:value pair" + _SYNTAX
+        try:
+            idx = int(index)
+        except ValueError:
+            return f"the feature index {_shown(index)} is not an integer" + _SYNTAX
+        if idx < 0:
+            return (
+                f"the feature index {idx} is negative; feature indices start at 1 "
+                "(at 0 in a zero-based file)"
+            )
+        if idx == 0 and zero_based is False:
+            return (
+                "the feature index 0 in a file read as one-based; read it with "
+                "zero_based=True (or 'auto')"
+            )
+        if idx > _MAX_INDEX:
+            return f"the feature index {idx} is too large; check the indices of that line"
+        if idx <= previous:
+            return (
+                f"feature indices must increase along a line ({idx} follows {previous}); "
+                "sort the pairs by index and give each index once"
+            )
+        limit = n_features - 1 if n_features is not None and zero_based is True else n_features
+        if limit is not None and idx > limit:
+            return f"feature index {idx} exceeds n_features={n_features}"
+        try:
+            number = float(value)
+        except ValueError:
+            return f"the value {_shown(value)} of feature {index} is not a number" + _SYNTAX
+        if not math.isfinite(number):
+            what, fix = _non_finite(value)
+            return f"the value {_shown(value)} of feature {index} is {what}; {fix}"
+        previous = idx
+    return None
+
+
+def _find_bad_svmlight_line(
+    path: Path, n_features: int | None, zero_based: bool | str = "auto"
+) -> tuple[int | None, str]:
     """The first line of ``path`` that is not valid svmlight, and why."""
-    with _open_text(path) as fh:
-        for number, raw in enumerate(fh, start=1):
-            line = raw.split("#", 1)[0].strip()
-            if not line:
-                continue
-            parts = line.split()
-            try:
-                float(parts[0])
-            except ValueError:
-                if ":" in parts[0]:
-                    return number, f"the line starts with {parts[0]!r}, not a target value"
-                return number, f"the target {parts[0]!r} is not a number"
-            previous = -1
-            for item in parts[1:]:
-                if item.startswith("qid:"):
-                    continue
-                index, sep, value = item.partition(":")
-                if not sep:
-                    return number, f"{item!r} is not an index:value pair"
-                try:
-                    idx = int(index)
-                except ValueError:
-                    return number, f"the feature index {index!r} is not an integer"
-                try:
-                    float(value)
-                except ValueError:
-                    return number, f"the value {value!r} of feature {index} is not a number"
-                if idx <= previous:
-                    return number, "feature indices must increase along a line"
-                if idx < 0:
-                    return number, f"the feature index {idx} is negative"
-                if n_features is not None and idx > n_features:
-                    return number, f"feature index {idx} exceeds n_features={n_features}"
-                previous = idx
+    try:
+        with _open_text(path) as fh:
+            for number, raw in enumerate(fh, start=1):
+                why = _svmlight_line_problem(raw, n_features, zero_based)
+                if why is not None:
+                    return number, why
+    except UnicodeDecodeError:
+        error = _not_text(path)
+        return error.line, str(error).split(": ", 1)[1].rstrip(".")
     return None, "not a valid svmlight/libsvm file"
+
+
+def _read_svmlight(
+    path: Path, n_features: int | None, zero_based: bool | str
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """scikit-learn's parse of ``path`` (decompressed, without a byte order mark)."""
+    from sklearn.datasets import load_svmlight_file
+
+    with _open_binary(path) as fh:
+        if fh.read(3) != codecs.BOM_UTF8:
+            fh.seek(0)
+        X, y = load_svmlight_file(fh, n_features=n_features, zero_based=zero_based)
+    return X, y
 
 
 def load_svmlight(
@@ -423,11 +666,12 @@ def load_svmlight(
     Parameters
     ----------
     path : str or path-like
-        The file; ``.gz`` and ``.bz2`` are decompressed.
+        The file; ``.gz``, ``.bz2`` and ``.xz`` files are decompressed.
     n_features : int, default=None
         Number of features (default: the largest index found).
     dense : bool, default=True
-        Return ``X`` as a dense array (``False``: CSR matrix).
+        Return ``X`` as a dense array (``False``: CSR matrix).  The dense size is checked
+        against the available memory first.
     zero_based : bool or "auto", default="auto"
         Whether the feature indices start at 0; ``"auto"`` takes 1-based indices unless an
         index 0 occurs (scikit-learn's rule).
@@ -441,7 +685,12 @@ def load_svmlight(
     Raises
     ------
     DataFileError
-        With the first offending line when the file is not valid svmlight.
+        With the first offending line when the file is not valid svmlight (a negative
+        index, indices out of order, a value that is not a finite number, text that is not
+        UTF-8), and for damaged or truncated compressed files.
+    kernelmaps.exceptions.InsufficientMemoryError
+        When ``dense=True`` and the dense matrix would not fit in the available memory (a
+        stray huge feature index, for example); nothing is allocated.
 
     Examples
     --------
@@ -453,24 +702,37 @@ def load_svmlight(
     >>> data.shape, data.y.tolist()
     ((3, 3), [1.0, -1.0, 1.0])
     """
-    from sklearn.datasets import load_svmlight_file
-
     path = Path(path)
     _check_exists(path)
-    _, compression = _suffixes(path)
-    try:
-        if compression == ".xz":
-            with lzma.open(path, "rb") as fh:
-                X, y = load_svmlight_file(fh, n_features=n_features, zero_based=zero_based)
-        else:
-            X, y = load_svmlight_file(str(path), n_features=n_features, zero_based=zero_based)
-    except (ValueError, RuntimeError, UnicodeDecodeError) as exc:
-        line, why = _find_bad_svmlight_line(path, n_features)
-        if line is None:
-            why = f"{why} ({exc})"
-        raise DataFileError(path, why + ".", line) from None
-    if X.shape[0] == 0:
-        raise DataFileError(path, "holds no data rows.")
+    with _reading(path):
+        try:
+            X, y = _read_svmlight(path, n_features, zero_based)
+        except (ValueError, RuntimeError, OverflowError, UnicodeDecodeError) as exc:
+            line, why = _find_bad_svmlight_line(path, n_features, zero_based)
+            if line is None:
+                why = f"{why} ({exc})"
+            raise DataFileError(path, why + ".", line) from None
+        if X.shape[0] == 0:
+            raise DataFileError(
+                path, "holds no data rows; a line is 'target index:value index:value ...'."
+            )
+        if X.nnz == 0:
+            raise DataFileError(
+                path, "holds no features (no index:value pair on any line)" + _SYNTAX + "."
+            )
+        if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
+            line, why = _find_bad_svmlight_line(path, n_features, zero_based)
+            raise DataFileError(path, why + ".", line)
+    n_rows, n_cols = X.shape
+    what = f"{n_cols} feature names"
+    if dense:
+        what = f"the dense {n_rows} x {n_cols} feature matrix and its {what}"
+    check_memory(
+        (8.0 * n_rows * n_cols if dense else 0.0) + _NAME_BYTES * n_cols,
+        f"{path}: {what} (the largest feature index sets {n_cols} columns)",
+        "check the feature indices of the file"
+        + (", or keep it sparse with load_svmlight(path, dense=False)" if dense else ""),
+    )
     X = X.astype(np.float64)
     out: Any = X.toarray() if dense else sp.csr_matrix(X)
     return Dataset(
@@ -478,21 +740,139 @@ def load_svmlight(
         X=out,
         y=y,
         task=infer_task(y),
-        description=f"{path} ({X.shape[0]} rows, {X.shape[1]} features, svmlight)",
-        feature_names=[f"x{j + 1}" for j in range(X.shape[1])],
+        description=f"{path} ({n_rows} rows, {n_cols} features, svmlight)",
+        feature_names=[f"x{j + 1}" for j in range(n_cols)],
         target_name="label",
     )
 
 
 def _as_2d_float(path: Path, X: Any, key: str) -> np.ndarray:
     X = np.asarray(X)
-    if X.ndim != 2:
-        raise DataFileError(
-            path, f"{key} has shape {X.shape}; a 2-D array (n_samples, n_features) is needed."
-        )
-    if X.dtype.kind not in "biuf":
-        raise DataFileError(path, f"{key} holds {X.dtype} values; numbers are needed.")
+    _check_array_kind(path, X.shape, X.dtype, key)
     return X.astype(np.float64, copy=False)
+
+
+def _check_array_kind(
+    path: Path, shape: tuple[int, ...], dtype: np.dtype[Any], key: str, target: bool = False
+) -> None:
+    """Refuse arrays of Python objects, and features that are not a 2-D array of numbers."""
+    if dtype.hasobject:
+        raise DataFileError(
+            path,
+            f"{key} holds Python objects (dtype {dtype}), which are never loaded: unpickling "
+            "a file can run code (allow_pickle=False). Save numeric arrays instead, for "
+            "example X.astype(float).",
+        )
+    if target:
+        if dtype.kind not in "biufUS":
+            raise DataFileError(
+                path, f"{key} holds {dtype} values; a target holds numbers or text labels."
+            )
+        return
+    if dtype.kind not in "biuf":
+        raise DataFileError(
+            path, f"{key} holds {dtype} values; numbers are needed (save a numeric array)."
+        )
+    if len(shape) != 2:
+        raise DataFileError(
+            path,
+            f"{key} has shape {shape}; a 2-D array (n_samples, n_features) is needed "
+            "(X.reshape(-1, 1) makes one column).",
+        )
+
+
+def _check_signature(path: Path, fh: IO[bytes], fmt: str) -> None:
+    """Refuse an empty file, or one that is not a .npy array / .npz archive, by its start."""
+    head = fh.read(8)
+    fh.seek(0)
+    if not head:
+        how = "numpy.save(path, X)" if fmt == "npy" else "numpy.savez(path, X=X, y=y)"
+        raise DataFileError(path, f"is empty; save the data with {how}.")
+    if fmt == "npy" and not head.startswith(_NPY_MAGIC):
+        if head.startswith(_ZIP_MAGICS):
+            raise DataFileError(path, "is a zip (.npz) archive, not a .npy array; name it .npz.")
+        raise DataFileError(
+            path,
+            "is not a .npy array (it does not start with the .npy signature); save arrays "
+            "with numpy.save, or name the file by its real format.",
+        )
+    if fmt == "npz" and not head.startswith(_ZIP_MAGICS):
+        if head.startswith(_NPY_MAGIC):
+            raise DataFileError(path, "is a single .npy array, not an .npz archive; name it .npy.")
+        raise DataFileError(
+            path,
+            "is not an .npz archive (a zip file of .npy arrays); save it with "
+            "numpy.savez(path, X=X, y=y), or name the file by its real format.",
+        )
+
+
+def _read_array(
+    path: Path, fh: IO[bytes], key: str, size: int | None, target: bool = False
+) -> np.ndarray:
+    """One .npy array from ``fh``, its header checked before reading the data.
+
+    Features must be a 2-D array of numbers, a ``target`` numbers or text.  ``size`` is the
+    number of bytes of the stream when known: a file shorter than its header declares is
+    reported as cut short, without allocating the declared array.
+    """
+    start = fh.tell()
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(fh)
+        read_header = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}
+        if version in read_header:
+            shape, _, dtype = read_header[version](fh)
+            _check_array_kind(path, shape, dtype, key, target)
+            count = math.prod(shape)
+            n_bytes = count * dtype.itemsize
+            dims = " x ".join(map(str, shape)) or "0-d"
+            if size is not None and size - (fh.tell() - start) < n_bytes:
+                raise DataFileError(
+                    path,
+                    f"{key} is cut short: its header declares a {dims} "
+                    f"{dtype} array ({format_bytes(n_bytes)}) but the file holds "
+                    f"{format_bytes(size - (fh.tell() - start))} of data (an incomplete copy?); "
+                    "save or copy it again.",
+                )
+            check_memory(
+                n_bytes + (8 * count if dtype != np.float64 else 0),
+                f"{path}: {key}, a {dims} {dtype} array read as float64",
+                "load a part of the rows, or use a machine with more memory",
+            )
+        fh.seek(start)
+        return fmt.read_array(fh, allow_pickle=False)
+    except ValueError as exc:
+        if isinstance(exc, DataFileError):
+            raise
+        raise DataFileError(
+            path, f"{key} is not a readable .npy array ({exc}); save it again with numpy.save."
+        ) from None
+
+
+def _check_shape(path: Path, X: np.ndarray, key: str) -> None:
+    """Refuse features without rows or without columns."""
+    if X.shape[0] == 0:
+        raise DataFileError(path, f"{key} has no rows; a data file needs at least one.")
+    if X.shape[1] == 0:
+        raise DataFileError(
+            path, f"{key} has no feature columns; give the features beside the target."
+        )
+
+
+def _check_finite(path: Path, values: np.ndarray | None, key: str) -> None:
+    """Refuse NaN or infinite numbers in an array read from ``path``, naming the first."""
+    if values is None or values.dtype.kind != "f":
+        return
+    finite = np.isfinite(values)
+    if finite.all():
+        return
+    place = tuple(int(v) for v in np.argwhere(~finite)[0])
+    where = f"row {place[0]}" + (f", column {place[1]}" if len(place) > 1 else "")
+    value = float(values[place])
+    fix = "fill in missing values first" if math.isnan(value) else "replace it by a finite number"
+    raise DataFileError(
+        path, f"{key} holds {value} at {where} (counting from 0); {fix}: the data must be finite."
+    )
 
 
 def _target_column(path: Path, A: np.ndarray, target: str | int | None) -> tuple[Any, Any]:
@@ -507,15 +887,20 @@ def _target_column(path: Path, A: np.ndarray, target: str | int | None) -> tuple
             "so give the target as a column index (0-based, -1 for the last).",
         ) from None
     if not -A.shape[1] <= col < A.shape[1]:
-        raise DataFileError(path, f"target column {col} is out of range for {A.shape[1]} columns.")
+        raise DataFileError(
+            path,
+            f"target column {col} is out of range for {A.shape[1]} columns; give an index "
+            f"from {-A.shape[1]} to {A.shape[1] - 1}.",
+        )
     col %= A.shape[1]
     return np.delete(A, col, axis=1), A[:, col]
 
 
 def _array_dataset(
-    path: Path, X: np.ndarray, y: Any, name: str | None, target_name: str | None
+    path: Path, X: np.ndarray, y: Any, name: str | None, target_name: str | None, key: str
 ) -> Dataset:
     """A :class:`Dataset` of arrays read from ``path``, with columns named ``x0, x1, ...``."""
+    _check_shape(path, X, key)
     return Dataset(
         name=name or path.name,
         X=X,
@@ -535,7 +920,8 @@ def load_npy(
     Parameters
     ----------
     path : str or path-like
-        The ``.npy`` file.
+        The ``.npy`` file, optionally compressed (``.gz``, ``.bz2``, ``.xz``).  Arrays of
+        Python objects are refused, never unpickled.
     target : int, default=None
         Column of the target (0-based, negative from the end); ``None``: unlabelled.
     name : str, default=None
@@ -559,13 +945,14 @@ def load_npy(
     """
     path = Path(path)
     _check_exists(path)
-    try:
-        A = np.load(path, allow_pickle=False)
-    except ValueError as exc:
-        raise DataFileError(path, f"not a readable .npy array ({exc}).") from None
-    A = _as_2d_float(path, A, "the array")
+    _, compression = _suffixes(path)
+    with _reading(path), _open_binary(path) as fh:
+        _check_signature(path, fh, "npy")
+        size = None if compression is not None else os.fstat(fh.fileno()).st_size
+        A = _as_2d_float(path, _read_array(path, fh, "the array", size), "the array")
+    _check_finite(path, A, "the array")
     X, y = _target_column(path, A, target)
-    return _array_dataset(path, X, y, name, None if y is None else str(target))
+    return _array_dataset(path, X, y, name, None if y is None else str(target), "the array")
 
 
 def load_npz(
@@ -580,7 +967,8 @@ def load_npz(
     Parameters
     ----------
     path : str or path-like
-        The ``.npz`` archive.
+        The ``.npz`` archive, not compressed itself (``numpy.savez_compressed``
+        compresses inside).  Arrays of Python objects are refused, never unpickled.
     target : str or int, default=None
         Key of the target array, or a column index for a single-array archive.
     name : str, default=None
@@ -604,36 +992,75 @@ def load_npz(
     """
     path = Path(path)
     _check_exists(path)
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise DataFileError(path, f"not a readable .npz archive ({exc}).") from None
-    with archive:
-        keys = list(archive.keys())
-        x_key = next((k for k in ("X", "data") if k in keys), None)
-        if x_key is None:
-            if len(keys) == 1:
-                A = _as_2d_float(path, archive[keys[0]], repr(keys[0]))
-                X, y = _target_column(path, A, target)
-                return _array_dataset(path, X, y, name, None)
+    _, compression = _suffixes(path)
+    if compression is not None:
+        raise DataFileError(
+            path,
+            f"an .npz archive is read as it is, not {_COMPRESSION_NAMES[compression]}-"
+            f"compressed; decompress it first (numpy.savez_compressed compresses inside).",
+        )
+    with _reading(path), open(path, "rb") as fh:
+        _check_signature(path, fh, "npz")
+        try:
+            with zipfile.ZipFile(fh) as archive:
+                return _npz_dataset(path, archive, target, name)
+        except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
             raise DataFileError(
                 path,
-                f"no array named 'X' (or 'data'); the archive holds {keys}. "
-                "Save it with np.savez(path, X=X, y=y).",
-            )
-        X = _as_2d_float(path, archive[x_key], repr(x_key))
-        if target is not None and not isinstance(target, int) and str(target) in keys:
-            y_key: str | None = str(target)
-        elif target is not None:
-            raise DataFileError(path, f"no array named {target!r} in the archive; it holds {keys}.")
-        else:
-            y_key = next((k for k in ("y", "target") if k in keys), None)
-        y = None if y_key is None else np.asarray(archive[y_key]).ravel()
+                f"is not a readable .npz archive ({exc}); the file is damaged or cut short: "
+                "save or copy it again.",
+            ) from None
+
+
+def _npz_dataset(
+    path: Path, archive: zipfile.ZipFile, target: str | int | None, name: str | None
+) -> Dataset:
+    """The :class:`Dataset` of an open .npz ``archive`` (see :func:`load_npz`)."""
+    members = {
+        info.filename[: -len(".npy")]: info
+        for info in archive.infolist()
+        if info.filename.endswith(".npy")
+    }
+    keys = list(members)
+
+    def array(key: str, is_target: bool = False) -> np.ndarray:
+        info = members[key]
+        with archive.open(info) as fh:
+            return _read_array(path, fh, repr(key), info.file_size, is_target)
+
+    x_key = next((k for k in ("X", "data") if k in keys), None)
+    if x_key is None:
+        if len(keys) == 1:
+            A = _as_2d_float(path, array(keys[0]), repr(keys[0]))
+            _check_finite(path, A, repr(keys[0]))
+            X, y = _target_column(path, A, target)
+            return _array_dataset(path, X, y, name, None, repr(keys[0]))
+        raise DataFileError(
+            path,
+            f"no array named 'X' (or 'data'); the archive holds {keys}. "
+            "Save it with np.savez(path, X=X, y=y).",
+        )
+    X = _as_2d_float(path, array(x_key), repr(x_key))
+    _check_finite(path, X, repr(x_key))
+    if target is not None and not isinstance(target, int) and str(target) in keys:
+        y_key: str | None = str(target)
+    elif target is not None:
+        raise DataFileError(
+            path,
+            f"no array named {target!r} in the archive; it holds {keys}. Give the key of the "
+            "target array.",
+        )
+    else:
+        y_key = next((k for k in ("y", "target") if k in keys), None)
+    y = None if y_key is None else array(y_key, is_target=True).ravel()
+    _check_finite(path, y, repr(y_key))
     if y is not None and y.shape[0] != X.shape[0]:
         raise DataFileError(
-            path, f"{x_key!r} has {X.shape[0]} rows but {y_key!r} has {y.shape[0]} values."
+            path,
+            f"{x_key!r} has {X.shape[0]} rows but {y_key!r} has {y.shape[0]} values; "
+            "give one target value per row.",
         )
-    return _array_dataset(path, X, y, name, y_key)
+    return _array_dataset(path, X, y, name, y_key, repr(x_key))
 
 
 def file_format(path: str | os.PathLike[str]) -> str | None:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ._files import DataFileError, Dataset, infer_task, load_csv, load_svmlight
+from ._files import DataFileError, Dataset, _reading, infer_task, load_csv, load_svmlight
 
 __all__ = ["DATA_HOME_SETS", "HomeInfo", "get_data_home", "list_data_home", "load_from_home"]
 
@@ -70,45 +71,70 @@ class HomeInfo:
 
 
 def _headerless(path: Path, target_col: int | None) -> tuple[np.ndarray, np.ndarray | None]:
-    A = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
+    with _reading(path):
+        try:
+            A = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
+        except ValueError as exc:
+            raise DataFileError(path, f"could not be read ({exc}); copy the file again.") from None
     if target_col is None:
         return A, None
     return np.delete(A, target_col, axis=1), A[:, target_col]
 
 
+def _arrays(path: Path, *keys: str) -> list[np.ndarray]:
+    """The arrays ``keys`` of the .npz archive ``path``; a damaged file is one clear line."""
+    with _reading(path):
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                missing = [k for k in keys if k not in archive.files]
+                if missing:
+                    raise DataFileError(
+                        path,
+                        f"no array named {missing[0]!r} in the archive (it holds "
+                        f"{archive.files}); copy the original file again.",
+                    )
+                return [archive[k] for k in keys]
+        except DataFileError:
+            raise
+        except (ValueError, zipfile.BadZipFile) as exc:
+            raise DataFileError(
+                path, f"is not a readable .npz archive ({exc}); copy the original file again."
+            ) from None
+
+
 def _read_usps(paths: list[Path]) -> tuple[np.ndarray, np.ndarray | None]:
-    with np.load(paths[0]) as d:
-        X = np.vstack([d["X_train"], d["X_test"]]).astype(np.float64)
-        y = np.concatenate([d["y_train"], d["y_test"]]).astype(np.float64)
+    X_train, y_train, X_test, y_test = _arrays(paths[0], "X_train", "y_train", "X_test", "y_test")
+    X = np.vstack([X_train, X_test]).astype(np.float64)
+    y = np.concatenate([y_train, y_test]).astype(np.float64)
     return X, y
 
 
 def _read_mnist(paths: list[Path]) -> tuple[np.ndarray, np.ndarray | None]:
     Xs, ys = [], []
     for p in paths:
-        with np.load(p) as d:
-            Xs.append(d["X"])
-            ys.append(d["y"])
+        X, y = _arrays(p, "X", "y")
+        Xs.append(X)
+        ys.append(y)
     return np.vstack(Xs).astype(np.float64) / 255.0, np.concatenate(ys).astype(np.float64)
 
 
 def _read_fsdd(paths: list[Path]) -> tuple[np.ndarray, np.ndarray | None]:
     Xs, ys = [], []
     for p in paths:
-        with np.load(p) as d:
-            Xs.append(d["X"].astype(np.float64))
-            ys.append(d["y_digit"].astype(np.float64))
+        X, y = _arrays(p, "X", "y_digit")
+        Xs.append(X.astype(np.float64))
+        ys.append(y.astype(np.float64))
     return np.vstack(Xs), np.concatenate(ys)
 
 
 def _read_flow(paths: list[Path]) -> tuple[np.ndarray, np.ndarray | None]:
-    with np.load(paths[0]) as d:
-        return d["X"][:, :6].astype(np.float64), None
+    (X,) = _arrays(paths[0], "X")
+    return X[:, :6].astype(np.float64), None
 
 
 def _read_patches(paths: list[Path]) -> tuple[np.ndarray, np.ndarray | None]:
-    with np.load(paths[0]) as d:
-        return d["X"].astype(np.float64) / 255.0, None
+    (X,) = _arrays(paths[0], "X")
+    return X.astype(np.float64) / 255.0, None
 
 
 def _read_svm(
