@@ -21,6 +21,8 @@ larger than the available memory),
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -43,8 +45,8 @@ __all__ = ["DEFAULT_DATASETS", "DEFAULT_METHODS", "main"]
 EXAMPLES = """examples:
   kernelmaps compare                          # the default study, about a minute
   kernelmaps compare --datasets letter cpu_act --methods rff-mc rff-sobol --seeds 5
-  kernelmaps fit train.csv --target price -o model.joblib
-  kernelmaps predict model.joblib new.csv -o predictions.csv
+  kernelmaps fit train.csv --target price -o model.skops
+  kernelmaps predict model.skops new.csv -o predictions.csv
   kernelmaps datasets
 
 Run "kernelmaps COMMAND --help" for the options of a command.
@@ -70,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     Examples
     --------
     >>> from kernelmaps.cli import build_parser
-    >>> args = build_parser().parse_args(["fit", "train.csv", "--target", "y", "-o", "m.joblib"])
+    >>> args = build_parser().parse_args(["fit", "train.csv", "--target", "y", "-o", "m.skops"])
     >>> args.command, args.target, args.run.__module__
     ('fit', 'y', 'kernelmaps.cli.fit')
     """
@@ -125,6 +127,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted.", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of standard output stopped early (``| head``): nothing to report.
+        # Keep Python from reporting the pipe again when it flushes standard output at exit.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
     except (UserError, ValueError, FileNotFoundError, InsufficientMemoryError) as exc:
         print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
