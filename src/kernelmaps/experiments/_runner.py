@@ -807,8 +807,13 @@ class _FolderLock:
     def _flock(self) -> bool:
         """Take the ``flock``; False when the file system has none."""
         assert _fcntl is not None
+        created = True
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:
+                created = False
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as exc:
             raise self._write_error(exc) from None
         try:
@@ -818,6 +823,9 @@ class _FolderLock:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise self._in_use(self._read_holder(), abandoned_hint=False) from None
             if exc.errno in (errno.ENOLCK, errno.EINVAL, errno.EOPNOTSUPP):
+                if created:  # the exclusive lock file is created again by the fallback
+                    with contextlib.suppress(OSError):
+                        os.unlink(self.path)
                 return False
             raise self._write_error(exc) from None
         try:
