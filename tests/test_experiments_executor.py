@@ -11,7 +11,7 @@ import logging
 import subprocess
 import sys
 import warnings
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -233,6 +233,24 @@ def test_any_error_of_a_cell_is_recorded_and_the_run_goes_on(tmp_path):
         "RuntimeError: an unexpected error of the method"
     }
     assert len(result.values(metric="fro_error")) == 2  # the cells of seed 0
+
+
+class _LostWorkers(ThreadPoolExecutor):
+    """An executor whose every task is lost, as when its worker process dies."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_exception(RuntimeError("worker lost"))
+        return future
+
+
+def test_a_task_that_fails_outside_its_cell_is_a_failed_cell(tmp_path):
+    config = _config(methods=[MethodConfig("nystroem-kmeans")], datasets=_config().datasets[:1])
+    with _LostWorkers(2) as pool:
+        result = run_experiment(config, tmp_path, executor=pool)
+    assert len(result.failures) == result.n_cells == 4
+    assert {f["message"] for f in result.failures} == {"RuntimeError: worker lost"}
+    assert len((tmp_path / "cells.jsonl").read_text().splitlines()) == 4
 
 
 def test_an_interrupt_in_a_cell_stops_the_run_keeping_whole_lines(tmp_path):
