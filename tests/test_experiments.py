@@ -104,6 +104,18 @@ label = "QMC RFF"
          "positive integers"),
         ("datasets = ['letter']\nmethods = ['rff-mc']\n", "missing key 'n_components'"),
         ("n_components = [8\n", "not valid TOML"),
+        ("n_components = [8]\ndatasets = ['letter']\nmethods = ['rff-mc']\nseeds = [0, -1]\n",
+         r"seeds must be a list of distinct integers >= 0 .*; got -1"),
+        ("n_components = [8]\ndatasets = ['letter']\nmethods = ['rff-mc']\nmetrics = 'x'\n",
+         "metrics must be a list of names; got 'x'"),
+        ("n_components = [8]\ndatasets = 'letter'\nmethods = ['rff-mc']\n",
+         r"datasets and methods must be lists"),
+        ("n_components = [8]\nmethods = ['rff-mc']\n[[datasets]]\nname = 'letter'\n"
+         "in_sample = 1\n", r"in_sample must be true or false; got 1"),
+        ("n_components = [8]\ndatasets = ['letter']\n[[methods]]\nname = 'rff-mc'\n"
+         "kernel = 2\n", r"methods\['rff-mc'\]: kernel must be a string; got 2"),
+        ("n_components = [8]\ndatasets = ['letter']\nmethods = ['rff-mc']\n"
+         "bandwidth_q = 100\n", r"bandwidth_q \(a percentile\) must be a number in \(0, 100\)"),
     ],
 )  # fmt: skip
 def test_config_errors_name_the_file(tmp_path, text, message):
@@ -112,6 +124,23 @@ def test_config_errors_name_the_file(tmp_path, text, message):
     with pytest.raises(ValueError, match=message) as info:
         load_config(path)
     assert str(path) in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_config_files_that_cannot_be_read(tmp_path):
+    with pytest.raises(ValueError, match="is a folder; give the configuration file"):
+        load_config(tmp_path)
+    path = tmp_path / "study.toml"
+    path.write_bytes(b"name = '\xe9t\xe9'\n")  # Latin-1, not UTF-8
+    with pytest.raises(ValueError, match=r"not a text file in UTF-8 \(byte 8\)"):
+        load_config(path)
+    path = tmp_path / "study.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="must be a table of keys"):
+        load_config(path)
+    path.write_bytes(b'\xef\xbb\xbf{"n_components": [8], "datasets": ["letter"], '
+                     b'"methods": ["rff-mc"]}')  # fmt: skip
+    assert load_config(path).n_components == [8]  # a byte-order mark is no error
 
 
 def test_runner_writes_tidy_tables_with_provenance(tmp_path):
@@ -340,6 +369,10 @@ def test_with_options_returns_a_new_validated_config():
         ({"metrics": ["colour"]}, "Unknown metric"),
         ({"bandwidth": "widest"}, "bandwidth must be one of"),
         ({"target": "y"}, "target applies to the data files given with datasets"),
+        ({"bandwidth": float("inf")}, "gamma must be a positive finite number; got inf"),
+        ({"n_components": [8, 8]}, "n_components lists 8 twice"),
+        ({"seeds": 10**9}, "has 2000000000 cells .* more than the limit of 100000"),
+        ({"datasets": ["data/a.csv", "b/a.csv"]}, "Two data sets share a name"),
     ],
 )
 def test_with_options_errors(options, message):

@@ -11,7 +11,7 @@ import logging
 import subprocess
 import sys
 import warnings
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,13 @@ def _failing_factory(n_components: int, kernel_params: dict[str, Any], random_st
 
 def _crashing_factory(n_components: int, kernel_params: dict[str, Any], random_state: Any):
     if random_state == 1:
-        raise RuntimeError("not a method error: the run stops")
+        raise RuntimeError("an unexpected error of the method")
+    return _rff(n_components, kernel_params, random_state)
+
+
+def _interrupting_factory(n_components: int, kernel_params: dict[str, Any], random_state: Any):
+    if random_state == 1:
+        raise KeyboardInterrupt
     return _rff(n_components, kernel_params, random_state)
 
 
@@ -80,6 +86,7 @@ for _spec in (
     MethodSpec("test-exec-probe", "rbf", _probe_factory, "RFF, warns its settings"),
     MethodSpec("test-exec-failing", "rbf", _failing_factory, "always fails"),
     MethodSpec("test-exec-crashing", "rbf", _crashing_factory, "raises RuntimeError"),
+    MethodSpec("test-exec-interrupting", "rbf", _interrupting_factory, "Ctrl-C in a cell"),
 ):
     if _spec.name not in method_names():
         register_method(_spec)
@@ -217,12 +224,44 @@ def test_interrupted_parallel_run_keeps_finished_cells_and_resumes(tmp_path, seq
     assert _log_records(tmp_path) == _log_records(sequential.output_dir)
 
 
-def test_an_error_that_is_not_a_method_failure_stops_the_run(tmp_path):
+def test_any_error_of_a_cell_is_recorded_and_the_run_goes_on(tmp_path):
     config = _config(methods=[MethodConfig("test-exec-crashing")], datasets=_config().datasets[:1])
-    with ThreadPoolExecutor(2) as pool, pytest.raises(RuntimeError, match="the run stops"):
+    with ThreadPoolExecutor(2) as pool:
+        result = run_experiment(config, tmp_path, executor=pool)
+    assert [(f["n_components"], f["seed"]) for f in result.failures] == [(8, 1), (24, 1)]
+    assert {f["message"] for f in result.failures} == {
+        "RuntimeError: an unexpected error of the method"
+    }
+    assert len(result.values(metric="fro_error")) == 2  # the cells of seed 0
+
+
+class _LostWorkers(ThreadPoolExecutor):
+    """An executor whose every task is lost, as when its worker process dies."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_exception(RuntimeError("worker lost"))
+        return future
+
+
+def test_a_task_that_fails_outside_its_cell_is_a_failed_cell(tmp_path):
+    config = _config(methods=[MethodConfig("nystroem-kmeans")], datasets=_config().datasets[:1])
+    with _LostWorkers(2) as pool:
+        result = run_experiment(config, tmp_path, executor=pool)
+    assert len(result.failures) == result.n_cells == 4
+    assert {f["message"] for f in result.failures} == {"RuntimeError: worker lost"}
+    assert len((tmp_path / "cells.jsonl").read_text().splitlines()) == 4
+
+
+def test_an_interrupt_in_a_cell_stops_the_run_keeping_whole_lines(tmp_path):
+    config = _config(
+        methods=[MethodConfig("test-exec-interrupting")], datasets=_config().datasets[:1]
+    )
+    with ThreadPoolExecutor(2) as pool, pytest.raises(KeyboardInterrupt):
         run_experiment(config, tmp_path, executor=pool)
     for line in (tmp_path / "cells.jsonl").read_text().splitlines():
         assert json.loads(line)["seed"] == 0  # only finished cells, whole lines
+    assert not (tmp_path / "results.csv").exists()
 
 
 # --- Dask --------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import errno
+import os
 
 import pytest
 
@@ -53,3 +55,28 @@ def test_score_curves_and_reading_a_csv(tmp_path):
     assert (tmp_path / "acc.pdf").exists()
     with pytest.raises(ValueError, match="no 'spectral_error' rows"):
         plotting.plot_error_curves(table, metric="spectral_error")
+
+
+def test_a_figure_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    from kernelmaps.exceptions import OutputWriteError
+
+    path = tmp_path / "fig.png"
+    path.write_bytes(b"the previous figure")
+    real_fsync = os.fsync
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OutputWriteError, match=r"fig\.png: no space left on the device"):
+        plotting.plot_error_curves(_rows(), path=path)
+    assert path.read_bytes() == b"the previous figure"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.png"]  # no temporary file
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    plotting.plot_error_curves(_rows(), path=path)
+    assert path.read_bytes().startswith(b"\x89PNG")
+    plotting.plot_error_curves(_rows(), path=tmp_path / "sub" / "fig")  # no suffix: PNG
+    assert (tmp_path / "sub" / "fig").read_bytes().startswith(b"\x89PNG")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OutputWriteError, match="file"):
+        plotting.plot_error_curves(_rows(), path=tmp_path / "file" / "fig.png")

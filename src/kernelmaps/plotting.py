@@ -170,9 +170,25 @@ def _plot_panels(
     if title:
         fig.suptitle(title)
     if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=110)
+        _save(fig, path)
     return fig
+
+
+def _save(fig: Any, path: str | os.PathLike[str]) -> None:
+    """Write ``fig`` to ``path`` whole or not at all; its format from the suffix (PNG
+    without one).  A folder that cannot be made or written, or a full disk, is one
+    :class:`~kernelmaps.exceptions.OutputWriteError`; the previous file stays intact."""
+    from ._atomic import atomic_write, describe_os_error
+    from .exceptions import OutputWriteError
+
+    target = Path(path)
+    fmt = target.suffix.lstrip(".").lower() or "png"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputWriteError(exc.errno, describe_os_error(exc, target.parent)) from None
+    with atomic_write(target, "wb") as fh:
+        fig.savefig(fh, format=fmt, dpi=110)
 
 
 def plot_error_curves(
@@ -193,7 +209,8 @@ def plot_error_curves(
     metric : str, default="fro_error"
         The error metric to plot (``"fro_error"``, ``"spectral_error"``, ``"max_error"``).
     path : str or path-like, default=None
-        Save the figure there (PNG, PDF or SVG by the suffix).
+        Save the figure there (PNG, PDF or SVG by the suffix), replacing the file whole
+        or not at all.
     title : str, default=None
     methods : iterable of str, default=None
         Only these methods (default: all, in the order of the table).
@@ -210,6 +227,9 @@ def plot_error_curves(
     ------
     ImportError
         When matplotlib is not installed, with the command that installs it.
+    kernelmaps.exceptions.OutputWriteError
+        When ``path`` cannot be written (read-only or full disk); a previous file there
+        is left intact.
 
     Examples
     --------

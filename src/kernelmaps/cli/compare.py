@@ -6,9 +6,11 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
+from ..exceptions import InsufficientMemoryError
 from ._common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -21,6 +23,9 @@ from ._common import (
 )
 
 DEFAULT_OUTPUT = "kernelmaps-results"
+
+#: Errors that ``kernelmaps.cli.main`` reports in one line with their exit status.
+_REPORTED_BY_MAIN = (UserError, ValueError, OSError, InsufficientMemoryError, ImportError)
 
 EXAMPLES = """examples:
   kernelmaps compare
@@ -35,7 +40,11 @@ EXAMPLES = """examples:
 The output folder receives results.csv (tidy: one row per data set, method,
 n_components, seed and metric), results.json (the same with the configuration and
 provenance), figure.png, and cells.jsonl, the log that lets an interrupted run resume:
-run the same command again and finished cells are not redone.
+run the same command again and finished cells are not redone. The tables and the
+figure are replaced whole or not at all. A run locks its folder (run.lock): a second
+run on the same folder is refused at once, naming the first; use another --output to
+run both. A cell whose method fails is reported and the others go on. A run has at
+most 100000 cells (data sets x methods x n_components x seeds).
 
 --workers and --scheduler run the cells in parallel on Dask (pip install
 "kernelmaps[dask]"); this process still writes every file, so the results, the
@@ -258,10 +267,16 @@ def run(args: argparse.Namespace) -> int:
     0
     """
     from ..experiments import run_experiment
+    from ..experiments._runner import OutputFolderInUseError
     from ._cluster import cell_executor, check_options
 
     config = _build_config(args)
     out_dir = Path(args.output or DEFAULT_OUTPUT)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(
+            f"-o/--output {out_dir}: is a file, not a folder; give a folder name (it is "
+            "created if needed)."
+        )
     workers, scheduler = args.workers, args.scheduler
     check_options(workers, scheduler)  # before any output: distributed is there if needed
     if not args.quiet:
@@ -277,7 +292,8 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
     try:
-        with cell_executor(workers, scheduler) as executor:
+        with warnings.catch_warnings(), cell_executor(workers, scheduler) as executor:
+            warnings.showwarning = _print_warning
             start = time.perf_counter()
             result = run_experiment(
                 config,
@@ -294,6 +310,19 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    except OutputFolderInUseError as exc:
+        raise UserError(str(exc)) from None
+    except Exception as exc:
+        if isinstance(exc, _REPORTED_BY_MAIN):
+            raise
+        # Not an error of a cell (those are recorded): of the run itself.
+        print(
+            f"kernelmaps compare: error: {type(exc).__name__}: {_one_line(exc)}. Finished "
+            f"cells are kept in {out_dir / 'cells.jsonl'}; run the same command again to "
+            "resume.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     for f in result.failures:
         print(
             f"warning: {f['dataset']} / {f['method']} / D={f['n_components']} / seed "
@@ -312,6 +341,22 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_plot:
         _figure(result.rows, error_metric, out_dir, args.quiet)
     return EXIT_OK
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _print_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """A warning of the run as one line on stderr (not Python's two-line format)."""
+    print(f"warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
 def _report(result: Any, error_metric: str, elapsed: float, out_dir: Path) -> None:

@@ -20,6 +20,12 @@ An :class:`ExperimentConfig` is built in Python or read from a TOML file with
     [[methods]]
     name = "nystroem-kmeans"
     label = "Nyström k-means"      # shown in tables and figures
+
+A *cell* is one data set x method x n_components x seed; an experiment has at most
+:data:`MAX_CELLS` of them (a larger one is refused when it is built: split it into several
+experiments, each with its own output folder).  Every key is checked for its type and
+range when the configuration is built, so that a mistake in a file is reported at once,
+in one line naming the file, the key and the fix.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -37,6 +44,7 @@ from ..bandwidth import BANDWIDTH_RULES
 
 __all__ = [
     "DOWNSTREAM_MODELS",
+    "MAX_CELLS",
     "METRICS",
     "PREPROCESSING",
     "DatasetConfig",
@@ -68,6 +76,11 @@ METRICS = (
 PREPROCESSING = ("minmax", "standard", "none")
 DOWNSTREAM_MODELS = ("ridge", "linear_svc")
 
+#: Most cells (data sets x methods x n_components x seeds) an experiment may have: the
+#: plan, the records and the results table of a run are held in memory, and at even a
+#: tenth of a second per cell this is about three hours of work.
+MAX_CELLS = 100_000
+
 
 _Entry = TypeVar("_Entry", "DatasetConfig", "MethodConfig")
 
@@ -79,6 +92,54 @@ def _check_keys(where: str, data: Mapping[str, Any], cls: type) -> None:
         raise ValueError(
             f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
             f"known keys are {', '.join(sorted(known))}."
+        )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_optional_str(where: str, key: str, value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{where}: {key} must be a string; got {value!r}.")
+
+
+def _check_table(where: str, key: str, value: Any) -> None:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise ValueError(
+            f"{where}: {key} must be a table of name = value pairs (a dict); got {value!r}."
+        )
+
+
+def _distinct_ints(key: str, values: Any, low: int, what: str) -> list[int]:
+    """``values`` as a list of distinct integers >= ``low``, or an error saying so."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence):
+        raise ValueError(f"{key} must be a list of {what}; got {values!r}.")
+    if len(values) == 0:
+        raise ValueError(f"{key} must not be empty; give at least one value.")
+    bad = [v for v in values if not _is_int(v) or v < low]
+    if bad:
+        raise ValueError(f"{key} must be a list of {what}; got {bad[0]!r} in {key}.")
+    seen: set[int] = set()
+    for v in values:
+        if v in seen:
+            raise ValueError(f"{key} lists {v} twice; give each value once.")
+        seen.add(v)
+    return [int(v) for v in values]
+
+
+def _check_cells(n_datasets: int, n_methods: int, n_components: int, n_seeds: int) -> None:
+    n_cells = n_datasets * n_methods * n_components * n_seeds
+    if n_cells > MAX_CELLS:
+        raise ValueError(
+            f"the experiment has {n_cells} cells ({n_datasets} data set(s) x {n_methods} "
+            f"method(s) x {n_components} n_components x {n_seeds} seed(s)), more than the "
+            f"limit of {MAX_CELLS}; use fewer seeds, methods, data sets or n_components, or "
+            "split the study into several runs, each with its own output folder."
         )
 
 
@@ -129,15 +190,28 @@ class DatasetConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"datasets: name must be a non-empty string; got {self.name!r}.")
+        where = f"datasets[{self.name!r}]"
         for key in ("n_fit", "n_eval"):
             value = getattr(self, key)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 2:
-                raise ValueError(f"datasets[{self.name!r}]: {key} must be an integer >= 2.")
+            if not _is_int(value) or value < 2:
+                raise ValueError(f"{where}: {key} must be an integer >= 2; got {value!r}.")
+        if (
+            self.target is not None
+            and not isinstance(self.target, str)
+            and not _is_int(self.target)
+        ):
+            raise ValueError(
+                f"{where}: target must be a column name or index; got {self.target!r}."
+            )
+        _check_optional_str(where, "label", self.label)
         if self.preprocess not in PREPROCESSING:
             raise ValueError(
-                f"datasets[{self.name!r}]: preprocess must be one of {PREPROCESSING}; "
-                f"got {self.preprocess!r}."
+                f"{where}: preprocess must be one of {PREPROCESSING}; got {self.preprocess!r}."
             )
+        if not _is_int(self.data_seed) or self.data_seed < 0:
+            raise ValueError(f"{where}: data_seed must be an integer >= 0; got {self.data_seed!r}.")
+        if not isinstance(self.in_sample, bool):
+            raise ValueError(f"{where}: in_sample must be true or false; got {self.in_sample!r}.")
 
     @property
     def display(self) -> str:
@@ -183,6 +257,15 @@ class MethodConfig:
     kernel: str | None = None
     kernel_params: dict[str, Any] = dataclasses.field(default_factory=dict)
     params: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"methods: name must be a non-empty string; got {self.name!r}.")
+        where = f"methods[{self.name!r}]"
+        _check_optional_str(where, "label", self.label)
+        _check_optional_str(where, "kernel", self.kernel)
+        _check_table(where, "kernel_params", self.kernel_params)
+        _check_table(where, "params", self.params)
 
     @property
     def display(self) -> str:
@@ -253,48 +336,84 @@ class ExperimentConfig:
     data_home: str | None = None
 
     def __post_init__(self) -> None:
+        for key in ("datasets", "methods"):
+            entries = getattr(self, key)
+            if isinstance(entries, (str, Mapping)) or not isinstance(entries, Sequence):
+                raise ValueError(
+                    f"{key} must be a list of names or [[{key}]] tables; got {entries!r}."
+                )
         self.datasets = [_entry(DatasetConfig, d) for d in self.datasets]
         self.methods = [_entry(MethodConfig, m) for m in self.methods]
-        if isinstance(self.seeds, int) and not isinstance(self.seeds, bool):
-            if self.seeds < 1:
-                raise ValueError(f"seeds must be >= 1 (a count) or a list; got {self.seeds}.")
-            self.seeds = list(range(self.seeds))
-        self.seeds = [int(s) for s in self.seeds]
         if not self.datasets:
             raise ValueError("The experiment needs at least one data set.")
         if not self.methods:
             raise ValueError("The experiment needs at least one method.")
-        if not self.n_components or any(
-            not isinstance(d, int) or isinstance(d, bool) or d < 1 for d in self.n_components
+        if (
+            isinstance(self.n_components, (str, Mapping))
+            or not isinstance(self.n_components, Sequence)
+            or not self.n_components
+            or any(not _is_int(d) or d < 1 for d in self.n_components)
         ):
             raise ValueError(
                 f"n_components must be a non-empty list of positive integers; "
                 f"got {self.n_components!r}."
             )
-        if not self.seeds:
-            raise ValueError("seeds must not be empty.")
+        self.n_components = _distinct_ints("n_components", self.n_components, 1, "integers >= 1")
+        counts = (len(self.datasets), len(self.methods), len(self.n_components))
+        if isinstance(self.seeds, int) and not isinstance(self.seeds, bool):
+            if self.seeds < 1:
+                raise ValueError(f"seeds must be >= 1 (a count) or a list; got {self.seeds}.")
+            _check_cells(*counts, self.seeds)  # before the list of seeds is made
+            self.seeds = list(range(self.seeds))
+        self.seeds = _distinct_ints(
+            "seeds", self.seeds, 0, "distinct integers >= 0 (or a number of seeds)"
+        )
+        _check_cells(*counts, len(self.seeds))
+        if isinstance(self.metrics, (str, Mapping)) or not isinstance(self.metrics, Sequence):
+            raise ValueError(f"metrics must be a list of names; got {self.metrics!r}.")
         unknown = [m for m in self.metrics if m not in METRICS]
         if unknown:
             raise ValueError(f"Unknown metric(s) {unknown}; known metrics: {', '.join(METRICS)}.")
+        if not self.metrics:
+            raise ValueError(
+                f"metrics must not be empty; give one or more of {', '.join(METRICS)}."
+            )
+        self.metrics = list(self.metrics)
         if isinstance(self.bandwidth, str):
             if self.bandwidth not in BANDWIDTH_RULES:
                 raise ValueError(
                     f"bandwidth must be one of {BANDWIDTH_RULES} or a positive number "
                     f"(gamma); got {self.bandwidth!r}."
                 )
-        elif not isinstance(self.bandwidth, (int, float)) or self.bandwidth <= 0:
-            raise ValueError(f"bandwidth as gamma must be positive; got {self.bandwidth!r}.")
+        elif not _is_number(self.bandwidth) or not 0 < self.bandwidth < math.inf:
+            raise ValueError(
+                f"bandwidth as gamma must be a positive finite number; got {self.bandwidth!r}."
+            )
+        if not _is_number(self.bandwidth_q) or not 0 < self.bandwidth_q < 100:
+            raise ValueError(
+                f"bandwidth_q (a percentile) must be a number in (0, 100); "
+                f"got {self.bandwidth_q!r}."
+            )
         if self.downstream_model not in DOWNSTREAM_MODELS:
             raise ValueError(
                 f"downstream_model must be one of {DOWNSTREAM_MODELS}; "
                 f"got {self.downstream_model!r}."
             )
-        labels = [m.display for m in self.methods]
-        if len(set(labels)) != len(labels):
-            raise ValueError(
-                "Two methods share a name; give each a distinct label "
-                f"(methods: {', '.join(labels)})."
-            )
+        if not _is_number(self.alpha) or not 0 < self.alpha < math.inf:
+            raise ValueError(f"alpha must be a positive finite number; got {self.alpha!r}.")
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name must be a non-empty string; got {self.name!r}.")
+        if self.data_home is not None and not isinstance(self.data_home, str):
+            raise ValueError(f"data_home must be a folder name; got {self.data_home!r}.")
+        for what, names in (
+            ("data sets", [d.display for d in self.datasets]),
+            ("methods", [m.display for m in self.methods]),
+        ):
+            if len(set(names)) != len(names):
+                raise ValueError(
+                    f"Two {what} share a name; give each a distinct label "
+                    f"({what}: {', '.join(names)})."
+                )
 
     def settings_key(self) -> str:
         """A digest of the settings shared by all cells that change their results."""
@@ -463,11 +582,25 @@ def _load_toml(path: Path) -> dict[str, Any]:
             raise ImportError(
                 "Reading TOML files on Python 3.10 needs the tomli package: pip install tomli"
             ) from exc
-    with open(path, "rb") as fh:
-        try:
-            return tomllib.load(fh)
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path}: not valid TOML ({exc}).") from None
+    text = _read_text(path)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML ({exc}); fix the file.") from None
+
+
+def _read_text(path: Path) -> str:
+    """The text of a configuration file, or one line saying why it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path}: not a text file in UTF-8 (byte {exc.start}); save it as UTF-8 text."
+        ) from None
+    except OSError as exc:
+        raise ValueError(
+            f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions."
+        ) from None
 
 
 def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
@@ -478,7 +611,9 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
     FileNotFoundError
         When the file does not exist.
     ValueError
-        For invalid TOML, unknown keys or invalid values, naming the file.
+        For a file that cannot be read, invalid TOML, unknown keys, values of the wrong
+        type or out of range, or more than :data:`MAX_CELLS` cells: one line naming the
+        file and the fix.
 
     Examples
     --------
@@ -492,19 +627,23 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
     [8]
     """
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path}: is a folder; give the configuration file (TOML).")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such configuration file.")
     if path.suffix.lower() == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(_read_text(path))
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc}).") from None
+            raise ValueError(f"{path}: not valid JSON ({exc}); fix the file.") from None
     else:
         data = _load_toml(path)
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{path}: the configuration must be a table of keys (a JSON object).")
     try:
         return ExperimentConfig.from_dict(data, where=str(path))
     except (TypeError, ValueError) as exc:
-        message = str(exc)
+        message = " ".join(str(exc).split())
         if not message.startswith(str(path)):
             message = f"{path}: {message}"
         raise ValueError(message) from None

@@ -12,7 +12,22 @@ identified by the data set's settings, the method's settings, ``n_components``, 
 and the shared settings (bandwidth, downstream model); changing the grid, the seeds or the
 list of methods reuses every cell already computed.  At the end ``results.csv`` and
 ``results.json`` (the rows with the configuration and provenance: package versions,
-machine, seeds, times) are written.
+machine, seeds, times) are written, each whole or not at all (a temporary file renamed
+over the old one), so a full disk or a kill leaves the previous tables intact.
+
+The log is read back line by line: a last line cut short by a killed process is dropped
+(and cut from the file), and a line that is not a valid cell record (a hand-edited log:
+invalid JSON, missing keys, values of the wrong type) is skipped with one warning naming
+its line number; its cell is computed again.  A cell whose method raises any exception
+(an error of the method, a memory refusal) is recorded as failed, with the error on one
+line, and the run goes on; ``KeyboardInterrupt`` and ``SystemExit`` stop it, the finished
+cells staying in the log.
+
+An output folder is locked for the whole run (``run.lock`` in it: an ``flock`` where the
+system has one, else a file created exclusively, holding the PID, host and start time of
+the run): a second run on the same folder is refused at once, naming the run that holds
+it.  The lock of a killed run does not block: the system releases an ``flock`` when its
+process ends, and an exclusive lock file whose process is gone is removed.
 
 Cells can run in parallel on any :class:`concurrent.futures.Executor` (a thread or process
 pool, or a Dask client's ``client.get_executor()``): each remaining cell is a task, and
@@ -28,23 +43,29 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures as cf
+import contextlib
 import csv
 import dataclasses
 import datetime as _dt
+import errno
 import json
 import os
 import platform
+import socket
 import sys
 import threading
 import time
 import tracemalloc
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
+from .._atomic import atomic_write, describe_os_error
 from ..bandwidth import gamma_from_data
+from ..exceptions import OutputWriteError
 from ._config import DatasetConfig, ExperimentConfig, MethodConfig
 from ._executor import (
     PENDING_PER_SLOT,
@@ -64,6 +85,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RESULT_COLUMNS",
     "ExperimentResult",
+    "OutputFolderInUseError",
     "PreparedData",
     "prepare_data",
     "read_results",
@@ -84,6 +106,21 @@ RESULT_COLUMNS = (
 )
 
 CELLS_FILE = "cells.jsonl"
+LOCK_FILE = "run.lock"
+
+#: Longest failure message kept in a cell's record (characters).
+_MESSAGE_CHARS = 1000
+
+
+class OutputFolderInUseError(RuntimeError):
+    """Another run holds the output folder (its lock file names the run).
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments._runner import OutputFolderInUseError
+    >>> issubclass(OutputFolderInUseError, RuntimeError)
+    True
+    """
 
 
 @dataclasses.dataclass
@@ -224,6 +261,7 @@ class _Progress:
 
     def close(self) -> None:
         if self.enabled:
+            self.enabled = False
             self.stream.write("\r" + " " * 119 + "\r")
             self.stream.flush()
 
@@ -277,18 +315,105 @@ def _cell_key(
 
 
 def _read_cells(path: Path) -> dict[str, dict[str, Any]]:
+    """The valid cell records of the log at ``path``, by key (the last one of a key wins).
+
+    A last line without its newline was cut short by an interrupted run: it is dropped
+    and cut from the file (the caller holds the folder's lock), so that the next record
+    starts on a line of its own.  Any other line that is not a valid record is skipped
+    with a warning naming its line number.
+    """
     done: dict[str, dict[str, Any]] = {}
     if not path.is_file():
         return done
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by an interruption
-            if isinstance(record, dict) and "key" in record:
-                done[record["key"]] = record
+    end = 0
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            if not raw.endswith(b"\n"):
+                break  # cut short by an interruption: the cell is computed again
+            end += len(raw)
+            if not raw.strip():
+                continue
+            record, problem = _parse_record(raw)
+            if record is None:
+                warnings.warn(
+                    f"{path} line {number}: {problem}; the line is skipped and its cell "
+                    "computed again.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+                continue
+            done[record["key"]] = record
+    if path.stat().st_size > end:
+        with open(path, "r+b") as fh:
+            fh.truncate(end)
     return done
+
+
+#: The keys of a cell record and the types their values must have.
+_RECORD_TYPES: dict[str, tuple[type, ...]] = {
+    "key": (str,),
+    "dataset": (str,),
+    "method": (str,),
+    "n_components": (int,),
+    "seed": (int,),
+    "status": (str,),
+}
+
+
+def _parse_record(raw: bytes) -> tuple[dict[str, Any] | None, str]:
+    """A record of the log from one line, or None and what is wrong with the line."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None, "not valid JSON"
+    if not isinstance(record, dict):
+        return None, "not a JSON object"
+    for key, types in _RECORD_TYPES.items():
+        if key not in record:
+            return None, f"the record has no {key!r}"
+        value = record[key]
+        if not isinstance(value, types) or isinstance(value, bool):
+            return None, f"{key!r} is {value!r}, not of type {types[0].__name__}"
+    parts = record["key"].split("|")
+    if (
+        len(parts) < 7
+        or parts[2] != str(record["n_components"])
+        or parts[3] != str(record["seed"])
+        or "|".join(parts[5:]) != f"{record['dataset']}|{record['method']}"
+    ):
+        return None, "the record's cell does not match its key"
+    if record.get("kernel") is not None and not isinstance(record["kernel"], str):
+        return None, f"'kernel' is {record['kernel']!r}, not a name"
+    gamma = record.get("gamma")
+    if gamma is not None and (not isinstance(gamma, (int, float)) or isinstance(gamma, bool)):
+        return None, f"'gamma' is {gamma!r}, not a number"
+    if record["status"] == "failed":
+        if not isinstance(record.get("message"), str):
+            return None, "the failed record has no message"
+        return record, ""
+    if record["status"] != "ok":
+        return None, f"'status' is {record['status']!r}, not 'ok' or 'failed'"
+    metrics = record.get("metrics")
+    if not isinstance(metrics, dict):
+        return None, "the record has no 'metrics' table"
+    for name, value in metrics.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return None, f"metric {name!r} is {value!r}, not a number"
+    caught = record.get("warnings", [])
+    if not isinstance(caught, list) or not all(isinstance(w, str) for w in caught):
+        return None, "'warnings' is not a list of messages"
+    return record, ""
+
+
+#: Metrics a cell records only for some tasks (which of them depends on the data set).
+_TASK_METRICS = frozenset({"accuracy", "rmse", "downstream"})
+
+
+def _covers(record: dict[str, Any], metrics: list[str]) -> bool:
+    """Whether a finished cell's record holds every asked metric (a failure: always)."""
+    if record.get("status") != "ok":
+        return True
+    return all(m in record["metrics"] for m in metrics if m not in _TASK_METRICS)
 
 
 def _downstream(
@@ -440,21 +565,33 @@ def _method_kernel(
 def _write_tables(
     out_dir: Path, rows: list[dict[str, Any]], provenance: dict[str, Any], failures: list[Any]
 ) -> None:
-    tmp = out_dir / "results.csv.tmp"
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+    """``results.csv`` and ``results.json``, each replaced whole or not at all."""
+    with atomic_write(out_dir / "results.csv", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(RESULT_COLUMNS))
         writer.writeheader()
         writer.writerows(rows)
-    tmp.replace(out_dir / "results.csv")
-    tmp = out_dir / "results.json.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_write(out_dir / "results.json") as fh:
         json.dump(
             {"provenance": provenance, "failures": failures, "results": rows},
             fh,
             indent=1,
             default=str,
         )
-    tmp.replace(out_dir / "results.json")
+
+
+def _output_folder(output_dir: str | os.PathLike[str]) -> Path:
+    """The output folder, created if needed; a file there is refused."""
+    out_dir = Path(output_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ValueError(
+            f"{out_dir}: the output folder is a file; give the name of a folder (it is "
+            "created if needed)."
+        )
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputWriteError(exc.errno, describe_os_error(exc, out_dir)) from None
+    return out_dir
 
 
 def run_experiment(
@@ -527,7 +664,7 @@ def run_experiment(
     if progress is None:
         progress = bool(getattr(stream, "isatty", lambda: False)())
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    out_dir = Path(output_dir) if output_dir is not None else None
+    out_dir = _output_folder(output_dir) if output_dir is not None else None
     plan = [
         (d, m, n_components, seed)
         for d in config.datasets
@@ -536,48 +673,55 @@ def run_experiment(
         for seed in config.seeds
     ]
     cells = _CellRunner(config, threads)
-    bar = _Progress(len(plan), progress, stream)
-    log, done = _open_log(out_dir, resume)
-    records: list[dict[str, Any]] = []
-    try:
+    with contextlib.ExitStack() as stack:
+        if out_dir is not None:
+            stack.enter_context(_FolderLock(out_dir))
+        log, done = _open_log(out_dir, resume)
+        if log is not None:
+            stack.callback(log.close)
+        done = {key: record for key, record in done.items() if _covers(record, config.metrics)}
+        keys = [_cell_key(config, *cell) for cell in plan]
+        needed = {cell[0].display for cell, key in zip(plan, keys, strict=True) if key not in done}
+        for d in config.datasets:
+            if d.display in needed:
+                cells.prepare(d)  # a data set that cannot be read stops the run at once
+        bar = _Progress(len(plan), progress, stream)
+        stack.callback(bar.close)
         if executor is not None:
             with limit_threads(threads):  # for the cells in threads of this process
-                records = _run_on_executor(executor, cells, plan, done, log, bar, on_cell)
+                records = _run_on_executor(executor, cells, plan, keys, done, log, bar, on_cell)
         else:
-            for i, (d, m, n_components, seed) in enumerate(plan):
-                key = _cell_key(config, d, m, n_components, seed)
+            records = []
+            for i, (cell, key) in enumerate(zip(plan, keys, strict=True)):
                 if key in done:
                     records.append(done[key])
                 else:
-                    record = cells.run(key, d, m, n_components, seed)
+                    record = cells.run(key, *cell)
                     if log is not None:
                         _append(log, record)
                     records.append(record)
-                bar.update(i + 1, _label(d, m, n_components, seed))
+                bar.update(i + 1, _label(*cell))
                 if key not in done and on_cell is not None:
                     on_cell(records[-1])
-    finally:
         bar.close()
-        if log is not None:
-            log.close()
-    rows, failures = _tidy(config.name, records)
-    provenance = {
-        "experiment": config.name,
-        "started": started,
-        "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "versions": _versions(("dask", "distributed") if is_dask(executor) else ()),
-        "machine": _machine(),
-        "executor": describe_executor(executor),
-        "seeds": list(config.seeds),
-        "config": config.to_dict(),
-        "n_cells": len(plan),
-        "n_computed": cells.n_computed,
-        "n_reused": len(plan) - cells.n_computed,
-        "gamma": {f"{k[0]}/{k[1]}": v for k, v in cells.gamma_cache.items()},
-        "threads_per_cell": threads,
-    }
-    if out_dir is not None:
-        _write_tables(out_dir, rows, provenance, failures)
+        rows, failures = _tidy(config.name, records)
+        provenance = {
+            "experiment": config.name,
+            "started": started,
+            "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "versions": _versions(("dask", "distributed") if is_dask(executor) else ()),
+            "machine": _machine(),
+            "executor": describe_executor(executor),
+            "seeds": list(config.seeds),
+            "config": config.to_dict(),
+            "n_cells": len(plan),
+            "n_computed": cells.n_computed,
+            "n_reused": len(plan) - cells.n_computed,
+            "gamma": {f"{k[0]}/{k[1]}": v for k, v in cells.gamma_cache.items()},
+            "threads_per_cell": threads,
+        }
+        if out_dir is not None:
+            _write_tables(out_dir, rows, provenance, failures)
     return ExperimentResult(rows, provenance, len(plan), cells.n_computed, failures, out_dir)
 
 
@@ -587,9 +731,13 @@ def _label(d: DatasetConfig, m: MethodConfig, n_components: int, seed: int) -> s
 
 def _append(log: TextIO, record: dict[str, Any]) -> None:
     """Append one finished cell to the log, at once (flushed and synced)."""
-    log.write(json.dumps(record, default=float) + "\n")
-    log.flush()
-    os.fsync(log.fileno())
+    try:
+        log.write(json.dumps(record, default=float) + "\n")
+        log.flush()
+        os.fsync(log.fileno())
+    except OSError as exc:
+        name = getattr(log, "name", CELLS_FILE)
+        raise OutputWriteError(exc.errno, describe_os_error(exc, name)) from None
 
 
 def _open_log(
@@ -598,22 +746,220 @@ def _open_log(
     """The cell log of ``out_dir`` opened for appending, and the cells it already holds."""
     if out_dir is None:
         return None, {}
-    out_dir.mkdir(parents=True, exist_ok=True)
     cells_path = out_dir / CELLS_FILE
     done: dict[str, dict[str, Any]] = {}
-    if resume:
-        done = _read_cells(cells_path)
-    elif cells_path.exists():
-        cells_path.unlink()
-    needs_newline = False
-    if cells_path.is_file() and cells_path.stat().st_size > 0:
-        with open(cells_path, "rb") as fh:
-            fh.seek(-1, os.SEEK_END)
-            needs_newline = fh.read(1) != b"\n"
-    log = open(cells_path, "a", encoding="utf-8")  # noqa: SIM115 - closed by the caller
-    if needs_newline:  # the last line was cut short by an interruption
-        log.write("\n")
+    try:
+        if resume:
+            done = _read_cells(cells_path)
+        elif cells_path.exists():
+            cells_path.unlink()
+        log = open(cells_path, "a", encoding="utf-8")  # noqa: SIM115 - closed by the caller
+    except OSError as exc:
+        raise OutputWriteError(exc.errno, describe_os_error(exc, cells_path)) from None
     return log, done
+
+
+# --- The lock of an output folder -------------------------------------------------------
+
+try:
+    import fcntl as _fcntl
+except ImportError:  # pragma: no cover - Windows
+    _fcntl = None  # type: ignore[assignment]
+
+#: An exclusive lock file with no readable holder is taken as abandoned after this long
+#: (seconds): the time its creator has to write itself into it.
+_UNREADABLE_LOCK_AGE = 10.0
+
+
+class _FolderLock:
+    """The lock of an output folder for one run (a context manager).
+
+    Where the system has ``fcntl``, an ``flock`` on ``run.lock`` (kept between runs; the
+    system releases the lock when its process ends, however it ends).  Elsewhere, or on a
+    file system without ``flock``, ``run.lock`` is created exclusively and removed at the
+    end; a lock file whose process is gone (same host, PID not alive) is taken over.  The
+    file holds the PID, host and start time of the run that holds it, for the message of
+    a refused run.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.path = folder / LOCK_FILE
+        self.fd: int | None = None
+        self.exclusive = False
+        self.holder = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+
+    def __enter__(self) -> _FolderLock:
+        if _fcntl is None or not self._flock():
+            self._exclusive()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def _write_error(self, exc: OSError) -> OutputWriteError:
+        return OutputWriteError(exc.errno, describe_os_error(exc, self.path))
+
+    def _flock(self) -> bool:
+        """Take the ``flock``; False when the file system has none."""
+        assert _fcntl is not None
+        created = True
+        try:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:
+                created = False
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise self._write_error(exc) from None
+        try:
+            _fcntl.flock(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise self._in_use(self._read_holder(), abandoned_hint=False) from None
+            if exc.errno in (errno.ENOLCK, errno.EINVAL, errno.EOPNOTSUPP):
+                if created:  # the exclusive lock file is created again by the fallback
+                    with contextlib.suppress(OSError):
+                        os.unlink(self.path)
+                return False
+            raise self._write_error(exc) from None
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, self._holder_bytes())
+        except OSError as exc:
+            os.close(fd)
+            raise self._write_error(exc) from None
+        self.fd = fd
+        return True
+
+    def _exclusive(self) -> None:
+        """Create the lock file exclusively, taking over one whose run is gone."""
+        for _ in range(3):
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:
+                holder = self._read_holder()
+                if not self._abandoned(holder):
+                    raise self._in_use(holder, abandoned_hint=True) from None
+                self._remove_abandoned(holder)
+                continue
+            except OSError as exc:
+                raise self._write_error(exc) from None
+            try:
+                os.write(fd, self._holder_bytes())
+            except OSError as exc:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
+                raise self._write_error(exc) from None
+            os.close(fd)
+            self.exclusive = True
+            return
+        raise self._in_use(self._read_holder(), abandoned_hint=True)
+
+    def _holder_bytes(self) -> bytes:
+        return (json.dumps(self.holder) + "\n").encode()
+
+    def _read_holder(self) -> dict[str, Any] | None:
+        try:
+            holder = json.loads(self.path.read_bytes().decode("utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(holder, dict) or not isinstance(holder.get("pid"), int):
+            return None
+        return holder
+
+    def _abandoned(self, holder: dict[str, Any] | None) -> bool:
+        """Whether an exclusive lock file was left by a run that is gone."""
+        if holder is None:  # unreadable: abandoned unless just being written
+            try:
+                age = time.time() - self.path.stat().st_mtime
+            except OSError:
+                return True  # removed meanwhile
+            return age > _UNREADABLE_LOCK_AGE
+        if holder.get("host") != socket.gethostname():
+            return False  # another machine's process: it cannot be checked from here
+        return not _pid_alive(int(holder["pid"]))
+
+    def _remove_abandoned(self, holder: dict[str, Any] | None) -> None:
+        """Remove an abandoned lock file, unless another run took it over meanwhile."""
+        aside = self.path.with_name(f"{LOCK_FILE}.{os.getpid()}.{os.urandom(4).hex()}")
+        try:
+            os.replace(self.path, aside)
+        except OSError:
+            return  # removed by another run meanwhile
+        try:
+            moved = json.loads(aside.read_bytes().decode("utf-8"))
+        except (OSError, ValueError):
+            moved = None
+        if moved != holder and isinstance(moved, dict):
+            # Another run took the lock over between our reading and our move: put it
+            # back (unless a third one holds it now).
+            with contextlib.suppress(OSError):
+                os.link(aside, self.path)
+        with contextlib.suppress(OSError):
+            os.unlink(aside)
+
+    def _in_use(
+        self, holder: dict[str, Any] | None, abandoned_hint: bool
+    ) -> OutputFolderInUseError:
+        if holder is None:
+            who = "another run (its lock file gives no details)"
+        else:
+            who = (
+                f"another run (PID {holder.get('pid')} on {holder.get('host')}, started "
+                f"{holder.get('started')})"
+            )
+        remove = f"; if no run is using the folder, delete {self.path}" if abandoned_hint else ""
+        return OutputFolderInUseError(
+            f"{self.folder}: the output folder is in use by {who}; wait for that run to end, "
+            f"or write to another output folder (-o/--output){remove}."
+        )
+
+    def release(self) -> None:
+        """Release the lock (an exclusive lock file is removed if it is still ours)."""
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            with contextlib.suppress(OSError):
+                _fcntl.flock(fd, _fcntl.LOCK_UN)
+            os.close(fd)
+        if self.exclusive:
+            self.exclusive = False
+            if self._read_holder() == self.holder:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine exists (when unsure: yes)."""
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":  # pragma: no cover - os.kill would end the process there
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return bool(kernel32.GetLastError() == 5)  # ERROR_ACCESS_DENIED: it exists
+        code = ctypes.c_ulong()
+        try:
+            if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+                return True
+            return code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: another user's process
+        return True
+    return True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -645,14 +991,18 @@ class _CellRunner:
         self.gamma_cache: dict[tuple[str, str], float] = {}
         self.n_computed = 0
 
+    def prepare(self, d: DatasetConfig) -> PreparedData:
+        """The rows of data set ``d``, loaded once."""
+        if d.display not in self.prepared:
+            self.prepared[d.display] = prepare_data(d, self.config.data_home)
+        return self.prepared[d.display]
+
     def start(
         self, key: str, d: DatasetConfig, m: MethodConfig, n_components: int, seed: int
     ) -> tuple[dict[str, Any], PreparedData, MethodSpec, dict[str, Any] | None]:
         """The cell's record so far, its rows, its method and kernel parameters (None
         when the method cannot run: the record then says why)."""
-        if d.display not in self.prepared:
-            self.prepared[d.display] = prepare_data(d, self.config.data_home)
-        data = self.prepared[d.display]
+        data = self.prepare(d)
         spec = self.specs[m.display]
         record: dict[str, Any] = {
             "key": key,
@@ -663,7 +1013,7 @@ class _CellRunner:
         }
         try:
             kernel, kparams = _method_kernel(self.config, spec, m, data, self.gamma_cache)
-        except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
+        except Exception as exc:  # any error of the cell: recorded, the run goes on
             _failed(record, exc, m.kernel or spec.kernel)
             return record, data, spec, None
         record["kernel"] = kernel
@@ -703,9 +1053,27 @@ class _CellRunner:
 
 
 def _failed(record: dict[str, Any], exc: BaseException, kernel: str) -> None:
+    record.pop("metrics", None)
+    record.pop("warnings", None)
     record["status"] = "failed"
-    record["message"] = f"{type(exc).__name__}: {exc}"
+    record["message"] = _one_line_error(exc)
     record.setdefault("kernel", kernel)
+
+
+def _one_line_error(exc: BaseException) -> str:
+    """``Type: message`` on one line, at most ``_MESSAGE_CHARS`` characters.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments._runner import _one_line_error
+    >>> _one_line_error(ValueError("bad\\n  value")), _one_line_error(NotImplementedError())
+    ('ValueError: bad value', 'NotImplementedError')
+    """
+    text = " ".join(str(exc).split())
+    message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if len(message) > _MESSAGE_CHARS:
+        message = message[: _MESSAGE_CHARS - 1] + "…"
+    return message
 
 
 def _compute(
@@ -720,7 +1088,11 @@ def _compute(
     threads: int | None,
     blas: bool = True,
 ) -> dict[str, Any]:
-    """Complete ``record`` with the cell's metrics and warnings, or the error of its method."""
+    """Complete ``record`` with the cell's metrics and warnings, or the error of its method.
+
+    Every ``Exception`` of the cell (an error of the method, a memory refusal) makes a
+    failed record; ``KeyboardInterrupt`` and ``SystemExit`` are raised.
+    """
     try:
         with capture_warnings() as caught, limit_threads(threads, blas):
             record["metrics"] = _run_cell(
@@ -729,7 +1101,7 @@ def _compute(
         if caught:
             record["warnings"] = sorted(set(caught))
         record["status"] = "ok"
-    except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
+    except Exception as exc:  # any error of the cell: recorded, the run goes on
         _failed(record, exc, spec.kernel)  # (the record names its kernel already)
     return record
 
@@ -757,6 +1129,7 @@ def _run_on_executor(
     executor: cf.Executor,
     cells: _CellRunner,
     plan: list[tuple[DatasetConfig, MethodConfig, int, int]],
+    keys: list[str],
     done: dict[str, dict[str, Any]],
     log: TextIO | None,
     bar: _Progress,
@@ -770,8 +1143,6 @@ def _run_on_executor(
     """
     from .._task_settings import TaskSettings
 
-    config = cells.config
-    keys = [_cell_key(config, *cell) for cell in plan]
     records: list[dict[str, Any] | None] = [done.get(key) for key in keys]
     waiting = collections.deque(i for i, key in enumerate(keys) if key not in done)
     finished = len(plan) - len(waiting)
@@ -814,7 +1185,11 @@ def _run_on_executor(
             ready, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
             for future in sorted(ready, key=lambda f: pending[f][0]):
                 i, task, data = pending.pop(future)
-                record = future.result()
+                try:
+                    record = future.result()
+                except Exception as exc:  # the task itself failed (a worker lost, ...)
+                    record = dict(task.record)
+                    _failed(record, exc, task.record.get("kernel", ""))
                 if record is None:  # that process had not the rows
                     submit(i, task, data, resend=True)
                 else:
@@ -875,21 +1250,46 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         path = path / "results.csv"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such result table.")
+    fix = "give a results.csv or results.json written by kernelmaps compare"
     if path.suffix == ".json":
-        rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["results"]
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not a result table (invalid JSON: {exc}); {fix}.") from None
+        rows = data.get("results") if isinstance(data, dict) else None
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise ValueError(f"{path}: not a result table (no list of 'results'); {fix}.")
         return rows
     out = []
-    with open(path, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            missing = [
-                c for c in ("dataset", "method", "n_components", "metric", "value") if c not in row
-            ]
-            if missing:
-                raise ValueError(f"{path}: not a result table; columns {missing} are missing.")
-            rec: dict[str, Any] = dict(row)
-            rec["n_components"] = int(row["n_components"])
-            rec["seed"] = int(row["seed"]) if row.get("seed") not in (None, "") else 0
-            rec["value"] = float(row["value"])
-            rec["gamma"] = float(row["gamma"]) if row.get("gamma") not in (None, "") else None
-            out.append(rec)
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            for row in reader:
+                out.append(_table_row(row, path, reader.line_num, fix))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"{path}: not a result table ({exc}); {fix}.") from None
     return out
+
+
+def _table_row(row: dict[str, Any], path: Path, line: int, fix: str) -> dict[str, Any]:
+    """One row of a ``results.csv`` with its numbers read, or one line saying what is wrong."""
+    missing = [c for c in ("dataset", "method", "n_components", "metric", "value") if c not in row]
+    if missing:
+        raise ValueError(f"{path}: not a result table; columns {missing} are missing; {fix}.")
+    rec: dict[str, Any] = dict(row)
+    column = ""
+    try:
+        column = "n_components"
+        rec["n_components"] = int(row["n_components"])
+        column = "seed"
+        rec["seed"] = int(row["seed"]) if row.get("seed") not in (None, "") else 0
+        column = "value"
+        rec["value"] = float(row["value"])
+        column = "gamma"
+        rec["gamma"] = float(row["gamma"]) if row.get("gamma") not in (None, "") else None
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{path} line {line}: {column} {row.get(column)!r} is not a number; fix or "
+            "remove the line."
+        ) from None
+    return rec
