@@ -496,7 +496,7 @@ def test_an_unexpected_error_of_a_cell_is_recorded_on_one_line(tmp_path):
 def test_bandwidth_inf_is_refused_before_any_work(tmp_path, capsys):
     out = tmp_path / "out"
     proc = _main(capsys, *ARGS, "--bandwidth", "inf", "-o", str(out))
-    _one_line_error(proc, 2, "bandwidth as gamma must be a positive finite number; got inf")
+    _one_line_error(proc, 2, "argument --bandwidth: gamma must be a finite positive number")
     assert not out.exists()
 
 

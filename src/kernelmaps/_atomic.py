@@ -31,6 +31,7 @@ _CAUSES = {
     errno.EPERM: ("operation not permitted", "write to a folder you may write to"),
     errno.ENOENT: ("no such folder", "create the folder first or fix the path"),
     errno.ENOTDIR: ("a part of the path is not a folder", "fix the path"),
+    errno.EEXIST: ("a part of the path is a file, not a folder", "fix the path"),
     errno.EISDIR: ("is a folder", "give a file name"),
     errno.EFBIG: ("file too large for the file system", "write elsewhere"),
 }

@@ -16,12 +16,11 @@ class UserError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors name the fix and exit with status 2."""
+    """An argument parser whose usage errors are one line naming the fix (exit status 2)."""
 
     def error(self, message: str) -> Any:
-        self.print_usage(sys.stderr)
         sys.stderr.write(
-            f"{self.prog}: error: {message}\nRun '{self.prog} --help' for the options.\n"
+            f"{self.prog}: error: {message}; run '{self.prog} --help' for the options.\n"
         )
         raise SystemExit(EXIT_USAGE)
 

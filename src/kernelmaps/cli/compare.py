@@ -266,8 +266,7 @@ def run(args: argparse.Namespace) -> int:
     >>> compare.run(args)
     0
     """
-    from ..experiments import run_experiment
-    from ..experiments._runner import OutputFolderInUseError
+    from ..experiments import OutputFolderInUseError, run_experiment
     from ._cluster import cell_executor, check_options
 
     config = _build_config(args)

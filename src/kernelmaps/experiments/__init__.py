@@ -15,6 +15,7 @@
 """
 
 from ._config import (
+    MAX_CELLS,
     METRICS,
     DatasetConfig,
     ExperimentConfig,
@@ -38,11 +39,19 @@ from ._pipeline import (
     resolve_method,
 )
 from ._registry import MethodSpec, get_method, method_names, register_method
-from ._runner import RESULT_COLUMNS, ExperimentResult, prepare_data, read_results, run_experiment
+from ._runner import (
+    RESULT_COLUMNS,
+    ExperimentResult,
+    OutputFolderInUseError,
+    prepare_data,
+    read_results,
+    run_experiment,
+)
 from ._saved_model import ColumnMismatchError, NonFinitePredictionError, SavedModel
 from ._summary import format_table, summarize
 
 __all__ = [
+    "MAX_CELLS",
     "METHOD_ALIASES",
     "METRICS",
     "MODEL_FORMAT_VERSION",
@@ -56,6 +65,7 @@ __all__ = [
     "MethodSpec",
     "ModelFileError",
     "NonFinitePredictionError",
+    "OutputFolderInUseError",
     "SavedModel",
     "build_pipeline",
     "choose_gamma",
