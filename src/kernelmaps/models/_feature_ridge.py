@@ -14,17 +14,21 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn import config_context
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
+from .. import _memory
 from .._array_types import dask_rowwise, is_dask_array
+from .._memory import check_memory
 from ..feature_maps import RandomFourierFeatures, row_blocks
 from ._base import as_row_sliceable, predict_in_blocks, validate_regression_data
-from ._ridge_solvers import LooTerms, solve_ridge
+from ._checks import check_sample_weight, check_solution, check_statistics, check_sums
+from ._ridge_solvers import LooTerms, dual_problem, solve_dual, solve_ridge
 from ._ridge_statistics import RidgeStatistics
 
 __all__ = ["FeatureRidge"]
@@ -34,6 +38,18 @@ RIDGE_BLOCK_ROWS: int | None = 8192
 
 #: Rows mapped first to learn the width of a feature map that does not state it.
 _WIDTH_PROBE_ROWS = 256
+
+#: What a fit sets (``fit`` and a first ``partial_fit`` start from none of it).
+_FITTED_STATE = (
+    "coef_",
+    "intercept_",
+    "alpha_",
+    "cv_errors_",
+    "alpha_selection_",
+    "solver_",
+    "statistics_",
+    "_training_rows",
+)
 
 
 def feature_width(feature_map: Any) -> int | None:
@@ -93,8 +109,12 @@ def feature_row_blocks(
 class _StreamingRidgeMixin(BaseEstimator):
     """Streaming ridge machinery shared by :class:`FeatureRidge` and its classifier.
 
-    The fitted attribute ``statistics_`` (a :class:`RidgeStatistics`) holds everything the
-    rows contributed; ``partial_fit`` updates it and re-solves.
+    ``fit`` solves in the primal (the statistics, :class:`RidgeStatistics`) or, with fewer
+    rows than features, in the dual (the ``n x n`` kernel matrix of the rows); the fitted
+    attribute ``statistics_`` holds everything the rows contributed, and ``partial_fit``
+    updates it and re-solves.  After a dual fit the statistics are built from the kept
+    training rows when ``partial_fit`` first needs them; ``keep_statistics=False`` keeps
+    neither.
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -103,6 +123,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         "alphas": ["array-like", None],
         "alpha_selection": [StrOptions({"auto", "loo", "gcv"})],
         "fit_intercept": ["boolean"],
+        "keep_statistics": ["boolean"],
     }
 
     def __init__(
@@ -113,12 +134,14 @@ class _StreamingRidgeMixin(BaseEstimator):
         alphas: Any = None,
         alpha_selection: str = "auto",
         fit_intercept: bool = True,
+        keep_statistics: bool = True,
     ) -> None:
         self.feature_map = feature_map
         self.alpha = alpha
         self.alphas = alphas
         self.alpha_selection = alpha_selection
         self.fit_intercept = fit_intercept
+        self.keep_statistics = keep_statistics
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -151,7 +174,13 @@ class _StreamingRidgeMixin(BaseEstimator):
         return clone(self.feature_map)
 
     def _started(self) -> bool:
-        return getattr(self, "statistics_", None) is not None
+        """Whether a fit or a ``partial_fit`` has completed (``partial_fit`` continues)."""
+        return hasattr(self, "coef_")
+
+    def _reset(self) -> None:
+        """Forget a previous fit (``fit``, or the first ``partial_fit``)."""
+        for name in _FITTED_STATE:
+            self.__dict__.pop(name, None)
 
     # -- row blocks ---------------------------------------------------------------------
 
@@ -160,7 +189,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         return map_features(self.feature_map_, X)
 
     def _block_rows(self, X: Any, start: int = 0) -> Iterator[slice]:
-        n_targets = self.statistics_.n_targets if self._started() else 1
+        n_targets = getattr(self, "_n_targets", 1)
         return feature_row_blocks(X.shape[0], X.shape[1], self.n_features_out_, n_targets, start)
 
     def _blocks(
@@ -170,63 +199,206 @@ class _StreamingRidgeMixin(BaseEstimator):
         for rows in self._block_rows(X, start):
             yield self._features(X[rows]), Y[rows], w[rows]
 
+    # -- memory -------------------------------------------------------------------------
+
+    def _primal_bytes(self) -> float:
+        """The statistics' ``D x D`` Gram matrix, its centred copy and its factorization."""
+        D = self.n_features_out_
+        return 8.0 * (3 * D * D + 4 * D * self._n_targets)
+
+    def _dual_bytes(self, n: int, first: Any) -> float:
+        """The ``n x D`` features ``Z`` (estimated from the first block when sparse) and
+        the ``n x n`` kernel matrix, with its factorization or eigenvectors."""
+        if sp.issparse(first):
+            per_row = (first.data.nbytes + first.indices.nbytes) / max(first.shape[0], 1)
+            features = 2 * (per_row + 8) * n  # the blocks, then stacked
+        else:
+            features = 8.0 * n * self.n_features_out_
+        return features + 8.0 * (3 * n * n + 3 * n * self._n_targets)
+
+    def _choose_solver(self, n: int, first: Any) -> str:
+        """``"dual"`` with fewer rows than features, unless its memory is not available
+        and the primal's is; else ``"primal"``."""
+        if n >= self.n_features_out_:
+            return "primal"
+        available = _memory.available_memory()
+        if (
+            available is not None
+            and self._dual_bytes(n, first) > available
+            and self._primal_bytes() <= available
+        ):
+            return "primal"
+        return "dual"
+
+    def _new_statistics(self) -> None:
+        """Empty primal statistics, their memory checked first."""
+        D = self.n_features_out_
+        check_memory(
+            self._primal_bytes(),
+            f"{type(self).__name__}: the {D} x {D} Gram matrix of the features and its "
+            "factorization",
+            "lower the number of features D (the feature map's n_components)",
+        )
+        self.statistics_ = RidgeStatistics(D, self._n_targets, centre=self.fit_intercept)
+
     # -- fitting ------------------------------------------------------------------------
 
-    def _start(self, X: Any, Y: np.ndarray, w: np.ndarray) -> int:
-        """Fit the map on ``X`` (the first data seen) and start the statistics.
-
-        The width ``D`` comes from the fitted map; a map that does not state it has its
-        first rows mapped and counted.  Returns the number of rows already counted.
-        """
+    def _fit_map(self, X: Any) -> Any:
+        """Fit the map on ``X`` (the first data seen), set ``n_features_out_`` and return
+        the features of the first rows (a block, or the rows mapped to learn the width of
+        a map that does not state it)."""
         self.feature_map_ = self._new_feature_map()
-        first = None
         if self.feature_map_ is None:
             width = X.shape[1]
         else:
             with config_context(assume_finite=True):
                 self.feature_map_.fit(X)
             width = feature_width(self.feature_map_)
-            if width is None:
-                first = self._features(X[:_WIDTH_PROBE_ROWS])
-                width = first.shape[1]
+        first = None
+        if width is None:
+            first = self._features(X[:_WIDTH_PROBE_ROWS])
+            width = first.shape[1]
         self.n_features_out_ = int(width)
-        self.statistics_ = RidgeStatistics(width, Y.shape[1], centre=self.fit_intercept)
         if first is None:
-            return 0
-        self.statistics_.update(first, Y[: first.shape[0]], w[: first.shape[0]])
-        return int(first.shape[0])
+            first = self._features(X[next(iter(self._block_rows(X)))])
+        return first
 
     def _targets_and_weights(
         self, X: Any, Y: np.ndarray, sample_weight: Any
     ) -> tuple[Any, np.ndarray, np.ndarray]:
         X = as_row_sliceable(X)
         Y2 = Y.reshape(Y.shape[0], -1).astype(np.float64, copy=False)
-        if sample_weight is None:
-            return X, Y2, np.ones(X.shape[0])
-        sw = _check_sample_weight(sample_weight, X)
-        return X, Y2, np.asarray(sw, dtype=np.float64)
+        return X, Y2, check_sample_weight(sample_weight, X)
+
+    def _largest_weight(self, w: np.ndarray, sample_weight: Any) -> float | None:
+        return None if sample_weight is None else float(np.max(w))
 
     def _fit_targets(self, X: Any, Y: np.ndarray, sample_weight: Any) -> None:
         X, Y2, w = self._targets_and_weights(X, Y, sample_weight)
+        self._reset()
         self._y_1d = Y.ndim == 1
-        done = self._start(X, Y2, w)
-        self._accumulate(self._blocks(X, Y2, w, done))
-        self._store(self._solve(self._blocks(X, Y2, w)))
+        self._n_targets = Y2.shape[1]
+        first = self._fit_map(X)
+        k = first.shape[0]
+        if self._choose_solver(X.shape[0], first) == "dual":
+            solution = self._fit_dual(X, Y2, w, first, self._largest_weight(w, sample_weight))
+            self.statistics_ = None
+            if self.keep_statistics:
+                # partial_fit continues from the statistics of these rows: built from
+                # them when it first needs them (O(n D^2)), not now
+                self._training_rows = (X.copy(), Y2.copy(), w.copy())
+            self._store(solution, "dual")
+        else:
+            self._new_statistics()
+            self.statistics_.update(first, Y2[:k], w[:k])
+            del first
+            self._accumulate(self._blocks(X, Y2, w, k))
+            check_statistics(
+                type(self).__name__,
+                self.statistics_,
+                largest_weight=self._largest_weight(w, sample_weight),
+            )
+            self._store(self._solve(self._blocks(X, Y2, w)), "primal")
+        self._drop_unless_kept()
+
+    def _fit_dual(
+        self, X: Any, Y: np.ndarray, w: np.ndarray, first: Any, largest_weight: float | None
+    ) -> Any:
+        """The dual solve: every row's features in one ``n x D`` matrix, then the
+        ``n x n`` kernel matrix (:func:`dual_problem`, :func:`solve_dual`)."""
+        n, D = X.shape[0], self.n_features_out_
+        name = type(self).__name__
+        check_memory(
+            self._dual_bytes(n, first),
+            f"{name}: the {n} x {D} features and the {n} x {n} kernel matrix of the dual "
+            "solve",
+            "lower the number of features D (the feature map's n_components) or fit on "
+            "fewer rows",
+        )
+        k = first.shape[0]
+        if sp.issparse(first):
+            parts = [first.tocsr()]
+            parts += [sp.csr_matrix(self._features(X[rows])) for rows in self._block_rows(X, k)]
+            Z = sp.vstack(parts, format="csr").astype(np.float64, copy=False)
+        else:
+            Z = np.empty((n, D))
+            Z[:k] = first
+            for rows in self._block_rows(X, k):
+                Z[rows] = self._features(X[rows])
+        del first
+        dual = dual_problem(Z, Y, w, fit_intercept=self.fit_intercept)
+        del Z
+        check_sums(
+            name,
+            (dual.K, dual.z_mean),
+            (dual.B, np.einsum("ij,ij->j", dual.B, dual.B), dual.y_mean),
+            what=(
+                "the weighted kernel matrix Z Z^T of the features",
+                "the target sums y^T W y",
+            ),
+            largest_weight=largest_weight,
+        )
+        return solve_dual(
+            dual,
+            alpha=float(self.alpha),
+            alphas=self._check_alphas(),
+            selection=self.alpha_selection,
+        )
 
     def _partial_fit_targets(self, X: Any, Y: np.ndarray, sample_weight: Any) -> None:
         X, Y2, w = self._targets_and_weights(X, Y, sample_weight)
         done = 0
         if not self._started():
+            self._reset()
             self._y_1d = Y.ndim == 1
-            done = self._start(X, Y2, w)
-        elif Y2.shape[1] != self.statistics_.n_targets or (Y.ndim == 1) != self._y_1d:
-            raise ValueError(
-                f"y has {Y2.shape[1]} target(s) but the model was started with "
-                f"{self.statistics_.n_targets}; every call to partial_fit must give the same "
-                "targets."
-            )
+            self._n_targets = Y2.shape[1]
+            first = self._fit_map(X)
+            done = first.shape[0]
+            self._new_statistics()
+            self.statistics_.update(first, Y2[:done], w[:done])
+            del first
+        else:
+            self._check_same_targets(Y2.shape[1], Y.ndim == 1)
+            self._resume_statistics()
         self._accumulate(self._blocks(X, Y2, w, done))
-        self._store(self._solve(None))
+        check_statistics(
+            type(self).__name__,
+            self.statistics_,
+            largest_weight=self._largest_weight(w, sample_weight),
+        )
+        self._store(self._solve(None), "primal")
+        self._drop_unless_kept()
+
+    def _check_same_targets(self, n_targets: int, y_1d: bool) -> None:
+        if n_targets != self._n_targets or y_1d != self._y_1d:
+            raise ValueError(
+                f"y has {n_targets} target(s) but the model was started with "
+                f"{self._n_targets}; every call to partial_fit must give the same targets."
+            )
+
+    def _resume_statistics(self) -> None:
+        """Make ``statistics_`` available to ``partial_fit``: as they are after a primal
+        fit, built from the kept training rows after a dual one, or a clear error when
+        ``keep_statistics=False`` dropped them."""
+        if getattr(self, "statistics_", None) is not None:
+            return
+        rows = getattr(self, "_training_rows", None)
+        if rows is None:
+            raise ValueError(
+                f"{type(self).__name__} was fitted with keep_statistics=False, which drops "
+                "the statistics partial_fit continues from; refit with keep_statistics=True "
+                "(the default) to add rows with partial_fit, or call fit on all the rows."
+            )
+        X, Y, w = rows
+        self._new_statistics()
+        self._accumulate(self._blocks(X, Y, w))
+        self._training_rows = None
+
+    def _drop_unless_kept(self) -> None:
+        """With ``keep_statistics=False``, drop what ``predict`` does not need."""
+        if not self.keep_statistics:
+            self.statistics_ = None
+            self._training_rows = None
 
     def _accumulate(self, blocks: Iterator[tuple[Any, np.ndarray, np.ndarray]]) -> None:
         """Add the blocks to ``statistics_``; each block's features are freed on return
@@ -247,11 +419,16 @@ class _StreamingRidgeMixin(BaseEstimator):
             loo=loo,
         )
 
-    def _store(self, solution: Any) -> None:
+    def _store(self, solution: Any, solver: str) -> None:
+        check_solution(type(self).__name__, solution.alpha, solution.coef, solution.intercept)
         self.alpha_ = solution.alpha
+        self.solver_ = solver
         if solution.cv_errors is not None:
             self.cv_errors_ = solution.cv_errors
             self.alpha_selection_ = solution.selection
+        else:
+            self.__dict__.pop("cv_errors_", None)
+            self.__dict__.pop("alpha_selection_", None)
         if self._y_1d:
             self.coef_ = solution.coef[0]
             self.intercept_ = float(solution.intercept[0])
