@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from sklearn import get_config
 from sklearn.utils.validation import _check_sample_weight
 
 from ..exceptions import NonFiniteOutputError
@@ -107,20 +108,26 @@ def check_sums(
     >>> check_sums("FeatureRidge", [np.array([np.inf])], [], what=("G", "C"))
     Traceback (most recent call last):
     ...
-    kernelmaps.exceptions.NonFiniteOutputError: FeatureRidge: G overflowed float64 ...
+    kernelmaps.exceptions.NonFiniteOutputError: FeatureRidge: G holds inf or NaN: it overflowed ...
     """
     weights = _largest_weight(largest_weight)
+    unchecked = (
+        ", or X or y hold NaN or inf, unchecked under scikit-learn's assume_finite=True"
+        if get_config()["assume_finite"]
+        else ""
+    )
     if not all(np.all(np.isfinite(a)) for a in features):
         raise NonFiniteOutputError(
-            f"{name}: {what[0]} overflowed float64 (the features or the sample weights are "
-            f"too large{weights}); rescale X (e.g. standardise its columns) or the "
-            f"sample weights ({_SAME_MODEL})."
+            f"{name}: {what[0]} holds inf or NaN: it overflowed float64 (the features or "
+            f"the sample weights are too large{weights}{unchecked}); rescale X (e.g. "
+            f"standardise its columns) or the sample weights ({_SAME_MODEL})."
         )
     if not all(np.all(np.isfinite(a)) for a in targets):
         raise NonFiniteOutputError(
-            f"{name}: {what[1]} overflowed float64 (the targets or the sample weights are "
-            f"too large{weights}); rescale y (e.g. divide it by its standard deviation: "
-            f"the predictions scale with it) or the sample weights ({_SAME_MODEL})."
+            f"{name}: {what[1]} holds inf or NaN: it overflowed float64 (the targets or "
+            f"the sample weights are too large{weights}{unchecked}); rescale y (e.g. divide "
+            f"it by its standard deviation: the predictions scale with it) or the sample "
+            f"weights ({_SAME_MODEL})."
         )
 
 

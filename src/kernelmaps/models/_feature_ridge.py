@@ -1,10 +1,13 @@
-"""Ridge regression on explicit features, with the Gram matrix accumulated over row blocks.
+"""Ridge regression on explicit features, solved in the primal or in the dual.
 
-``FeatureRidge`` maps the rows of ``X`` block by block through a feature map ``z`` and
-adds each block to the sufficient statistics of the fit (:class:`RidgeStatistics`: weight
-sum, means, centred ``Z^T W Z`` and ``Z^T W y``); the ``n x D`` feature matrix ``Z`` is
-never held whole, so the memory is ``O(D^2 + block * D)`` whatever ``n`` is.  The solve is
-a pure function of the statistics (:mod:`kernelmaps.models._ridge_solvers`).
+``FeatureRidge`` maps the rows of ``X`` block by block through a feature map ``z``.  With
+at least as many rows as features (``n >= D``) it adds each block to the sufficient
+statistics of the fit (:class:`RidgeStatistics`: weight sum, means, centred ``Z^T W Z``
+and ``Z^T W y``); the ``n x D`` feature matrix ``Z`` is never held whole, so the memory is
+``O(D^2 + block * D)`` whatever ``n`` is.  With fewer rows than features it holds ``Z``
+and solves the same problem through the ``n x n`` kernel matrix ``Z Z^T`` (the dual),
+memory ``O(n D + n^2)``.  The solves are pure functions of the statistics or of the
+kernel matrix (:mod:`kernelmaps.models._ridge_solvers`).
 """
 
 from __future__ import annotations
@@ -116,6 +119,9 @@ class _StreamingRidgeMixin(BaseEstimator):
     training rows when ``partial_fit`` first needs them; ``keep_statistics=False`` keeps
     neither.
     """
+
+    statistics_: RidgeStatistics | None
+    _training_rows: tuple[Any, np.ndarray, np.ndarray] | None
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "feature_map": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
@@ -230,8 +236,13 @@ class _StreamingRidgeMixin(BaseEstimator):
             return "primal"
         return "dual"
 
-    def _new_statistics(self) -> None:
-        """Empty primal statistics, their memory checked first."""
+    def _live_statistics(self) -> RidgeStatistics:
+        """``statistics_``, set by the fit under way."""
+        assert self.statistics_ is not None
+        return self.statistics_
+
+    def _check_primal_memory(self) -> None:
+        """Refuse a primal fit whose ``D x D`` matrices do not fit in memory."""
         D = self.n_features_out_
         check_memory(
             self._primal_bytes(),
@@ -239,6 +250,11 @@ class _StreamingRidgeMixin(BaseEstimator):
             "factorization",
             "lower the number of features D (the feature map's n_components)",
         )
+
+    def _new_statistics(self) -> None:
+        """Empty primal statistics, their memory checked first."""
+        self._check_primal_memory()
+        D = self.n_features_out_
         self.statistics_ = RidgeStatistics(D, self._n_targets, centre=self.fit_intercept)
 
     # -- fitting ------------------------------------------------------------------------
@@ -290,12 +306,12 @@ class _StreamingRidgeMixin(BaseEstimator):
             self._store(solution, "dual")
         else:
             self._new_statistics()
-            self.statistics_.update(first, Y2[:k], w[:k])
+            self._live_statistics().update(first, Y2[:k], w[:k])
             del first
             self._accumulate(self._blocks(X, Y2, w, k))
             check_statistics(
                 type(self).__name__,
-                self.statistics_,
+                self._live_statistics(),
                 largest_weight=self._largest_weight(w, sample_weight),
             )
             self._store(self._solve(self._blocks(X, Y2, w)), "primal")
@@ -310,10 +326,8 @@ class _StreamingRidgeMixin(BaseEstimator):
         name = type(self).__name__
         check_memory(
             self._dual_bytes(n, first),
-            f"{name}: the {n} x {D} features and the {n} x {n} kernel matrix of the dual "
-            "solve",
-            "lower the number of features D (the feature map's n_components) or fit on "
-            "fewer rows",
+            f"{name}: the {n} x {D} features and the {n} x {n} kernel matrix of the dual solve",
+            "lower the number of features D (the feature map's n_components) or fit on fewer rows",
         )
         k = first.shape[0]
         if sp.issparse(first):
@@ -355,7 +369,7 @@ class _StreamingRidgeMixin(BaseEstimator):
             first = self._fit_map(X)
             done = first.shape[0]
             self._new_statistics()
-            self.statistics_.update(first, Y2[:done], w[:done])
+            self._live_statistics().update(first, Y2[:done], w[:done])
             del first
         else:
             self._check_same_targets(Y2.shape[1], Y.ndim == 1)
@@ -363,7 +377,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         self._accumulate(self._blocks(X, Y2, w, done))
         check_statistics(
             type(self).__name__,
-            self.statistics_,
+            self._live_statistics(),
             largest_weight=self._largest_weight(w, sample_weight),
         )
         self._store(self._solve(None), "primal")
@@ -404,13 +418,13 @@ class _StreamingRidgeMixin(BaseEstimator):
         """Add the blocks to ``statistics_``; each block's features are freed on return
         (a loop variable left in the caller would hold the last block through the solve)."""
         for Z, Y, w in blocks:
-            self.statistics_.update(Z, Y, w)
+            self._live_statistics().update(Z, Y, w)
 
     def _solve(self, blocks: Any, loo: Callable[[LooTerms], np.ndarray] | None = None) -> Any:
         """Solve from ``statistics_``; ``blocks`` (the rows again) or ``loo`` (the pass
         over rows held elsewhere) allow exact leave-one-out."""
         return solve_ridge(
-            self.statistics_,
+            self._live_statistics(),
             alpha=float(self.alpha),
             alphas=self._check_alphas(),
             selection=self.alpha_selection,
@@ -450,15 +464,27 @@ class _StreamingRidgeMixin(BaseEstimator):
 
 
 class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
-    """Ridge regression on the outputs of a feature map, streamed over row blocks.
+    """Ridge regression on the outputs of a feature map, in the primal or in the dual.
 
     Fits ``f(x) = w^T z(x) + b`` minimizing
     ``sum_i s_i (y_i - w^T z(x_i) - b)^2 + alpha |w|^2`` (``s_i`` the sample weights, ``b``
-    not penalized) through the primal normal equations ``(Z_c^T S Z_c + alpha I) w =
-    Z_c^T S y_c``, where ``Z_c`` is ``Z`` centred by its weighted column means.  ``Z^T S Z``
-    and ``Z^T S y`` are accumulated over row blocks (sized by scikit-learn's
-    ``working_memory``), so the ``n x D`` matrix ``Z`` is never held in memory; the weighted
-    means come from the same pass.
+    not penalized).  With ``Z_c`` and ``y_c`` centred by their weighted means (not
+    centred when ``fit_intercept=False``), ``S = diag(s)``:
+
+    * primal, when ``n >= D``: the normal equations ``(Z_c^T S Z_c + alpha I) w =
+      Z_c^T S y_c``.  ``Z^T S Z`` and ``Z^T S y`` are accumulated over row blocks (sized by
+      scikit-learn's ``working_memory``), so the ``n x D`` matrix ``Z`` is never held in
+      memory; the weighted means come from the same pass.
+    * dual, when ``fit`` sees fewer rows than features (``n < D``): the same ``w`` from
+      the ``n x n`` kernel matrix ``K = S^{1/2} Z_c Z_c^T S^{1/2}``,
+
+      .. math:: w = Z_c^T S^{1/2} (K + \\alpha I)^{-1} S^{1/2} y_c,
+
+      i.e. ``w = Z_c^T (Z_c Z_c^T + alpha S^{-1})^{-1} y_c`` when every weight is
+      positive (the push-through identity; Saunders, Gammerman & Vovk 1998).  The
+      penalty is chosen among ``alphas`` by the same GCV or exact leave-one-out errors,
+      from the eigendecomposition of ``K``.  The result equals the primal one to
+      rounding; ``solver_`` tells which was used.
 
     Parameters
     ----------
@@ -484,6 +510,16 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         ``partial_fit`` (the rows are gone by then).
     fit_intercept : bool, default=True
         Fit the unpenalized intercept ``b``.
+    keep_statistics : bool, default=True
+        Keep after ``fit`` what ``partial_fit`` continues from: the statistics
+        ``statistics_`` (``D x D``) after a primal fit, a copy of the training rows
+        ``X``, ``y`` and ``sample_weight`` after a dual one (the statistics are built from
+        them when ``partial_fit`` first needs them).  ``False`` keeps only what
+        ``predict`` needs (the map, ``coef_``, ``intercept_``), so that a saved model is
+        small; ``partial_fit`` after such a fit raises an error naming this parameter.
+        To stream and still save a small model, call ``partial_fit`` with
+        ``keep_statistics=True`` and the last block after
+        ``set_params(keep_statistics=False)``.
 
     Attributes
     ----------
@@ -500,22 +536,42 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         With ``alphas``: ``"loo"`` or ``"gcv"``, what was used.
     n_features_out_ : int
         Number of features ``D`` produced by the map.
-    statistics_ : RidgeStatistics
+    solver_ : {"primal", "dual"}
+        How the last fit was solved.
+    statistics_ : RidgeStatistics or None
         The sufficient statistics of every row seen (weight sum, weighted means, centred
         ``Z^T W Z``, ``Z^T W y`` and ``y^T W y``, float64); ``partial_fit`` updates them,
         and statistics of other rows can be merged in exactly
-        (:meth:`RidgeStatistics.merge`).
+        (:meth:`RidgeStatistics.merge`).  None after a dual fit (until ``partial_fit``
+        builds them from the kept rows) and with ``keep_statistics=False``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
 
     Notes
     -----
-    Cost: one pass of the map over ``X`` plus ``O(n D^2)`` for the Gram matrix, then
-    ``O(D^3)`` for the Cholesky solve (or the eigendecomposition with ``alphas``; exact
-    leave-one-out adds a second pass, ``O(n D (D + n_alphas n_targets))``).  Memory
-    ``O(D^2 + block D)``; accumulation is in float64 whatever the input dtype, and float32
-    input gives float32 predictions.
+    Cost of the primal: one pass of the map over ``X`` plus ``O(n D^2)`` for the Gram
+    matrix, then ``O(D^3)`` for the Cholesky solve (or the eigendecomposition with
+    ``alphas``; exact leave-one-out adds a second pass,
+    ``O(n D (D + n_alphas n_targets))``); memory ``O(D^2 + block D)``.  Cost of the dual:
+    one pass of the map, ``O(n^2 D)`` for ``K``, ``O(n^3)`` for the Cholesky solve or the
+    eigendecomposition (leave-one-out needs no second pass: ``O(n^2 n_targets)`` per
+    candidate); memory ``O(n D + n^2)`` (``Z`` is held, sparse when the map's output
+    is).  ``fit`` takes the dual when ``n < D``, unless its memory is not available and
+    the primal's is; either way the memory needed is checked against what is available
+    before the large arrays are allocated (else
+    :class:`~kernelmaps.exceptions.InsufficientMemoryError`, with both numbers).
+    ``partial_fit`` always updates the primal statistics.  Computations are in float64
+    whatever the input dtype, and float32 input gives float32 predictions.
+
+    Numerical limits.  When the penalty is below the rounding level of the Gram (or
+    kernel) matrix (``alpha`` near 0 with collinear features or duplicate rows), the
+    directions the data do not resolve (eigenvalues under ``dim * eps * l_max``) are
+    left out of ``w``: the minimum-norm limit instead of rounding noise divided by
+    ``alpha``.  Sums that overflow float64 (features, targets or sample weights near
+    ``1e154`` and beyond) raise :class:`~kernelmaps.exceptions.NonFiniteOutputError`
+    naming what to rescale, as do non-finite coefficients after the solve and
+    non-finite predictions (each block of rows is checked).
 
     The primal solution equals kernel ridge regression with the approximate kernel
     ``z(x)^T z(y)`` (push-through identity ``(Z^T Z + alpha I)^{-1} Z^T = Z^T (Z Z^T +
@@ -535,8 +591,9 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     statistics in row blocks bounded by ``working_memory``, under the caller's settings,
     and they are merged in a fixed pairwise tree: one ``dask.compute`` for the pass,
     another for exact leave-one-out, on whichever scheduler is active.  ``Z`` is never
-    held whole nor persisted; the fitted attributes are numpy and equal those of the
-    numpy fit up to the rounding of the regrouped sums.
+    held whole nor persisted, so a Dask fit is always primal (the dual would need all of
+    ``Z`` in one place); the fitted attributes are numpy and equal those of the numpy
+    fit up to the rounding of the regrouped sums.
 
     References
     ----------
@@ -545,6 +602,8 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     for choosing a good ridge parameter. Technometrics 21(2).
     Allen, D. M. (1974). The relationship between variable selection and data augmentation
     and a method for prediction. Technometrics 16(1).
+    Saunders, C., Gammerman, A. and Vovk, V. (1998). Ridge regression learning algorithm
+    in dual variables. ICML.
 
     Examples
     --------
@@ -558,7 +617,7 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     """
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> FeatureRidge:
-        """Fit the feature map on ``X``, then the ridge weights, in row blocks.
+        """Fit the feature map on ``X``, then the ridge weights (primal or dual).
 
         Parameters
         ----------
@@ -583,11 +642,14 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         return self
 
     def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> FeatureRidge:
-        """Add a block of rows to the accumulated statistics and re-solve.
+        """Add a block of rows to the accumulated statistics and re-solve (primal).
 
         The first call fits the feature map on this block.  The result after several calls
         equals ``fit`` on the rows concatenated (for a map that does not depend on the
-        data, or the same fitted map), up to rounding.
+        data, or the same fitted map), up to rounding.  After ``fit``, the rows are added
+        to those of the fit: after a dual fit, the statistics of the fit's rows are first
+        built from the kept rows (``O(n D^2)``, once); after a fit with
+        ``keep_statistics=False`` a ``ValueError`` says so.
 
         Parameters
         ----------

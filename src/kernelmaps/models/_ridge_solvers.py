@@ -709,9 +709,7 @@ def dual_problem(Z: Any, Y: np.ndarray, w: np.ndarray, *, fit_intercept: bool) -
     return DualRidge(K, B, root_w, Z, z_mean, y_mean, weight_sum, bool(fit_intercept))
 
 
-def _dual_gcv(
-    dual: DualRidge, evals: np.ndarray, R: np.ndarray, alphas: np.ndarray
-) -> np.ndarray:
+def _dual_gcv(dual: DualRidge, evals: np.ndarray, R: np.ndarray, alphas: np.ndarray) -> np.ndarray:
     """GCV from the eigenpairs of ``K``: ``RSS = sum_k (alpha / (l_k + alpha))^2 |R_k|^2``
     (``R = U^T B``; factor 1 along unresolved directions), ``df`` as in the primal."""
     n = dual.K.shape[0]
