@@ -678,6 +678,12 @@ def dual_problem(Z: Any, Y: np.ndarray, w: np.ndarray, *, fit_intercept: bool) -
     >>> dual.K.round(6).tolist(), dual.z_mean.tolist()
     ([[2.25, -2.25], [-2.25, 2.25]], [2.0, 0.5, 1.0])
     """
+    # overflow leaves inf or NaN in K or B, which the caller checks and reports
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _dual_problem(Z, Y, w, fit_intercept)
+
+
+def _dual_problem(Z: Any, Y: np.ndarray, w: np.ndarray, fit_intercept: bool) -> DualRidge:
     n = Z.shape[0]
     w = np.asarray(w, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
