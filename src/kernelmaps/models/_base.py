@@ -145,7 +145,8 @@ def predict_in_blocks(
     out = np.empty((X.shape[0], *out_shape), dtype=output_dtype(X))
     predict_block = predictor(X)
     for rows in block_rows(X):
-        out[rows] = predict_block(X[rows])
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just after
+            out[rows] = predict_block(X[rows])
         check_finite_block(estimator, out[rows], rows.start)
     return out
 

@@ -246,8 +246,8 @@ class _StreamingRidgeMixin(BaseEstimator):
         D = self.n_features_out_
         check_memory(
             self._primal_bytes(),
-            f"{type(self).__name__}: the {D} x {D} Gram matrix of the features and its "
-            "factorization",
+            f"{type(self).__name__}'s primal solve (the {D} x {D} Gram matrix of the "
+            "features and its factorization)",
             "lower the number of features D (the feature map's n_components)",
         )
 
@@ -326,7 +326,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         name = type(self).__name__
         check_memory(
             self._dual_bytes(n, first),
-            f"{name}: the {n} x {D} features and the {n} x {n} kernel matrix of the dual solve",
+            f"{name}'s dual solve (the {n} x {D} features and the {n} x {n} kernel matrix)",
             "lower the number of features D (the feature map's n_components) or fit on fewer rows",
         )
         k = first.shape[0]
@@ -531,7 +531,9 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     alpha_ : float
         The penalty used (the chosen one with ``alphas``).
     cv_errors_ : ndarray of shape (n_alphas,)
-        With ``alphas``: the leave-one-out or GCV error of each candidate (mean over targets).
+        With ``alphas``: the leave-one-out or GCV error of each candidate (mean over targets);
+        ``inf`` where it is undefined (a row fitted exactly, or as many effective
+        parameters as rows).  If it is undefined for every candidate, ``fit`` raises.
     alpha_selection_ : str
         With ``alphas``: ``"loo"`` or ``"gcv"``, what was used.
     n_features_out_ : int

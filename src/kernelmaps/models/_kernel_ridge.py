@@ -26,7 +26,7 @@ from ._base import (
     validate_regression_data,
 )
 from ._checks import check_solution
-from ._ridge_solvers import resolved_eigenvalues
+from ._ridge_solvers import ridge_inverse, rounding_level
 
 __all__ = ["EXACT_MEMORY_WARNING_BYTES", "KernelRidge"]
 
@@ -181,7 +181,7 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             )
         check_memory(
             8.0 * n * n,
-            f"KernelRidge: the {n} x {n} kernel matrix",
+            f"KernelRidge's {n} x {n} kernel matrix",
             _FEWER_ROWS,
         )
         kernel = self._make_kernel(X.shape[1])
@@ -228,8 +228,8 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         del K, factor
         check_memory(
             16.0 * n * n,
-            f"KernelRidge: the {n} x {n} kernel matrix and its eigenvectors (K + alpha I is "
-            "numerically singular and is solved by its eigendecomposition)",
+            f"KernelRidge's eigendecomposition of the {n} x {n} kernel matrix (K + alpha I "
+            "is numerically singular)",
             _FEWER_ROWS,
         )
         evals, U = scipy.linalg.eigh(remake(), overwrite_a=True, check_finite=False)
@@ -243,11 +243,11 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
                 stacklevel=3,
             )
             shifted = evals + alpha
-            keep = np.abs(shifted) > cutoff
+            inv = np.divide(
+                1.0, shifted, out=np.zeros_like(shifted), where=np.abs(shifted) > cutoff
+            )
         else:
-            evals = resolved_eigenvalues(evals)
-            shifted, keep = evals + alpha, evals > 0
-        inv = np.divide(1.0, shifted, out=np.zeros_like(shifted), where=keep)
+            inv = ridge_inverse(evals, np.array([alpha]), rounding_level(evals))[:, 0]
         Y2 = Y.reshape(n, -1)
         return (U @ (inv[:, None] * (U.T @ Y2))).reshape(Y.shape)
 

@@ -288,8 +288,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         n, m = X.shape[0], L.shape[0]
         check_memory(
             8.0 * 5 * m * m,
-            f"{type(self).__name__}: the {m} x {m} landmark kernel matrix and FALKON's "
-            "preconditioner",
+            f"{type(self).__name__}'s {m} x {m} landmark kernel matrix and preconditioner",
             "lower n_components (the number of landmarks)",
         )
         K_mm = landmark_gram(kernel, L)

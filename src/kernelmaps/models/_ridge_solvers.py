@@ -14,12 +14,12 @@ problem from it, with the same choice of penalty (GCV and exact leave-one-out fr
 eigendecomposition of ``K``): ``O(n^2 D + n^3)`` instead of ``O(n D^2 + D^3)``, the choice
 when ``n < D``.
 
-Both guard the limit ``alpha -> 0``: when ``G + alpha I`` (or ``K + alpha I``) is
-numerically singular, the directions of eigenvalues below the rounding level
-``dim * eps * l_max`` are those of the null space (the data cannot resolve them) and are
-left out of the solution, which is then the minimum-norm one on the resolved directions
-(:func:`solve_cholesky`, :func:`eigen_ridge`).  The estimators only gather the rows or
-the statistics and store the result.
+Both guard the limit ``alpha -> 0``: when ``alpha`` is below the rounding level
+``dim * eps * l_max`` of ``G`` (or ``K``), the directions of eigenvalues below that level
+are those of the numerical null space (the data cannot resolve them) and are left out of
+the solution, which is then the minimum-norm one on the resolved directions, instead of
+rounding noise divided by ``alpha`` (:func:`solve_cholesky`, :func:`ridge_inverse`).
+The estimators only gather the rows or the statistics and store the result.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ __all__ = [
     "loo_combine",
     "loo_errors",
     "loo_terms",
-    "resolved_eigenvalues",
+    "ridge_inverse",
+    "rounding_level",
     "solve_cholesky",
     "solve_dual",
     "solve_ridge",
@@ -89,33 +90,51 @@ class RidgeSolution:
     selection: str | None = None
 
 
-def resolved_eigenvalues(evals: np.ndarray) -> np.ndarray:
-    """The eigenvalues of a symmetric positive semidefinite matrix that rounding resolves.
-
-    Those at or below ``dim * eps * l_max`` (the rounding level of the matrix and of its
-    eigendecomposition; numpy's ``matrix_rank`` uses the same threshold) are set to 0:
-    their directions belong to the numerical null space, and the solvers leave them out.
-    Negative eigenvalues (rounding) are set to 0 as well.
+def rounding_level(evals: np.ndarray) -> float:
+    """``dim * eps * l_max``: the rounding level of a symmetric positive semidefinite
+    matrix of eigenvalues ``evals`` and of its eigendecomposition (numpy's
+    ``matrix_rank`` uses the same threshold).
 
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._ridge_solvers import resolved_eigenvalues
-    >>> resolved_eigenvalues(np.array([-1e-17, 1e-20, 0.5, 2.0])).tolist()
-    [0.0, 0.0, 0.5, 2.0]
+    >>> from kernelmaps.models._ridge_solvers import rounding_level
+    >>> bool(rounding_level(np.array([0.0, 1.0])) == 2 * np.finfo(float).eps)
+    True
     """
     evals = np.asarray(evals, dtype=np.float64)
     top = float(np.max(evals)) if evals.size else 0.0
-    cutoff = max(top, 0.0) * max(evals.shape[0], 1) * _EPS
-    return np.where(evals > cutoff, evals, 0.0)
+    return max(top, 0.0) * max(evals.shape[0], 1) * _EPS
+
+
+def ridge_inverse(evals: np.ndarray, alphas: np.ndarray, level: float) -> np.ndarray:
+    """``1 / (l_k + alpha_j)`` of shape (len(evals), len(alphas)), ``l`` clipped at 0.
+
+    0 where both ``l_k`` and ``alpha_j`` are at or below the rounding level ``level``
+    (:func:`rounding_level`): that direction belongs to the numerical null space, and
+    the penalty is too small to damp the rounding noise along it.  A penalty above the
+    level keeps every direction (the exact ridge solution).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_solvers import ridge_inverse
+    >>> ridge_inverse(np.array([1e-20, 1.0]), np.array([1e-300, 1.0]), 1e-15).tolist()
+    [[0.0, 1.0], [1.0, 0.5]]
+    """
+    lam = np.clip(np.asarray(evals, dtype=np.float64), 0.0, None)[:, None]
+    alphas = np.asarray(alphas, dtype=np.float64)[None, :]
+    shifted = lam + alphas
+    keep = ((lam > level) | (alphas > level)) & (shifted >= np.finfo(np.float64).tiny)
+    return np.divide(1.0, shifted, out=np.zeros_like(shifted), where=keep)
 
 
 def _eigen_solve(A: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
-    """``(A + alpha I)^{-1} C`` on the resolved eigendirections of ``A`` (PSD)."""
+    """``(A + alpha I)^{-1} C`` from the eigendecomposition of ``A`` (PSD), without the
+    unresolved directions when ``alpha`` is below the rounding level."""
     evals, V = scipy.linalg.eigh(A, check_finite=False)
-    evals = resolved_eigenvalues(evals)
-    inv = np.divide(1.0, evals + alpha, out=np.zeros_like(evals), where=evals > 0)
-    return V @ (inv[:, None] * (V.T @ C))
+    inv = ridge_inverse(evals, np.array([alpha]), rounding_level(evals))
+    return V @ (inv * (V.T @ C))
 
 
 def solve_cholesky(G: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
@@ -125,9 +144,9 @@ def solve_cholesky(G: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
     ``L_jj^2`` is at the rounding level ``dim * eps * max G_jj``: duplicate or collinear
     rows with ``alpha`` below that level), the solution is taken from the
     eigendecomposition of ``G`` instead, without the directions of its numerical null
-    space (:func:`resolved_eigenvalues`): the limit of the ridge solution as ``alpha``
-    shrinks, restricted to what the data resolve, instead of rounding noise divided by
-    ``alpha``.
+    space when ``alpha`` is below the rounding level (:func:`ridge_inverse`): the limit
+    of the ridge solution as ``alpha`` shrinks, restricted to what the data resolve,
+    instead of rounding noise divided by ``alpha``.
 
     Parameters
     ----------
@@ -174,13 +193,15 @@ class EigenRidge:
     Attributes
     ----------
     evals : ndarray of shape (D,)
-        ``l``, with the eigenvalues below the rounding level set to 0
-        (:func:`resolved_eigenvalues`).
+        ``l``, clipped at 0.
     V : ndarray of shape (D, D)
     Q : ndarray of shape (D, t)
-        ``V^T C_c``, 0 along the directions whose eigenvalue was set to 0.
+        ``V^T C_c``.
     z_mean, y_mean : ndarray of shape (D,) and (t,)
         Means removed before the products (zeros without an intercept).
+    level : float, default=0.0
+        The rounding level of ``G_c`` (:func:`rounding_level`); directions of
+        eigenvalues below it are left out for penalties below it (:func:`ridge_inverse`).
 
     Examples
     --------
@@ -197,17 +218,15 @@ class EigenRidge:
     Q: np.ndarray
     z_mean: np.ndarray
     y_mean: np.ndarray
+    level: float = 0.0
+
+    def inverse(self, alphas: np.ndarray) -> np.ndarray:
+        """``1 / (l_k + alpha_j)``, shape (D, n_alphas) (:func:`ridge_inverse`)."""
+        return ridge_inverse(self.evals, alphas, self.level)
 
     def weights(self, alpha: float) -> np.ndarray:
-        """``W = V diag(1 / (l + alpha)) Q``, shape (D, t) (0 along unresolved directions)."""
-        return self.V @ (self.Q * _inverse(self.evals, np.array([alpha])))
-
-
-def _inverse(evals: np.ndarray, alphas: np.ndarray) -> np.ndarray:
-    """``1 / (l_k + alpha_j)`` of shape (len(evals), len(alphas)), 0 where ``l_k = 0``."""
-    shifted = evals[:, None] + alphas[None, :]
-    out = np.zeros_like(shifted)
-    return np.divide(1.0, shifted, out=out, where=evals[:, None] > 0)
+        """``W = V diag(1 / (l + alpha)) Q``, shape (D, t)."""
+        return self.V @ (self.Q * self.inverse(np.array([alpha])))
 
 
 def _problem(
@@ -223,9 +242,9 @@ def _problem(
 def eigen_ridge(stats: RidgeStatistics, fit_intercept: bool) -> EigenRidge:
     """The eigendecomposition of the (centred) Gram matrix and ``Q = V^T C``.
 
-    Eigenvalues below the rounding level are set to 0 and their components of ``Q`` too
-    (:func:`resolved_eigenvalues`; in exact arithmetic ``C`` has no component along the
-    null space of ``G``).
+    Eigenvalues are clipped at 0; those below the rounding level are left out of the
+    solves for penalties below it (:func:`ridge_inverse`; in exact arithmetic ``C`` has no
+    component along the null space of ``G``, the computed one only rounding noise).
 
     Examples
     --------
@@ -240,10 +259,8 @@ def eigen_ridge(stats: RidgeStatistics, fit_intercept: bool) -> EigenRidge:
     """
     G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
     evals, V = scipy.linalg.eigh(G, overwrite_a=True, check_finite=False)
-    evals = resolved_eigenvalues(evals)
-    Q = V.T @ C
-    Q[evals == 0] = 0.0
-    return EigenRidge(evals, V, Q, z_mean, y_mean)
+    level = rounding_level(evals)
+    return EigenRidge(np.clip(evals, 0.0, None), V, V.T @ C, z_mean, y_mean, level)
 
 
 def _gcv(rss: np.ndarray, df: float, n: int, weight_sum: float) -> float:
@@ -277,7 +294,7 @@ def gcv_errors(
     """
     yy = _problem(stats, fit_intercept)[2]
     evals, Q = eig.evals, eig.Q
-    inv = _inverse(evals, alphas)
+    inv = eig.inverse(alphas)
     errors = np.empty(alphas.shape[0])
     for j, a in enumerate(alphas):
         # q^2 (l + 2a) / (l + a)^2 as (q / (l + a)) q ((l + 2a) / (l + a)): no squares
@@ -302,7 +319,7 @@ class LooTerms:
     eig : EigenRidge
     alphas : ndarray of shape (n_alphas,)
     inv : ndarray of shape (D, n_alphas)
-        ``1 / (l_k + alpha_j)`` (0 along the unresolved directions, ``l_k = 0``).
+        ``1 / (l_k + alpha_j)`` (:func:`ridge_inverse`).
     shift : ndarray of shape (D,)
         ``V^T zbar`` (zeros without an intercept).
     weight_sum : float
@@ -346,7 +363,7 @@ def loo_terms(
     return LooTerms(
         eig=eig,
         alphas=alphas,
-        inv=_inverse(eig.evals, alphas),
+        inv=eig.inverse(alphas),
         shift=eig.z_mean @ eig.V,
         weight_sum=float(stats.weight_sum),
         n_targets=stats.n_targets,
@@ -715,27 +732,34 @@ def _dual_problem(Z: Any, Y: np.ndarray, w: np.ndarray, fit_intercept: bool) -> 
     return DualRidge(K, B, root_w, Z, z_mean, y_mean, weight_sum, bool(fit_intercept))
 
 
-def _dual_gcv(dual: DualRidge, evals: np.ndarray, R: np.ndarray, alphas: np.ndarray) -> np.ndarray:
+def _dual_gcv(
+    dual: DualRidge, evals: np.ndarray, level: float, R: np.ndarray, alphas: np.ndarray
+) -> np.ndarray:
     """GCV from the eigenpairs of ``K``: ``RSS = sum_k (alpha / (l_k + alpha))^2 |R_k|^2``
-    (``R = U^T B``; factor 1 along unresolved directions), ``df`` as in the primal."""
+    (``R = U^T B``; factor 1 along left-out directions), ``df`` as in the primal."""
     n = dual.K.shape[0]
     R2 = R * R
     errors = np.empty(alphas.shape[0])
     for j, a in enumerate(alphas):
-        fit = _fit_fraction(evals, a)
+        fit = _fit_fraction(evals, level, a)
         rss = ((1.0 - fit) ** 2) @ R2
         df = float(dual.fit_intercept) + float(np.sum(fit))
         errors[j] = _gcv(rss, df, n, dual.weight_sum)
     return errors
 
 
-def _fit_fraction(evals: np.ndarray, alpha: float) -> np.ndarray:
-    """``l_k / (l_k + alpha)`` (0 where ``l_k = 0``)."""
-    return np.divide(evals, evals + alpha, out=np.zeros_like(evals), where=evals > 0)
+def _fit_fraction(evals: np.ndarray, level: float, alpha: float) -> np.ndarray:
+    """``l_k / (l_k + alpha)`` (:func:`ridge_inverse`: 0 along left-out directions)."""
+    return evals * ridge_inverse(evals, np.array([alpha]), level)[:, 0]
 
 
 def _dual_loo(
-    dual: DualRidge, evals: np.ndarray, U: np.ndarray, R: np.ndarray, alphas: np.ndarray
+    dual: DualRidge,
+    evals: np.ndarray,
+    level: float,
+    U: np.ndarray,
+    R: np.ndarray,
+    alphas: np.ndarray,
 ) -> np.ndarray:
     """Exact leave-one-out from the eigenpairs ``(l_k, u_k)`` of ``K``.
 
@@ -747,7 +771,7 @@ def _dual_loo(
     U2 = U * U
     totals = np.empty(alphas.shape[0])
     for j, a in enumerate(alphas):
-        fit = _fit_fraction(evals, a)
+        fit = _fit_fraction(evals, level, a)
         h = U2 @ fit
         if dual.fit_intercept:
             h += w / dual.weight_sum
@@ -814,15 +838,15 @@ def solve_dual(
     else:
         selection = "loo" if selection == "auto" else selection
         evals, U = scipy.linalg.eigh(dual.K, overwrite_a=True, check_finite=False)
-        evals = resolved_eigenvalues(evals)
+        level = rounding_level(evals)
+        evals = np.clip(evals, 0.0, None)
         R = U.T @ dual.B
         if selection == "loo":
-            cv_errors = _dual_loo(dual, evals, U, R, alphas)
+            cv_errors = _dual_loo(dual, evals, level, U, R, alphas)
         else:
-            cv_errors = _dual_gcv(dual, evals, R, alphas)
+            cv_errors = _dual_gcv(dual, evals, level, R, alphas)
         chosen = choose_alpha(alphas, cv_errors, selection)
-        inv = np.divide(1.0, evals + chosen, out=np.zeros_like(evals), where=evals > 0)
-        V = U @ (R * inv[:, None])
+        V = U @ (R * ridge_inverse(evals, np.array([chosen]), level))
     coef = dual.coef(V * dual.root_w[:, None]).T
     intercept = dual.y_mean - coef @ dual.z_mean
     return RidgeSolution(coef, intercept, chosen, cv_errors, selection)
