@@ -130,10 +130,13 @@ class RowWork:
                 )
         return np.asarray(self.encoder.transform(y), dtype=np.float64)
 
-    def rows(self, X: Any, y: Any, w: Any, *, check: bool) -> tuple[Any, np.ndarray, np.ndarray]:
+    def rows(
+        self, X: Any, y: Any, w: Any, *, check: bool, start: int = 0
+    ) -> tuple[Any, np.ndarray, np.ndarray]:
         """The chunk as ``(X, Y, w)``: ``X`` row-sliceable, ``Y`` float64 ``(rows, t)``,
         ``w`` float64; with ``check``, the finiteness of ``X`` and ``y`` is checked with
-        the messages of the numpy path (``sample_weight`` is always checked)."""
+        the messages of the numpy path (``sample_weight`` is always checked: finite and
+        nonnegative; ``start``, the chunk's first row, places a bad weight in ``X``)."""
         X = as_row_sliceable(X)
         if check:
             values = X.data if sp.issparse(X) else X
@@ -146,7 +149,7 @@ class RowWork:
             weights = np.asarray(
                 _check_sample_weight(w, X, allow_all_zero_weights=True), dtype=np.float64
             )
-            check_weight_values(weights)
+            check_weight_values(weights, start)
         return X, Y, weights
 
     def blocks(self, X: Any, Y: np.ndarray, w: np.ndarray) -> Iterator[tuple[Any, Any, Any]]:
@@ -156,11 +159,12 @@ class RowWork:
 
 
 def chunk_statistics(
-    X: Any, y: Any, w: Any, work: RowWork, settings: TaskSettings
+    X: Any, y: Any, w: Any, work: RowWork, settings: TaskSettings, start: int = 0
 ) -> tuple[RidgeStatistics, bool]:
-    """The statistics of one chunk, and whether it has a non-zero weight (a task)."""
+    """The statistics of one chunk (rows ``start, ...`` of ``X``), and whether it has a
+    non-zero weight (a task)."""
     with settings.applied():
-        X, Y, weights = work.rows(X, y, w, check=True)
+        X, Y, weights = work.rows(X, y, w, check=True, start=start)
         stats = RidgeStatistics(work.width, work.n_targets, centre=work.centre)
         for Z, Y_block, w_block in work.blocks(X, Y, weights):
             stats.update(Z, Y_block, w_block)
@@ -319,9 +323,12 @@ def _statistics_pass(work: RowWork, X: Any, y: Any, w: Any) -> tuple[RidgeStatis
     xs = list(X.to_delayed().ravel())
     work_key, settings = shared(work), shared(TaskSettings.capture())
     task = dask.delayed(chunk_statistics, pure=True)
+    starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int).tolist()
     parts = [
-        task(x, y_chunk, w_chunk, work_key, settings)
-        for x, y_chunk, w_chunk in zip(xs, _pieces(y, len(xs)), _pieces(w, len(xs)), strict=True)
+        task(x, y_chunk, w_chunk, work_key, settings, start)
+        for x, y_chunk, w_chunk, start in zip(
+            xs, _pieces(y, len(xs)), _pieces(w, len(xs)), starts, strict=True
+        )
     ]
     root = tree_reduce(parts, dask.delayed(merge_statistics, pure=True))
     ((stats, nonzero),) = dask.compute(root)

@@ -29,11 +29,12 @@ __all__ = [
 _SAME_MODEL = "dividing sample_weight by a constant c gives the same model with alpha / c"
 
 
-def check_weight_values(w: np.ndarray) -> None:
+def check_weight_values(w: np.ndarray, start: int = 0) -> None:
     """Refuse negative weights and weights whose sum overflows float64.
 
     ``w`` has been checked for its shape and finiteness (scikit-learn's
-    ``_check_sample_weight``).
+    ``_check_sample_weight``); they are the weights of rows ``start, start + 1, ...``
+    (a chunk's), for the message.
 
     Examples
     --------
@@ -51,7 +52,8 @@ def check_weight_values(w: np.ndarray) -> None:
     if w[smallest] < 0:
         raise ValueError(
             f"sample_weight holds negative values (the smallest, {w[smallest]:.6g}, at row "
-            f"{smallest}); sample weights must be >= 0: drop those rows or give them weight 0."
+            f"{start + smallest}); sample weights must be >= 0: drop those rows or give them "
+            "weight 0."
         )
     with np.errstate(over="ignore"):
         total = float(np.sum(w))

@@ -240,6 +240,11 @@ class RidgeStatistics:
         -------
         RidgeStatistics
         """
+        # sums that overflowed stay inf or NaN, for the estimators' check before the solve
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._merge(other)
+
+    def _merge(self, other: RidgeStatistics) -> RidgeStatistics:
         if (other.n_features, other.n_targets) != (self.n_features, self.n_targets):
             raise ValueError(
                 f"Cannot merge statistics of {other.n_features} features and "
