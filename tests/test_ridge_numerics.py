@@ -124,6 +124,18 @@ def test_dual_classifier_equals_primal(problem, monkeypatch) -> None:
         dual.coef_, primal.coef_, rtol=0, atol=tol * np.abs(primal.coef_).max()
     )
     np.testing.assert_array_equal(dual.predict(X), primal.predict(X))
+    lean = FeatureRidgeClassifier(rff, keep_statistics=False).fit(X, labels, w)
+    assert lean.solver_ == "dual" and getattr(lean, "_training_rows", None) is None
+    with pytest.raises(ValueError, match="FeatureRidgeClassifier was fitted with keep_stat"):
+        lean.partial_fit(X, labels)
+    # after a dual fit with the rows kept, partial_fit continues with the same labels
+    kept = FeatureRidgeClassifier(rff).fit(X[:30], labels[:30], w[:30])
+    kept.partial_fit(X[30:], labels[30:], sample_weight=w[30:])
+    streamed = FeatureRidgeClassifier(rff).partial_fit(
+        X[:30], labels[:30], np.unique(labels), sample_weight=w[:30]
+    )
+    streamed.partial_fit(X[30:], labels[30:], sample_weight=w[30:])
+    np.testing.assert_allclose(kept.coef_, streamed.coef_, rtol=1e-10, atol=1e-12)
 
 
 def test_solver_choice_follows_shape_and_memory(problem, monkeypatch) -> None:

@@ -216,6 +216,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         """The ``n x D`` features ``Z`` (estimated from the first block when sparse) and
         the ``n x n`` kernel matrix, with its factorization or eigenvectors."""
         if sp.issparse(first):
+            first = first.tocsr()
             per_row = (first.data.nbytes + first.indices.nbytes) / max(first.shape[0], 1)
             features = 2 * (per_row + 8) * n  # the blocks, then stacked
         else:
