@@ -298,7 +298,9 @@ class _StreamingRidgeMixin(BaseEstimator):
         first = self._fit_map(X)
         k = first.shape[0]
         if self._choose_solver(X.shape[0], first) == "dual":
-            solution = self._fit_dual(X, Y2, w, first, self._largest_weight(w, sample_weight))
+            held = [first]  # handed over: the dual solve frees it once copied into Z
+            del first
+            solution = self._fit_dual(X, Y2, w, held, self._largest_weight(w, sample_weight))
             self.statistics_ = None
             if self.keep_statistics:
                 # partial_fit continues from the statistics of these rows: built from
@@ -319,10 +321,12 @@ class _StreamingRidgeMixin(BaseEstimator):
         self._drop_unless_kept()
 
     def _fit_dual(
-        self, X: Any, Y: np.ndarray, w: np.ndarray, first: Any, largest_weight: float | None
+        self, X: Any, Y: np.ndarray, w: np.ndarray, held: list[Any], largest_weight: float | None
     ) -> Any:
         """The dual solve: every row's features in one ``n x D`` matrix, then the
-        ``n x n`` kernel matrix (:func:`dual_problem`, :func:`solve_dual`)."""
+        ``n x n`` kernel matrix (:func:`dual_problem`, :func:`solve_dual`); ``held`` holds
+        the features of the first rows."""
+        first = held.pop()
         n, D = X.shape[0], self.n_features_out_
         name = type(self).__name__
         check_memory(
