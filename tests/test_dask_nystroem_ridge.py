@@ -36,6 +36,7 @@ from sklearn.metrics.pairwise import rbf_kernel  # noqa: E402
 from kernelmaps import KernelRidge, NystroemKernelRidge  # noqa: E402
 from kernelmaps._dask import _falkon  # noqa: E402
 from kernelmaps._parallel import n_threads  # noqa: E402
+from kernelmaps.exceptions import NonFiniteOutputError  # noqa: E402
 from kernelmaps.kernels import Gaussian  # noqa: E402
 from kernelmaps.models._falkon import FalkonPreconditioner, landmark_gram  # noqa: E402
 from tests._dask import CHUNKINGS, as_dask  # noqa: E402
@@ -240,6 +241,16 @@ def test_validation_messages(data) -> None:
     with pytest.raises(ValueError, match="compute_chunk_sizes"):
         X_unknown = as_dask(X, "rows-37")
         _model(L).fit(X_unknown[X_unknown[:, 0] > 0], y)
+
+
+def test_overflowing_targets_raise_a_clear_error(data) -> None:
+    """K_nm^T y overflowing float64 on the workers is refused before the conjugate
+    gradient (which would stop at once on NaN residuals and return zeros)."""
+    X, _, L = data
+    huge = np.full(N, 1.7e308)
+    for X_ in (X, as_dask(X, "rows-37")):
+        with pytest.raises(NonFiniteOutputError, match=r"K_nm\^T y.*rescale y"):
+            _model(L).fit(X_, huge)
 
 
 @pytest.mark.parametrize("chunking", ["rows-37", "column-chunked"])

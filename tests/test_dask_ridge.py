@@ -42,9 +42,11 @@ from kernelmaps import (  # noqa: E402
     Nystroem,
     RandomBinningFeatures,
     RandomFourierFeatures,
+    _memory,
 )
 from kernelmaps._dask._reduce import tree_reduce  # noqa: E402
 from kernelmaps._parallel import n_threads  # noqa: E402
+from kernelmaps.exceptions import InsufficientMemoryError, NonFiniteOutputError  # noqa: E402
 from tests._dask import CHUNKINGS, as_dask, nothing_computed  # noqa: E402
 
 pytestmark = pytest.mark.dask
@@ -386,8 +388,36 @@ def test_assume_finite_skips_the_chunk_checks(data) -> None:
     with sklearn.config_context(assume_finite=True):
         for X in (data["X"], as_dask(data["X"], "rows-37")):
             model = FeatureRidge(_rff(), alpha=1.0)
-            with pytest.raises(ValueError, match="must not contain infs or NaNs"):
-                model.fit(X, y)  # the Cholesky solve meets the NaN instead
+            # the sums meet the NaN instead, checked before the solve
+            with pytest.raises(NonFiniteOutputError, match=r"unchecked under .*assume_finite"):
+                model.fit(X, y)
+
+
+def test_weights_are_checked_as_in_numpy(data) -> None:
+    X = as_dask(data["X"], "rows-37")
+    w = data["w"].copy()
+    w[40] = -1.0
+    expected = _numpy_error(FeatureRidge(_rff()).fit, data["X"], data["y"], sample_weight=w)
+    assert "negative values (the smallest, -1, at row 40)" in expected
+    for weights in (w, _dask_vector(w)):  # on the client; in the task of rows 37-73
+        with pytest.raises(ValueError) as info:
+            FeatureRidge(_rff()).fit(X, data["y"], sample_weight=weights)
+        assert str(info.value) == expected
+    with pytest.raises(ValueError, match="negative values"):
+        FeatureRidge(_rff()).fit(X, data["y"], sample_weight=-1.0)
+    # weighted sums that overflow: a clear error before the solve, not scipy's
+    huge = np.full(N, 1e300)
+    with pytest.raises(NonFiniteOutputError, match=r"Gram matrix Z\^T W Z .*rescale X"):
+        FeatureRidge("passthrough").fit(as_dask(1e10 * data["X"], "rows-37"), data["y"], huge)
+
+
+def test_memory_of_the_statistics_is_checked_before_any_compute(data, monkeypatch) -> None:
+    monkeypatch.setattr(_memory, "available_memory", lambda: 1000)
+    X = as_dask(data["X"], "rows-37")
+    with nothing_computed(), pytest.raises(InsufficientMemoryError, match="30 x 30 Gram"):
+        FeatureRidge(_rff()).fit(X, data["y"])
+    with nothing_computed(), pytest.raises(InsufficientMemoryError, match="30 x 30 Gram"):
+        FeatureRidge(_rff()).partial_fit(X, data["y"])
 
 
 # -- partial_fit -------------------------------------------------------------------------
@@ -425,6 +455,24 @@ def test_partial_fit_checks(data) -> None:
     with dask.config.set(scheduler=counter):
         FeatureRidge(_rff(), alphas=ALPHAS).partial_fit(X, data["y"])
     assert counter.calls == 1
+
+
+def test_keep_statistics_and_partial_fit_after_a_dual_fit(data) -> None:
+    X = as_dask(data["X"], "rows-37")
+    lean = FeatureRidge(_rff(), keep_statistics=False).fit(X, data["y"])
+    assert lean.statistics_ is None and lean.solver_ == "primal"
+    ref = FeatureRidge(_rff()).fit(data["X"], data["y"])
+    np.testing.assert_allclose(lean.coef_, ref.coef_, rtol=0, atol=1e-8 * np.abs(ref.coef_).max())
+    with nothing_computed(), pytest.raises(ValueError, match="keep_statistics=False"):
+        lean.partial_fit(X, data["y"])
+    # a numpy fit on fewer rows than features (dual), then a Dask batch: the statistics
+    # of the fit's rows are built from the kept rows, then merged with the batch's
+    wide = RandomFourierFeatures(gamma=0.3, n_components=60, random_state=0)
+    model = FeatureRidge(wide).fit(data["X"][:40], data["y"][:40])
+    assert model.solver_ == "dual"
+    model.partial_fit(as_dask(data["X"][40:], "rows-37"), data["y"][40:])
+    assert model.solver_ == "primal"
+    assert_same_fit(model, FeatureRidge(wide).partial_fit(data["X"], data["y"]))
 
 
 # -- FeatureRidgeClassifier --------------------------------------------------------------

@@ -22,8 +22,11 @@ statistics are gathered in one parallel pass:
    Chan-Golub-LeVeque update) in a fixed binary tree: pairs of neighbours in chunk
    order, level after level, so the result depends only on the chunking, never on the
    scheduler or the number of workers; the whole pass is one ``dask.compute``.
-5. The solve runs on the client from the merged statistics.  Exact leave-one-out needs
-   the rows again: a second pass maps every chunk to its partial sums
+5. The solve runs on the client from the merged statistics (always primal: the dual
+   solve of the numpy path, for fewer rows than features, needs every row's features
+   in one place; the ``D x D`` memory is checked on the client before the pass).
+   Exact leave-one-out needs the rows again: a second pass maps every chunk to its
+   partial sums
    (:func:`~kernelmaps.models._ridge_solvers.loo_block_sums` over its row blocks, the
    eigendecomposition sent once), summed in the same fixed tree, one more compute.
 
@@ -53,6 +56,7 @@ from sklearn.utils.validation import _assert_all_finite, _check_sample_weight, _
 from .._array_types import is_dask_array
 from .._task_settings import TaskSettings
 from ..models._base import as_row_sliceable
+from ..models._checks import check_statistics, check_weight_values
 from ..models._feature_ridge import (
     _WIDTH_PROBE_ROWS,
     feature_row_blocks,
@@ -126,10 +130,13 @@ class RowWork:
                 )
         return np.asarray(self.encoder.transform(y), dtype=np.float64)
 
-    def rows(self, X: Any, y: Any, w: Any, *, check: bool) -> tuple[Any, np.ndarray, np.ndarray]:
+    def rows(
+        self, X: Any, y: Any, w: Any, *, check: bool, start: int = 0
+    ) -> tuple[Any, np.ndarray, np.ndarray]:
         """The chunk as ``(X, Y, w)``: ``X`` row-sliceable, ``Y`` float64 ``(rows, t)``,
         ``w`` float64; with ``check``, the finiteness of ``X`` and ``y`` is checked with
-        the messages of the numpy path (``sample_weight`` is always checked)."""
+        the messages of the numpy path (``sample_weight`` is always checked: finite and
+        nonnegative; ``start``, the chunk's first row, places a bad weight in ``X``)."""
         X = as_row_sliceable(X)
         if check:
             values = X.data if sp.issparse(X) else X
@@ -139,8 +146,11 @@ class RowWork:
         if w is None:
             weights = np.ones(X.shape[0])
         else:
-            weights = _check_sample_weight(w, X, allow_all_zero_weights=True)
-        return X, Y, np.asarray(weights, dtype=np.float64)
+            weights = np.asarray(
+                _check_sample_weight(w, X, allow_all_zero_weights=True), dtype=np.float64
+            )
+            check_weight_values(weights, start)
+        return X, Y, weights
 
     def blocks(self, X: Any, Y: np.ndarray, w: np.ndarray) -> Iterator[tuple[Any, Any, Any]]:
         """``(z(X_b), Y_b, w_b)`` over the row blocks of the chunk (``working_memory``)."""
@@ -149,11 +159,12 @@ class RowWork:
 
 
 def chunk_statistics(
-    X: Any, y: Any, w: Any, work: RowWork, settings: TaskSettings
+    X: Any, y: Any, w: Any, work: RowWork, settings: TaskSettings, start: int = 0
 ) -> tuple[RidgeStatistics, bool]:
-    """The statistics of one chunk, and whether it has a non-zero weight (a task)."""
+    """The statistics of one chunk (rows ``start, ...`` of ``X``), and whether it has a
+    non-zero weight (a task)."""
     with settings.applied():
-        X, Y, weights = work.rows(X, y, w, check=True)
+        X, Y, weights = work.rows(X, y, w, check=True, start=start)
         stats = RidgeStatistics(work.width, work.n_targets, centre=work.centre)
         for Z, Y_block, w_block in work.blocks(X, Y, weights):
             stats.update(Z, Y_block, w_block)
@@ -278,6 +289,7 @@ def _weights(estimator: Any, X: Any, sample_weight: Any) -> Any:
     if isinstance(sample_weight, Number):
         if sample_weight == 0:
             raise ValueError(_ZERO_WEIGHTS)
+        check_weight_values(np.array([sample_weight], dtype=np.float64))
         return sample_weight
     if is_dask_array(sample_weight):
         if sample_weight.ndim != 1:
@@ -290,6 +302,7 @@ def _weights(estimator: Any, X: Any, sample_weight: Any) -> Any:
             raise ValueError(f"sample_weight.shape == {sample_weight.shape}, expected {(n,)}!")
     else:
         sample_weight = _check_sample_weight(sample_weight, np.empty((n, 0)))
+        check_weight_values(np.asarray(sample_weight, dtype=np.float64))
     return _aligned(sample_weight, _row_chunks(estimator, X))
 
 
@@ -310,9 +323,12 @@ def _statistics_pass(work: RowWork, X: Any, y: Any, w: Any) -> tuple[RidgeStatis
     xs = list(X.to_delayed().ravel())
     work_key, settings = shared(work), shared(TaskSettings.capture())
     task = dask.delayed(chunk_statistics, pure=True)
+    starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int).tolist()
     parts = [
-        task(x, y_chunk, w_chunk, work_key, settings)
-        for x, y_chunk, w_chunk in zip(xs, _pieces(y, len(xs)), _pieces(w, len(xs)), strict=True)
+        task(x, y_chunk, w_chunk, work_key, settings, start)
+        for x, y_chunk, w_chunk, start in zip(
+            xs, _pieces(y, len(xs)), _pieces(w, len(xs)), starts, strict=True
+        )
     ]
     root = tree_reduce(parts, dask.delayed(merge_statistics, pure=True))
     ((stats, nonzero),) = dask.compute(root)
@@ -377,14 +393,24 @@ def _work(
     )
 
 
-def _fit(estimator: Any, X: Any, y: Any, w: Any, n_targets: int, encoder: Any = None) -> None:
+def _start(estimator: Any, X: Any, n_targets: int) -> None:
+    """Forget a previous fit, fit the map and check the memory of the statistics."""
+    estimator._reset()
+    estimator._n_targets = int(n_targets)
     _fit_map(estimator, X)
+    estimator._check_primal_memory()
+
+
+def _fit(estimator: Any, X: Any, y: Any, w: Any, n_targets: int, encoder: Any = None) -> None:
+    _start(estimator, X, n_targets)
     work = _work(estimator, n_targets, encoder)
     stats, nonzero = _statistics_pass(work, X, y, w)
     if not nonzero:
         raise ValueError(_ZERO_WEIGHTS)
+    check_statistics(type(estimator).__name__, stats)
     estimator.statistics_ = stats
-    estimator._store(estimator._solve(None, loo=_loo_pass(work, X, y, w)))
+    estimator._store(estimator._solve(None, loo=_loo_pass(work, X, y, w)), "primal")
+    estimator._drop_unless_kept()
 
 
 def _partial_fit(
@@ -397,13 +423,19 @@ def _partial_fit(
     encoder: Any = None,
 ) -> None:
     if first:
-        _fit_map(estimator, X)
+        _start(estimator, X, n_targets)
+    else:
+        estimator._resume_statistics()
     work = _work(estimator, n_targets, encoder, check_labels=encoder is not None)
     stats, nonzero = _statistics_pass(work, X, y, w)
     if not nonzero:
         raise ValueError(_ZERO_WEIGHTS)
-    estimator.statistics_ = stats if first else estimator.statistics_.merge(stats)
-    estimator._store(estimator._solve(None))
+    if not first:
+        stats = estimator._live_statistics().merge(stats)
+    check_statistics(type(estimator).__name__, stats)
+    estimator.statistics_ = stats
+    estimator._store(estimator._solve(None), "primal")
+    estimator._drop_unless_kept()
 
 
 def fit_regressor(estimator: Any, X: Any, y: Any, sample_weight: Any) -> None:
@@ -425,12 +457,8 @@ def partial_fit_regressor(estimator: Any, X: Any, y: Any, sample_weight: Any) ->
         estimator._validate_params()
     X = _check_X(estimator, X, reset=first)
     y, y_1d, n_targets = _regression_targets(estimator, X, y)
-    if not first and (n_targets != estimator.statistics_.n_targets or y_1d != estimator._y_1d):
-        raise ValueError(
-            f"y has {n_targets} target(s) but the model was started with "
-            f"{estimator.statistics_.n_targets}; every call to partial_fit must give the "
-            "same targets."
-        )
+    if not first:
+        estimator._check_same_targets(n_targets, y_1d)
     w = _weights(estimator, X, sample_weight)
     if first:
         estimator._y_1d = y_1d

@@ -9,12 +9,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
+from ..exceptions import NonFiniteOutputError
 from ..kernels import Kernel, check_kernel_matrix
 
 __all__ = [
     "FLOAT_DTYPES",
     "KernelRegressorMixin",
     "as_row_sliceable",
+    "check_finite_block",
     "kernel_matrix",
     "output_dtype",
     "predict_in_blocks",
@@ -124,6 +126,10 @@ def predict_in_blocks(
     rows of the output, of shape ``(n_samples, *out_shape)`` in the dtype of
     :func:`output_dtype`.
 
+    Every block is checked to be finite (a cheap check of the small output): a row whose
+    prediction overflowed raises :class:`~kernelmaps.exceptions.NonFiniteOutputError`
+    naming it, instead of NaN or inf in the result.
+
     Examples
     --------
     >>> import numpy as np
@@ -139,5 +145,35 @@ def predict_in_blocks(
     out = np.empty((X.shape[0], *out_shape), dtype=output_dtype(X))
     predict_block = predictor(X)
     for rows in block_rows(X):
-        out[rows] = predict_block(X[rows])
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just after
+            out[rows] = predict_block(X[rows])
+        check_finite_block(estimator, out[rows], rows.start)
     return out
+
+
+def check_finite_block(estimator: Any, block: np.ndarray, start: int) -> None:
+    """Raise :class:`~kernelmaps.exceptions.NonFiniteOutputError` if a row of predictions
+    ``block`` (rows ``start, start + 1, ...`` of the input) is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import KernelRidge
+    >>> from kernelmaps.models._base import check_finite_block
+    >>> check_finite_block(KernelRidge(), np.array([1.0, np.inf]), 10)
+    Traceback (most recent call last):
+    ...
+    kernelmaps.exceptions.NonFiniteOutputError: KernelRidge: the prediction for row 11 ...
+    """
+    finite = np.isfinite(block)
+    if finite.all():
+        return
+    bad = np.flatnonzero(~finite.reshape(block.shape[0], -1).all(axis=1))
+    rows = ", ".join(str(start + int(i)) for i in bad[:5]) + (", ..." if bad.size > 5 else "")
+    which = f"row {rows}" if bad.size == 1 else f"rows {rows}"
+    float32 = " or give float64 input" if block.dtype == np.float32 else ""
+    raise NonFiniteOutputError(
+        f"{type(estimator).__name__}: the prediction for {which} is not finite (it "
+        f"overflowed {block.dtype}: the row holds values far outside the scale of the "
+        f"training data); rescale the rows as the training data was{float32}, or drop them."
+    )

@@ -93,7 +93,16 @@ def conjugate_gradient(
     one_column = B.ndim == 1
     if one_column:
         B = B[:, None]
+    if not np.all(np.isfinite(B)):
+        raise ValueError(
+            "conjugate_gradient: the right-hand side b holds inf or NaN; give finite values."
+        )
     n, k = B.shape
+    # The iteration is linear in b: each column is solved divided by its largest entry
+    # (a power of 2, exact) so that the squared norms cannot overflow, then multiplied back.
+    top = np.max(np.abs(B), axis=0) if n else np.zeros(k)
+    unit = np.where(top > 0, np.exp2(np.ceil(np.log2(np.where(top > 0, top, 1.0)))), 1.0)
+    B = B / unit
     b_norm = np.linalg.norm(B, axis=0)
     scale = np.where(b_norm > 0, b_norm, 1.0)
     if x0 is None:
@@ -101,7 +110,7 @@ def conjugate_gradient(
         R = B.copy()
         n_iter = 0
     else:
-        X = np.array(x0, dtype=np.float64).reshape(n, k)
+        X = np.array(x0, dtype=np.float64).reshape(n, k) / unit
         R = B - matvec(X)
         n_iter = 1
     P = R.copy()
@@ -132,7 +141,8 @@ def conjugate_gradient(
         stalled = np.zeros_like(active)
         stalled[active] = pap <= 0
         active = (residual > tol) & ~stalled
-    X, residual = best_X, best
+    with np.errstate(over="ignore"):
+        X, residual = best_X * unit, best
     x = X[:, 0] if one_column else X
     return CGResult(
         x=x,

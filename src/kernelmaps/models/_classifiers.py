@@ -59,8 +59,9 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
 
     Each class ``c`` gets the ridge regression of the target ``+1`` (class ``c``) / ``-1``
     (other classes) on ``z(x)`` (with two classes, one regression for the second class),
-    solved together by the streaming primal solver of :class:`FeatureRidge`; the predicted
-    class has the largest decision value.
+    solved together by the solvers of :class:`FeatureRidge` (primal, streamed over row
+    blocks; or dual, through the ``n x n`` kernel matrix, when ``fit`` sees fewer rows than
+    features); the predicted class has the largest decision value.
 
     Parameters
     ----------
@@ -75,6 +76,10 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     alpha_selection : {"auto", "loo", "gcv"}, default="auto"
         See :class:`FeatureRidge`.
     fit_intercept : bool, default=True
+    keep_statistics : bool, default=True
+        Keep after ``fit`` what ``partial_fit`` continues from; ``False`` keeps only what
+        prediction needs (a small saved model; ``partial_fit`` then raises an error naming
+        this parameter).  See :class:`FeatureRidge`.
 
     Attributes
     ----------
@@ -86,9 +91,12 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     cv_errors_ : ndarray of shape (n_alphas,)
         With ``alphas`` only.
     n_features_out_ : int
-    statistics_ : RidgeStatistics
+    solver_ : {"primal", "dual"}
+        How the last fit was solved.
+    statistics_ : RidgeStatistics or None
         The sufficient statistics of every row seen, with the ``{-1, 1}`` class
-        indicators as targets (see :class:`FeatureRidge`).
+        indicators as targets (see :class:`FeatureRidge`; None after a dual fit and with
+        ``keep_statistics=False``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -96,10 +104,11 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     Notes
     -----
     Cost and memory are those of :class:`FeatureRidge` with ``n_classes`` targets (one
-    target for two classes): ``O(n D^2 + D^3)`` time, ``O(D^2 + block D)`` memory.
-    Dask arrays are fitted as by :class:`FeatureRidge`, the labels encoded in each chunk's
-    task; ``fit`` learns the classes of a Dask ``y`` from one small compute of its unique
-    labels, ``partial_fit`` takes them from ``classes``.  See the
+    target for two classes): in the primal ``O(n D^2 + D^3)`` time, ``O(D^2 + block D)``
+    memory; in the dual ``O(n^2 D + n^3)`` time, ``O(n D + n^2)`` memory.
+    Dask arrays are fitted as by :class:`FeatureRidge` (primal), the labels encoded in
+    each chunk's task; ``fit`` learns the classes of a Dask ``y`` from one small compute
+    of its unique labels, ``partial_fit`` takes them from ``classes``.  See the
     module docstring for the recipe with :class:`~sklearn.linear_model.LogisticRegression`,
     :class:`~sklearn.svm.LinearSVC` and :class:`~sklearn.linear_model.SGDClassifier`.
 

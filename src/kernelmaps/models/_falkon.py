@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 import scipy.linalg
 
+from ..exceptions import NonFiniteOutputError
 from ._base import kernel_matrix
 from ._cg import CGResult, conjugate_gradient
 
@@ -69,7 +70,33 @@ def landmark_gram(kernel: Callable[..., Any], L: np.ndarray) -> np.ndarray:
     [[1.0, 1.0], [1.0, 1.0]]
     """
     K_mm = kernel_matrix(kernel, L, L)
+    if not np.all(np.isfinite(K_mm)):
+        raise NonFiniteOutputError(
+            "The landmark kernel matrix K_mm holds inf or NaN (the kernel overflowed float64 "
+            "for these inputs); rescale X (e.g. standardise its columns) or use a smaller "
+            "gamma."
+        )
     return 0.5 * (K_mm + K_mm.T)
+
+
+def _cholesky_with_jitter(B: np.ndarray, alpha: float) -> np.ndarray:
+    """The upper Cholesky factor of ``B + alpha I`` (``B`` PSD), with a jitter raised a
+    hundredfold while rounding makes it fail: only the preconditioner changes, never the
+    solution."""
+    m = B.shape[0]
+    scale = max(float(np.max(np.abs(np.diag(B)))), np.finfo(np.float64).tiny)
+    jitter = 0.0
+    for _ in range(8):
+        M = B.copy()
+        M[np.diag_indices(m)] += alpha + jitter
+        try:
+            return scipy.linalg.cholesky(M, lower=False, check_finite=False)
+        except scipy.linalg.LinAlgError:
+            jitter = 1e-13 * m * scale if jitter == 0.0 else 100.0 * jitter
+    raise ValueError(
+        "FALKON's preconditioner (n/m) T T^T + alpha I could not be factorized; is the "
+        "kernel positive definite? Use a positive-definite kernel or a larger alpha."
+    )
 
 
 class FalkonPreconditioner:
@@ -122,9 +149,8 @@ class FalkonPreconditioner:
                 "kernel positive definite? Use a positive-definite kernel."
             )
         Bm = (n / m) * (T @ T.T)
-        Bm[np.diag_indices(m)] += alpha
         self.T = T
-        self.A = scipy.linalg.cholesky(Bm, lower=False, check_finite=False)
+        self.A = _cholesky_with_jitter(Bm, alpha)
 
     def apply(self, V: np.ndarray) -> np.ndarray:
         """``B V = T^{-1} A^{-1} V``."""
@@ -243,6 +269,8 @@ class FalkonSolver:
     matvec : NystroemMatvec
         Or any :class:`GramOperator`: an object with ``rhs(Y)`` and ``__call__(V, out)``
         adding ``K_nm^T K_nm V`` (the Dask matvec on a Dask array).
+    name : str, default="FalkonSolver"
+        Who solves, for the messages.
 
     Examples
     --------
@@ -263,11 +291,13 @@ class FalkonSolver:
         alpha: float,
         preconditioner: FalkonPreconditioner,
         matvec: GramOperator,
+        name: str = "FalkonSolver",
     ) -> None:
         self.K_mm = K_mm
         self.alpha = alpha
         self.preconditioner = preconditioner
         self.matvec = matvec
+        self.name = name
 
     def system_matvec(self, V: np.ndarray) -> np.ndarray:
         """``H V = (K_nm^T K_nm + alpha K_mm) V``."""
@@ -283,7 +313,18 @@ class FalkonSolver:
 
         ``Y`` is whatever the matvec's ``rhs`` takes (an ndarray, or a Dask array aligned
         with the rows of a Dask ``X``); everything else happens on ``m x t`` arrays.
+        A right-hand side ``K_nm^T Y`` holding inf or NaN raises
+        :class:`~kernelmaps.exceptions.NonFiniteOutputError` (the conjugate gradient
+        would otherwise stop at once on NaN residuals).
         """
-        b = self.preconditioner.apply_t(self.matvec.rhs(Y))
+        with np.errstate(over="ignore", invalid="ignore"):
+            rhs = self.matvec.rhs(Y)
+        if not np.all(np.isfinite(rhs)):
+            raise NonFiniteOutputError(
+                f"{self.name}: K_nm^T y, the right-hand side of the Nystroem system, holds "
+                "inf or NaN: it overflowed float64 (the targets or the kernel values are too "
+                "large); rescale y (e.g. divide it by its standard deviation) or X."
+            )
+        b = self.preconditioner.apply_t(rhs)
         result = conjugate_gradient(self.preconditioned_matvec, b, tol=tol, max_iter=max_iter)
         return self.preconditioner.apply(result.x), result

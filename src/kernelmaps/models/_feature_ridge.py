@@ -1,10 +1,13 @@
-"""Ridge regression on explicit features, with the Gram matrix accumulated over row blocks.
+"""Ridge regression on explicit features, solved in the primal or in the dual.
 
-``FeatureRidge`` maps the rows of ``X`` block by block through a feature map ``z`` and
-adds each block to the sufficient statistics of the fit (:class:`RidgeStatistics`: weight
-sum, means, centred ``Z^T W Z`` and ``Z^T W y``); the ``n x D`` feature matrix ``Z`` is
-never held whole, so the memory is ``O(D^2 + block * D)`` whatever ``n`` is.  The solve is
-a pure function of the statistics (:mod:`kernelmaps.models._ridge_solvers`).
+``FeatureRidge`` maps the rows of ``X`` block by block through a feature map ``z``.  With
+at least as many rows as features (``n >= D``) it adds each block to the sufficient
+statistics of the fit (:class:`RidgeStatistics`: weight sum, means, centred ``Z^T W Z``
+and ``Z^T W y``); the ``n x D`` feature matrix ``Z`` is never held whole, so the memory is
+``O(D^2 + block * D)`` whatever ``n`` is.  With fewer rows than features it holds ``Z``
+and solves the same problem through the ``n x n`` kernel matrix ``Z Z^T`` (the dual),
+memory ``O(n D + n^2)``.  The solves are pure functions of the statistics or of the
+kernel matrix (:mod:`kernelmaps.models._ridge_solvers`).
 """
 
 from __future__ import annotations
@@ -14,17 +17,21 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn import config_context
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
+from .. import _memory
 from .._array_types import dask_rowwise, is_dask_array
+from .._memory import check_memory
 from ..feature_maps import RandomFourierFeatures, row_blocks
 from ._base import as_row_sliceable, predict_in_blocks, validate_regression_data
-from ._ridge_solvers import LooTerms, solve_ridge
+from ._checks import check_sample_weight, check_solution, check_statistics, check_sums
+from ._ridge_solvers import LooTerms, dual_problem, solve_dual, solve_ridge
 from ._ridge_statistics import RidgeStatistics
 
 __all__ = ["FeatureRidge"]
@@ -34,6 +41,18 @@ RIDGE_BLOCK_ROWS: int | None = 8192
 
 #: Rows mapped first to learn the width of a feature map that does not state it.
 _WIDTH_PROBE_ROWS = 256
+
+#: What a fit sets (``fit`` and a first ``partial_fit`` start from none of it).
+_FITTED_STATE = (
+    "coef_",
+    "intercept_",
+    "alpha_",
+    "cv_errors_",
+    "alpha_selection_",
+    "solver_",
+    "statistics_",
+    "_training_rows",
+)
 
 
 def feature_width(feature_map: Any) -> int | None:
@@ -93,9 +112,16 @@ def feature_row_blocks(
 class _StreamingRidgeMixin(BaseEstimator):
     """Streaming ridge machinery shared by :class:`FeatureRidge` and its classifier.
 
-    The fitted attribute ``statistics_`` (a :class:`RidgeStatistics`) holds everything the
-    rows contributed; ``partial_fit`` updates it and re-solves.
+    ``fit`` solves in the primal (the statistics, :class:`RidgeStatistics`) or, with fewer
+    rows than features, in the dual (the ``n x n`` kernel matrix of the rows); the fitted
+    attribute ``statistics_`` holds everything the rows contributed, and ``partial_fit``
+    updates it and re-solves.  After a dual fit the statistics are built from the kept
+    training rows when ``partial_fit`` first needs them; ``keep_statistics=False`` keeps
+    neither.
     """
+
+    statistics_: RidgeStatistics | None
+    _training_rows: tuple[Any, np.ndarray, np.ndarray] | None
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "feature_map": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
@@ -103,6 +129,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         "alphas": ["array-like", None],
         "alpha_selection": [StrOptions({"auto", "loo", "gcv"})],
         "fit_intercept": ["boolean"],
+        "keep_statistics": ["boolean"],
     }
 
     def __init__(
@@ -113,12 +140,14 @@ class _StreamingRidgeMixin(BaseEstimator):
         alphas: Any = None,
         alpha_selection: str = "auto",
         fit_intercept: bool = True,
+        keep_statistics: bool = True,
     ) -> None:
         self.feature_map = feature_map
         self.alpha = alpha
         self.alphas = alphas
         self.alpha_selection = alpha_selection
         self.fit_intercept = fit_intercept
+        self.keep_statistics = keep_statistics
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -151,7 +180,13 @@ class _StreamingRidgeMixin(BaseEstimator):
         return clone(self.feature_map)
 
     def _started(self) -> bool:
-        return getattr(self, "statistics_", None) is not None
+        """Whether a fit or a ``partial_fit`` has completed (``partial_fit`` continues)."""
+        return hasattr(self, "coef_")
+
+    def _reset(self) -> None:
+        """Forget a previous fit (``fit``, or the first ``partial_fit``)."""
+        for name in _FITTED_STATE:
+            self.__dict__.pop(name, None)
 
     # -- row blocks ---------------------------------------------------------------------
 
@@ -160,7 +195,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         return map_features(self.feature_map_, X)
 
     def _block_rows(self, X: Any, start: int = 0) -> Iterator[slice]:
-        n_targets = self.statistics_.n_targets if self._started() else 1
+        n_targets = getattr(self, "_n_targets", 1)
         return feature_row_blocks(X.shape[0], X.shape[1], self.n_features_out_, n_targets, start)
 
     def _blocks(
@@ -170,75 +205,231 @@ class _StreamingRidgeMixin(BaseEstimator):
         for rows in self._block_rows(X, start):
             yield self._features(X[rows]), Y[rows], w[rows]
 
+    # -- memory -------------------------------------------------------------------------
+
+    def _primal_bytes(self) -> float:
+        """The statistics' ``D x D`` Gram matrix, its centred copy and its factorization."""
+        D = self.n_features_out_
+        return 8.0 * (3 * D * D + 4 * D * self._n_targets)
+
+    def _dual_bytes(self, n: int, first: Any) -> float:
+        """The ``n x D`` features ``Z`` (estimated from the first block when sparse) and
+        the ``n x n`` kernel matrix, with its factorization or eigenvectors."""
+        if sp.issparse(first):
+            first = first.tocsr()
+            per_row = (first.data.nbytes + first.indices.nbytes) / max(first.shape[0], 1)
+            features = 2 * (per_row + 8) * n  # the blocks, then stacked
+        else:
+            features = 8.0 * n * self.n_features_out_
+        return features + 8.0 * (3 * n * n + 3 * n * self._n_targets)
+
+    def _choose_solver(self, n: int, first: Any) -> str:
+        """``"dual"`` with fewer rows than features, unless its memory is not available
+        and the primal's is; else ``"primal"``."""
+        if n >= self.n_features_out_:
+            return "primal"
+        available = _memory.available_memory()
+        if (
+            available is not None
+            and self._dual_bytes(n, first) > available
+            and self._primal_bytes() <= available
+        ):
+            return "primal"
+        return "dual"
+
+    def _live_statistics(self) -> RidgeStatistics:
+        """``statistics_``, set by the fit under way."""
+        assert self.statistics_ is not None
+        return self.statistics_
+
+    def _check_primal_memory(self) -> None:
+        """Refuse a primal fit whose ``D x D`` matrices do not fit in memory."""
+        D = self.n_features_out_
+        check_memory(
+            self._primal_bytes(),
+            f"{type(self).__name__}'s primal solve (the {D} x {D} Gram matrix of the "
+            "features and its factorization)",
+            "lower the number of features D (the feature map's n_components)",
+        )
+
+    def _new_statistics(self) -> None:
+        """Empty primal statistics, their memory checked first."""
+        self._check_primal_memory()
+        D = self.n_features_out_
+        self.statistics_ = RidgeStatistics(D, self._n_targets, centre=self.fit_intercept)
+
     # -- fitting ------------------------------------------------------------------------
 
-    def _start(self, X: Any, Y: np.ndarray, w: np.ndarray) -> int:
-        """Fit the map on ``X`` (the first data seen) and start the statistics.
-
-        The width ``D`` comes from the fitted map; a map that does not state it has its
-        first rows mapped and counted.  Returns the number of rows already counted.
-        """
+    def _fit_map(self, X: Any) -> Any:
+        """Fit the map on ``X`` (the first data seen), set ``n_features_out_`` and return
+        the features of the first rows (a block, or the rows mapped to learn the width of
+        a map that does not state it)."""
         self.feature_map_ = self._new_feature_map()
-        first = None
         if self.feature_map_ is None:
             width = X.shape[1]
         else:
             with config_context(assume_finite=True):
                 self.feature_map_.fit(X)
             width = feature_width(self.feature_map_)
-            if width is None:
-                first = self._features(X[:_WIDTH_PROBE_ROWS])
-                width = first.shape[1]
+        first = None
+        if width is None:
+            first = self._features(X[:_WIDTH_PROBE_ROWS])
+            width = first.shape[1]
         self.n_features_out_ = int(width)
-        self.statistics_ = RidgeStatistics(width, Y.shape[1], centre=self.fit_intercept)
         if first is None:
-            return 0
-        self.statistics_.update(first, Y[: first.shape[0]], w[: first.shape[0]])
-        return int(first.shape[0])
+            first = self._features(X[next(iter(self._block_rows(X)))])
+        return first
 
     def _targets_and_weights(
         self, X: Any, Y: np.ndarray, sample_weight: Any
     ) -> tuple[Any, np.ndarray, np.ndarray]:
         X = as_row_sliceable(X)
         Y2 = Y.reshape(Y.shape[0], -1).astype(np.float64, copy=False)
-        if sample_weight is None:
-            return X, Y2, np.ones(X.shape[0])
-        sw = _check_sample_weight(sample_weight, X)
-        return X, Y2, np.asarray(sw, dtype=np.float64)
+        return X, Y2, check_sample_weight(sample_weight, X)
+
+    def _largest_weight(self, w: np.ndarray, sample_weight: Any) -> float | None:
+        return None if sample_weight is None else float(np.max(w))
 
     def _fit_targets(self, X: Any, Y: np.ndarray, sample_weight: Any) -> None:
         X, Y2, w = self._targets_and_weights(X, Y, sample_weight)
+        self._reset()
         self._y_1d = Y.ndim == 1
-        done = self._start(X, Y2, w)
-        self._accumulate(self._blocks(X, Y2, w, done))
-        self._store(self._solve(self._blocks(X, Y2, w)))
+        self._n_targets = Y2.shape[1]
+        first = self._fit_map(X)
+        k = first.shape[0]
+        if self._choose_solver(X.shape[0], first) == "dual":
+            held = [first]  # handed over: the dual solve frees it once copied into Z
+            del first
+            solution = self._fit_dual(X, Y2, w, held, self._largest_weight(w, sample_weight))
+            self.statistics_ = None
+            if self.keep_statistics:
+                # partial_fit continues from the statistics of these rows: built from
+                # them when it first needs them (O(n D^2)), not now
+                self._training_rows = (X.copy(), Y2.copy(), w.copy())
+            self._store(solution, "dual")
+        else:
+            self._new_statistics()
+            self._live_statistics().update(first, Y2[:k], w[:k])
+            del first
+            self._accumulate(self._blocks(X, Y2, w, k))
+            check_statistics(
+                type(self).__name__,
+                self._live_statistics(),
+                largest_weight=self._largest_weight(w, sample_weight),
+            )
+            self._store(self._solve(self._blocks(X, Y2, w)), "primal")
+        self._drop_unless_kept()
+
+    def _fit_dual(
+        self, X: Any, Y: np.ndarray, w: np.ndarray, held: list[Any], largest_weight: float | None
+    ) -> Any:
+        """The dual solve: every row's features in one ``n x D`` matrix, then the
+        ``n x n`` kernel matrix (:func:`dual_problem`, :func:`solve_dual`); ``held`` holds
+        the features of the first rows."""
+        first = held.pop()
+        n, D = X.shape[0], self.n_features_out_
+        name = type(self).__name__
+        check_memory(
+            self._dual_bytes(n, first),
+            f"{name}'s dual solve (the {n} x {D} features and the {n} x {n} kernel matrix)",
+            "lower the number of features D (the feature map's n_components) or fit on fewer rows",
+        )
+        k = first.shape[0]
+        if sp.issparse(first):
+            parts = [first.tocsr()]
+            parts += [sp.csr_matrix(self._features(X[rows])) for rows in self._block_rows(X, k)]
+            Z = sp.vstack(parts, format="csr").astype(np.float64, copy=False)
+        else:
+            Z = np.empty((n, D))
+            Z[:k] = first
+            for rows in self._block_rows(X, k):
+                Z[rows] = self._features(X[rows])
+        del first
+        dual = dual_problem(Z, Y, w, fit_intercept=self.fit_intercept)
+        del Z
+        check_sums(
+            name,
+            (dual.K, dual.z_mean),
+            (dual.B, np.einsum("ij,ij->j", dual.B, dual.B), dual.y_mean),
+            what=(
+                "the weighted kernel matrix Z Z^T of the features",
+                "the target sums y^T W y",
+            ),
+            largest_weight=largest_weight,
+        )
+        return solve_dual(
+            dual,
+            alpha=float(self.alpha),
+            alphas=self._check_alphas(),
+            selection=self.alpha_selection,
+        )
 
     def _partial_fit_targets(self, X: Any, Y: np.ndarray, sample_weight: Any) -> None:
         X, Y2, w = self._targets_and_weights(X, Y, sample_weight)
         done = 0
         if not self._started():
+            self._reset()
             self._y_1d = Y.ndim == 1
-            done = self._start(X, Y2, w)
-        elif Y2.shape[1] != self.statistics_.n_targets or (Y.ndim == 1) != self._y_1d:
-            raise ValueError(
-                f"y has {Y2.shape[1]} target(s) but the model was started with "
-                f"{self.statistics_.n_targets}; every call to partial_fit must give the same "
-                "targets."
-            )
+            self._n_targets = Y2.shape[1]
+            first = self._fit_map(X)
+            done = first.shape[0]
+            self._new_statistics()
+            self._live_statistics().update(first, Y2[:done], w[:done])
+            del first
+        else:
+            self._check_same_targets(Y2.shape[1], Y.ndim == 1)
+            self._resume_statistics()
         self._accumulate(self._blocks(X, Y2, w, done))
-        self._store(self._solve(None))
+        check_statistics(
+            type(self).__name__,
+            self._live_statistics(),
+            largest_weight=self._largest_weight(w, sample_weight),
+        )
+        self._store(self._solve(None), "primal")
+        self._drop_unless_kept()
+
+    def _check_same_targets(self, n_targets: int, y_1d: bool) -> None:
+        if n_targets != self._n_targets or y_1d != self._y_1d:
+            raise ValueError(
+                f"y has {n_targets} target(s) but the model was started with "
+                f"{self._n_targets}; every call to partial_fit must give the same targets."
+            )
+
+    def _resume_statistics(self) -> None:
+        """Make ``statistics_`` available to ``partial_fit``: as they are after a primal
+        fit, built from the kept training rows after a dual one, or a clear error when
+        ``keep_statistics=False`` dropped them."""
+        if getattr(self, "statistics_", None) is not None:
+            return
+        rows = getattr(self, "_training_rows", None)
+        if rows is None:
+            raise ValueError(
+                f"{type(self).__name__} was fitted with keep_statistics=False, which drops "
+                "the statistics partial_fit continues from; refit with keep_statistics=True "
+                "(the default) to add rows with partial_fit, or call fit on all the rows."
+            )
+        X, Y, w = rows
+        self._new_statistics()
+        self._accumulate(self._blocks(X, Y, w))
+        self._training_rows = None
+
+    def _drop_unless_kept(self) -> None:
+        """With ``keep_statistics=False``, drop what ``predict`` does not need."""
+        if not self.keep_statistics:
+            self.statistics_ = None
+            self._training_rows = None
 
     def _accumulate(self, blocks: Iterator[tuple[Any, np.ndarray, np.ndarray]]) -> None:
         """Add the blocks to ``statistics_``; each block's features are freed on return
         (a loop variable left in the caller would hold the last block through the solve)."""
         for Z, Y, w in blocks:
-            self.statistics_.update(Z, Y, w)
+            self._live_statistics().update(Z, Y, w)
 
     def _solve(self, blocks: Any, loo: Callable[[LooTerms], np.ndarray] | None = None) -> Any:
         """Solve from ``statistics_``; ``blocks`` (the rows again) or ``loo`` (the pass
         over rows held elsewhere) allow exact leave-one-out."""
         return solve_ridge(
-            self.statistics_,
+            self._live_statistics(),
             alpha=float(self.alpha),
             alphas=self._check_alphas(),
             selection=self.alpha_selection,
@@ -247,11 +438,16 @@ class _StreamingRidgeMixin(BaseEstimator):
             loo=loo,
         )
 
-    def _store(self, solution: Any) -> None:
+    def _store(self, solution: Any, solver: str) -> None:
+        check_solution(type(self).__name__, solution.alpha, solution.coef, solution.intercept)
         self.alpha_ = solution.alpha
+        self.solver_ = solver
         if solution.cv_errors is not None:
             self.cv_errors_ = solution.cv_errors
             self.alpha_selection_ = solution.selection
+        else:
+            self.__dict__.pop("cv_errors_", None)
+            self.__dict__.pop("alpha_selection_", None)
         if self._y_1d:
             self.coef_ = solution.coef[0]
             self.intercept_ = float(solution.intercept[0])
@@ -273,15 +469,27 @@ class _StreamingRidgeMixin(BaseEstimator):
 
 
 class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
-    """Ridge regression on the outputs of a feature map, streamed over row blocks.
+    """Ridge regression on the outputs of a feature map, in the primal or in the dual.
 
     Fits ``f(x) = w^T z(x) + b`` minimizing
     ``sum_i s_i (y_i - w^T z(x_i) - b)^2 + alpha |w|^2`` (``s_i`` the sample weights, ``b``
-    not penalized) through the primal normal equations ``(Z_c^T S Z_c + alpha I) w =
-    Z_c^T S y_c``, where ``Z_c`` is ``Z`` centred by its weighted column means.  ``Z^T S Z``
-    and ``Z^T S y`` are accumulated over row blocks (sized by scikit-learn's
-    ``working_memory``), so the ``n x D`` matrix ``Z`` is never held in memory; the weighted
-    means come from the same pass.
+    not penalized).  With ``Z_c`` and ``y_c`` centred by their weighted means (not
+    centred when ``fit_intercept=False``), ``S = diag(s)``:
+
+    * primal, when ``n >= D``: the normal equations ``(Z_c^T S Z_c + alpha I) w =
+      Z_c^T S y_c``.  ``Z^T S Z`` and ``Z^T S y`` are accumulated over row blocks (sized by
+      scikit-learn's ``working_memory``), so the ``n x D`` matrix ``Z`` is never held in
+      memory; the weighted means come from the same pass.
+    * dual, when ``fit`` sees fewer rows than features (``n < D``): the same ``w`` from
+      the ``n x n`` kernel matrix ``K = S^{1/2} Z_c Z_c^T S^{1/2}``,
+
+      .. math:: w = Z_c^T S^{1/2} (K + \\alpha I)^{-1} S^{1/2} y_c,
+
+      i.e. ``w = Z_c^T (Z_c Z_c^T + alpha S^{-1})^{-1} y_c`` when every weight is
+      positive (the push-through identity; Saunders, Gammerman & Vovk 1998).  The
+      penalty is chosen among ``alphas`` by the same GCV or exact leave-one-out errors,
+      from the eigendecomposition of ``K``.  The result equals the primal one to
+      rounding; ``solver_`` tells which was used.
 
     Parameters
     ----------
@@ -307,6 +515,16 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         ``partial_fit`` (the rows are gone by then).
     fit_intercept : bool, default=True
         Fit the unpenalized intercept ``b``.
+    keep_statistics : bool, default=True
+        Keep after ``fit`` what ``partial_fit`` continues from: the statistics
+        ``statistics_`` (``D x D``) after a primal fit, a copy of the training rows
+        ``X``, ``y`` and ``sample_weight`` after a dual one (the statistics are built from
+        them when ``partial_fit`` first needs them).  ``False`` keeps only what
+        ``predict`` needs (the map, ``coef_``, ``intercept_``), so that a saved model is
+        small; ``partial_fit`` after such a fit raises an error naming this parameter.
+        To stream and still save a small model, call ``partial_fit`` with
+        ``keep_statistics=True`` and the last block after
+        ``set_params(keep_statistics=False)``.
 
     Attributes
     ----------
@@ -318,27 +536,49 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     alpha_ : float
         The penalty used (the chosen one with ``alphas``).
     cv_errors_ : ndarray of shape (n_alphas,)
-        With ``alphas``: the leave-one-out or GCV error of each candidate (mean over targets).
+        With ``alphas``: the leave-one-out or GCV error of each candidate (mean over targets);
+        ``inf`` where it is undefined (a row fitted exactly, or as many effective
+        parameters as rows).  If it is undefined for every candidate, ``fit`` raises.
     alpha_selection_ : str
         With ``alphas``: ``"loo"`` or ``"gcv"``, what was used.
     n_features_out_ : int
         Number of features ``D`` produced by the map.
-    statistics_ : RidgeStatistics
+    solver_ : {"primal", "dual"}
+        How the last fit was solved.
+    statistics_ : RidgeStatistics or None
         The sufficient statistics of every row seen (weight sum, weighted means, centred
         ``Z^T W Z``, ``Z^T W y`` and ``y^T W y``, float64); ``partial_fit`` updates them,
         and statistics of other rows can be merged in exactly
-        (:meth:`RidgeStatistics.merge`).
+        (:meth:`RidgeStatistics.merge`).  None after a dual fit (until ``partial_fit``
+        builds them from the kept rows) and with ``keep_statistics=False``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
 
     Notes
     -----
-    Cost: one pass of the map over ``X`` plus ``O(n D^2)`` for the Gram matrix, then
-    ``O(D^3)`` for the Cholesky solve (or the eigendecomposition with ``alphas``; exact
-    leave-one-out adds a second pass, ``O(n D (D + n_alphas n_targets))``).  Memory
-    ``O(D^2 + block D)``; accumulation is in float64 whatever the input dtype, and float32
-    input gives float32 predictions.
+    Cost of the primal: one pass of the map over ``X`` plus ``O(n D^2)`` for the Gram
+    matrix, then ``O(D^3)`` for the Cholesky solve (or the eigendecomposition with
+    ``alphas``; exact leave-one-out adds a second pass,
+    ``O(n D (D + n_alphas n_targets))``); memory ``O(D^2 + block D)``.  Cost of the dual:
+    one pass of the map, ``O(n^2 D)`` for ``K``, ``O(n^3)`` for the Cholesky solve or the
+    eigendecomposition (leave-one-out needs no second pass: ``O(n^2 n_targets)`` per
+    candidate); memory ``O(n D + n^2)`` (``Z`` is held, sparse when the map's output
+    is).  ``fit`` takes the dual when ``n < D``, unless its memory is not available and
+    the primal's is; either way the memory needed is checked against what is available
+    before the large arrays are allocated (else
+    :class:`~kernelmaps.exceptions.InsufficientMemoryError`, with both numbers).
+    ``partial_fit`` always updates the primal statistics.  Computations are in float64
+    whatever the input dtype, and float32 input gives float32 predictions.
+
+    Numerical limits.  When the penalty is below the rounding level of the Gram (or
+    kernel) matrix (``alpha`` near 0 with collinear features or duplicate rows), the
+    directions the data do not resolve (eigenvalues under ``dim * eps * l_max``) are
+    left out of ``w``: the minimum-norm limit instead of rounding noise divided by
+    ``alpha``.  Sums that overflow float64 (features, targets or sample weights near
+    ``1e154`` and beyond) raise :class:`~kernelmaps.exceptions.NonFiniteOutputError`
+    naming what to rescale, as do non-finite coefficients after the solve and
+    non-finite predictions (each block of rows is checked).
 
     The primal solution equals kernel ridge regression with the approximate kernel
     ``z(x)^T z(y)`` (push-through identity ``(Z^T Z + alpha I)^{-1} Z^T = Z^T (Z Z^T +
@@ -358,8 +598,9 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     statistics in row blocks bounded by ``working_memory``, under the caller's settings,
     and they are merged in a fixed pairwise tree: one ``dask.compute`` for the pass,
     another for exact leave-one-out, on whichever scheduler is active.  ``Z`` is never
-    held whole nor persisted; the fitted attributes are numpy and equal those of the
-    numpy fit up to the rounding of the regrouped sums.
+    held whole nor persisted, so a Dask fit is always primal (the dual would need all of
+    ``Z`` in one place); the fitted attributes are numpy and equal those of the numpy
+    fit up to the rounding of the regrouped sums.
 
     References
     ----------
@@ -368,6 +609,8 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     for choosing a good ridge parameter. Technometrics 21(2).
     Allen, D. M. (1974). The relationship between variable selection and data augmentation
     and a method for prediction. Technometrics 16(1).
+    Saunders, C., Gammerman, A. and Vovk, V. (1998). Ridge regression learning algorithm
+    in dual variables. ICML.
 
     Examples
     --------
@@ -381,7 +624,7 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     """
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> FeatureRidge:
-        """Fit the feature map on ``X``, then the ridge weights, in row blocks.
+        """Fit the feature map on ``X``, then the ridge weights (primal or dual).
 
         Parameters
         ----------
@@ -406,11 +649,14 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         return self
 
     def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> FeatureRidge:
-        """Add a block of rows to the accumulated statistics and re-solve.
+        """Add a block of rows to the accumulated statistics and re-solve (primal).
 
         The first call fits the feature map on this block.  The result after several calls
         equals ``fit`` on the rows concatenated (for a map that does not depend on the
-        data, or the same fitted map), up to rounding.
+        data, or the same fitted map), up to rounding.  After ``fit``, the rows are added
+        to those of the fit: after a dual fit, the statistics of the fit's rows are first
+        built from the kept rows (``O(n D^2)``, once); after a fit with
+        ``keep_statistics=False`` a ``ValueError`` says so.
 
         Parameters
         ----------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from numbers import Real
 from typing import Any, ClassVar
 
@@ -13,6 +14,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_types import dask_rowwise, is_dask_array
+from .._memory import check_memory
+from ..exceptions import NonFiniteOutputError
 from ..feature_maps import row_blocks
 from ..kernels import kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import (
@@ -22,11 +25,20 @@ from ._base import (
     predict_in_blocks,
     validate_regression_data,
 )
+from ._checks import check_solution
+from ._ridge_solvers import ridge_inverse, rounding_level
 
 __all__ = ["EXACT_MEMORY_WARNING_BYTES", "KernelRidge"]
 
 #: KernelRidge warns when its ``n x n`` float64 kernel matrix would exceed this many bytes.
 EXACT_MEMORY_WARNING_BYTES = 2 * 2**30
+
+_EPS = float(np.finfo(np.float64).eps)
+
+_FEWER_ROWS = (
+    "fit on fewer rows, or use NystroemKernelRidge (memory O(m^2) for m landmarks) or "
+    "FeatureRidge with RandomFourierFeatures"
+)
 
 
 class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
@@ -79,9 +91,21 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     ``X`` (or ``y``) is gathered whole to the client in one computation and fitted as
     numpy: the ``n x n`` kernel matrix is needed whole anyway (for large ``n`` use
     :class:`NystroemKernelRidge`, whose fit keeps the rows on the workers); ``X_fit_`` is
-    then an ndarray, and ``predict`` on a Dask array is lazy.  If ``K + alpha I``
-    is numerically not positive definite (a callable that is not a positive-definite
-    kernel), a symmetric indefinite solve is used with a warning.
+    then an ndarray, and ``predict`` on a Dask array is lazy.  The memory of ``K`` is
+    checked against what is available before it is formed
+    (:class:`~kernelmaps.exceptions.InsufficientMemoryError` otherwise, with both
+    numbers).
+
+    Numerical limits.  When ``K + alpha I`` is numerically singular (duplicate or
+    near-duplicate rows with ``alpha`` below the rounding level ``n eps max K_ii``), ``c``
+    is taken from the eigendecomposition of ``K`` without the directions of its
+    numerical null space (eigenvalues under ``n eps l_max``): those components of ``c``
+    change no prediction, and would otherwise be rounding noise divided by ``alpha``.  If
+    ``K + alpha I`` is not positive definite (a callable that is not a positive-definite
+    kernel), it is solved by its eigendecomposition with a warning.  A kernel matrix,
+    coefficients or predictions holding inf or NaN (inputs or targets near the limits of
+    float64) raise :class:`~kernelmaps.exceptions.NonFiniteOutputError` naming what to
+    rescale.
 
     References
     ----------
@@ -155,27 +179,77 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=2,
             )
+        check_memory(
+            8.0 * n * n,
+            f"KernelRidge's {n} x {n} kernel matrix",
+            _FEWER_ROWS,
+        )
         kernel = self._make_kernel(X.shape[1])
-        K = kernel_matrix(kernel, X, X)
-        K[np.diag_indices_from(K)] += self.alpha
+        K = self._kernel_matrix(kernel, X)
         Y = np.asarray(y, dtype=np.float64)
-        try:
-            factor = scipy.linalg.cho_factor(K, lower=True, overwrite_a=True, check_finite=False)
-            coef = scipy.linalg.cho_solve(factor, Y, check_finite=False)
-        except scipy.linalg.LinAlgError:
-            warnings.warn(
-                "K + alpha I is not positive definite (is the kernel positive "
-                "definite?); solving it as a symmetric indefinite system instead.",
-                UserWarning,
-                stacklevel=2,
-            )
-            K = kernel_matrix(kernel, X, X)
-            K[np.diag_indices_from(K)] += self.alpha
-            coef = scipy.linalg.solve(K, Y, assume_a="sym")
+        coef = self._solve(K, lambda: self._kernel_matrix(kernel, X), Y)
+        check_solution(type(self).__name__, float(self.alpha), coef)
         self.kernel_ = kernel
         self.X_fit_ = X
         self.dual_coef_ = coef
         return self
+
+    def _kernel_matrix(self, kernel: Any, X: Any) -> np.ndarray:
+        """``k(X, X)``, refused with a clear error when it holds inf or NaN."""
+        K = kernel_matrix(kernel, X, X)
+        if not np.all(np.isfinite(K)):
+            raise NonFiniteOutputError(
+                "KernelRidge: the kernel matrix k(X, X) holds inf or NaN (the kernel "
+                "overflowed float64 for these inputs); rescale X (e.g. standardise its "
+                "columns) or use a smaller gamma."
+            )
+        return K
+
+    def _solve(self, K: np.ndarray, remake: Callable[[], np.ndarray], Y: np.ndarray) -> Any:
+        """``(K + alpha I)^{-1} Y``: Cholesky (overwriting ``K``), else the eigen solution.
+
+        When ``K + alpha I`` is numerically singular (the factorization fails, or a pivot
+        is at the rounding level ``n eps max K_ii``: duplicate rows with a tiny alpha),
+        ``K`` is made again by ``remake`` and decomposed, and the directions of its
+        numerical null space are left out (they change no prediction).  An indefinite
+        ``K`` (a callable that is not a positive-definite kernel) is solved by its
+        eigendecomposition with a warning, leaving out the eigenvalues of ``K + alpha I``
+        at the rounding level.
+        """
+        n, alpha = K.shape[0], float(self.alpha)
+        level = n * _EPS * max(float(np.max(np.diag(K))), 0.0)
+        K[np.diag_indices_from(K)] += alpha
+        try:
+            factor = scipy.linalg.cho_factor(K, lower=True, overwrite_a=True, check_finite=False)
+        except scipy.linalg.LinAlgError:
+            factor = None
+        if factor is not None and float(np.min(np.diag(factor[0]))) ** 2 > level:
+            return scipy.linalg.cho_solve(factor, Y, check_finite=False)
+        del K, factor
+        check_memory(
+            16.0 * n * n,
+            f"KernelRidge's eigendecomposition of the {n} x {n} kernel matrix (K + alpha I "
+            "is numerically singular)",
+            _FEWER_ROWS,
+        )
+        evals, U = scipy.linalg.eigh(remake(), overwrite_a=True, check_finite=False)
+        cutoff = n * _EPS * float(np.max(np.abs(evals)))
+        if float(np.min(evals)) < -cutoff:
+            warnings.warn(
+                "K has negative eigenvalues and K + alpha I is numerically singular or not "
+                "positive definite (is the kernel positive definite?); solving it by its "
+                "eigendecomposition instead, without the eigenvalues at the rounding level.",
+                UserWarning,
+                stacklevel=3,
+            )
+            shifted = evals + alpha
+            inv = np.divide(
+                1.0, shifted, out=np.zeros_like(shifted), where=np.abs(shifted) > cutoff
+            )
+        else:
+            inv = ridge_inverse(evals, np.array([alpha]), rounding_level(evals))[:, 0]
+        Y2 = Y.reshape(n, -1)
+        return (U @ (inv[:, None] * (U.T @ Y2))).reshape(Y.shape)
 
     @dask_rowwise
     def predict(self, X: Any) -> np.ndarray:

@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_types import dask_rowwise, is_dask_array
+from .._memory import check_memory
 from .._random import check_random_state
 from ..feature_maps import row_blocks
 from ..kernels import (
@@ -32,6 +33,7 @@ from ._base import (
     predict_in_blocks,
     validate_regression_data,
 )
+from ._checks import check_solution
 from ._falkon import (
     FalkonPreconditioner,
     FalkonSolver,
@@ -184,7 +186,11 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     about ``1e-5``: use ``tol >= 1e-5`` there.
     float32 input gives float32 predictions.  If the tolerance is not reached within
     ``max_iter`` iterations, a :class:`~sklearn.exceptions.ConvergenceWarning` gives the
-    residual.
+    residual.  The memory of the ``m x m`` matrices is checked against what is available
+    before they are formed (:class:`~kernelmaps.exceptions.InsufficientMemoryError`
+    otherwise); a kernel matrix, right-hand side ``K_nm^T y``, coefficients or
+    predictions holding inf or NaN (inputs or targets near the limits of float64) raise
+    :class:`~kernelmaps.exceptions.NonFiniteOutputError` naming what to rescale.
 
     On a Dask array ``X`` (and ``y``, Dask or numpy) the rows stay on the workers: they
     are persisted there, one object per row chunk holding its validated rows, the
@@ -280,6 +286,11 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         within ``cache_size``.  On a Dask array the ``K_nm`` side runs on the workers
         (:class:`kernelmaps._dask._falkon.DaskNystroemMatvec`), the rest on the client."""
         n, m = X.shape[0], L.shape[0]
+        check_memory(
+            8.0 * 5 * m * m,
+            f"{type(self).__name__}'s {m} x {m} landmark kernel matrix and preconditioner",
+            "lower n_components (the number of landmarks)",
+        )
         K_mm = landmark_gram(kernel, L)
         work = _work_dtype(kernel, X)
         cache_rows = int(self.cache_size * 2**20 // (m * work.itemsize))
@@ -304,7 +315,13 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             matvec = NystroemMatvec(
                 X, list(self._block_rows(X, m, n_targets)), block_kernel, work, cache_rows
             )
-        return FalkonSolver(K_mm, self.alpha, FalkonPreconditioner(K_mm, n, self.alpha), matvec)
+        return FalkonSolver(
+            K_mm,
+            self.alpha,
+            FalkonPreconditioner(K_mm, n, self.alpha),
+            matvec,
+            name=type(self).__name__,
+        )
 
     # -- fit / predict ------------------------------------------------------------------
 
@@ -343,6 +360,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             release = getattr(solver.matvec, "release", None)
             if release is not None:
                 release()
+        check_solution(type(self).__name__, float(self.alpha), coef)
 
         self.kernel_ = kernel
         self.landmarks_ = L

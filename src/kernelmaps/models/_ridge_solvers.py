@@ -1,12 +1,25 @@
-"""Primal ridge solves as pure functions of :class:`RidgeStatistics`.
+"""Ridge solves as pure functions: primal ones of :class:`RidgeStatistics`, dual ones of
+the ``n x n`` kernel matrix of the rows.
 
-:func:`solve_ridge` solves for given penalties (Cholesky) or chooses one among candidates
-(eigendecomposition of the centred Gram matrix, then GCV or exact leave-one-out errors for
-every candidate without refitting); :func:`loo_errors` is the second pass over the rows
-that exact leave-one-out needs, made of a per-block step (:func:`loo_block_sums`) and a
-combine step (:func:`loo_combine`) so that the blocks can be summed wherever the rows are
-(the chunks of a Dask array).  The estimators only gather the statistics and store the
-result.
+Primal.  :func:`solve_ridge` solves for given penalties (Cholesky) or chooses one among
+candidates (eigendecomposition of the centred Gram matrix, then GCV or exact leave-one-out
+errors for every candidate without refitting); :func:`loo_errors` is the second pass over
+the rows that exact leave-one-out needs, made of a per-block step (:func:`loo_block_sums`)
+and a combine step (:func:`loo_combine`) so that the blocks can be summed wherever the
+rows are (the chunks of a Dask array).
+
+Dual.  :func:`dual_problem` forms the weighted, centred kernel matrix
+``K = S^{1/2} Z_c Z_c^T S^{1/2}`` of the ``n`` rows and :func:`solve_dual` solves the same
+problem from it, with the same choice of penalty (GCV and exact leave-one-out from the
+eigendecomposition of ``K``): ``O(n^2 D + n^3)`` instead of ``O(n D^2 + D^3)``, the choice
+when ``n < D``.
+
+Both guard the limit ``alpha -> 0``: when ``alpha`` is below the rounding level
+``dim * eps * l_max`` of ``G`` (or ``K``), the directions of eigenvalues below that level
+are those of the numerical null space (the data cannot resolve them) and are left out of
+the solution, which is then the minimum-norm one on the resolved directions, instead of
+rounding noise divided by ``alpha`` (:func:`solve_cholesky`, :func:`ridge_inverse`).
+The estimators only gather the rows or the statistics and store the result.
 """
 
 from __future__ import annotations
@@ -17,27 +30,37 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 
+from ..feature_maps import row_blocks
 from ._ridge_statistics import RidgeStatistics, as_float64
 
 __all__ = [
+    "DualRidge",
     "EigenRidge",
     "LooTerms",
     "RidgeSolution",
+    "choose_alpha",
+    "dual_problem",
     "eigen_ridge",
     "gcv_errors",
     "loo_block_sums",
     "loo_combine",
     "loo_errors",
     "loo_terms",
+    "ridge_inverse",
+    "rounding_level",
     "solve_cholesky",
+    "solve_dual",
     "solve_ridge",
 ]
+
+_EPS = float(np.finfo(np.float64).eps)
 
 
 @dataclasses.dataclass(frozen=True)
 class RidgeSolution:
-    """Weights, intercept and penalty of a primal ridge fit.
+    """Weights, intercept and penalty of a ridge fit (primal or dual).
 
     Attributes
     ----------
@@ -67,6 +90,102 @@ class RidgeSolution:
     selection: str | None = None
 
 
+def rounding_level(evals: np.ndarray) -> float:
+    """``dim * eps * l_max``: the rounding level of a symmetric positive semidefinite
+    matrix of eigenvalues ``evals`` and of its eigendecomposition (numpy's
+    ``matrix_rank`` uses the same threshold).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_solvers import rounding_level
+    >>> bool(rounding_level(np.array([0.0, 1.0])) == 2 * np.finfo(float).eps)
+    True
+    """
+    evals = np.asarray(evals, dtype=np.float64)
+    top = float(np.max(evals)) if evals.size else 0.0
+    return max(top, 0.0) * max(evals.shape[0], 1) * _EPS
+
+
+def ridge_inverse(evals: np.ndarray, alphas: np.ndarray, level: float) -> np.ndarray:
+    """``1 / (l_k + alpha_j)`` of shape (len(evals), len(alphas)), ``l`` clipped at 0.
+
+    0 where both ``l_k`` and ``alpha_j`` are at or below the rounding level ``level``
+    (:func:`rounding_level`): that direction belongs to the numerical null space, and
+    the penalty is too small to damp the rounding noise along it.  A penalty above the
+    level keeps every direction (the exact ridge solution).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_solvers import ridge_inverse
+    >>> ridge_inverse(np.array([1e-20, 1.0]), np.array([1e-300, 1.0]), 1e-15).tolist()
+    [[0.0, 1.0], [1.0, 0.5]]
+    """
+    lam = np.clip(np.asarray(evals, dtype=np.float64), 0.0, None)[:, None]
+    alphas = np.asarray(alphas, dtype=np.float64)[None, :]
+    shifted = lam + alphas
+    keep = ((lam > level) | (alphas > level)) & (shifted >= np.finfo(np.float64).tiny)
+    return np.divide(1.0, shifted, out=np.zeros_like(shifted), where=keep)
+
+
+def _eigen_solve(A: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
+    """``(A + alpha I)^{-1} C`` from the eigendecomposition of ``A`` (PSD), without the
+    unresolved directions when ``alpha`` is below the rounding level."""
+    evals, V = scipy.linalg.eigh(A, check_finite=False)
+    inv = ridge_inverse(evals, np.array([alpha]), rounding_level(evals))
+    return V @ (inv * (V.T @ C))
+
+
+def solve_cholesky(G: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
+    """``(G + alpha I)^{-1} C`` by a Cholesky factorization, robust to ``alpha -> 0``.
+
+    When ``G + alpha I`` is numerically singular (the factorization fails, or a pivot
+    ``L_jj^2`` is at the rounding level ``dim * eps * max G_jj``: duplicate or collinear
+    rows with ``alpha`` below that level), the solution is taken from the
+    eigendecomposition of ``G`` instead, without the directions of its numerical null
+    space when ``alpha`` is below the rounding level (:func:`ridge_inverse`): the limit
+    of the ridge solution as ``alpha`` shrinks, restricted to what the data resolve,
+    instead of rounding noise divided by ``alpha``.
+
+    Parameters
+    ----------
+    G : ndarray of shape (D, D)
+        Symmetric positive semidefinite (a Gram matrix); not modified.
+    C : ndarray of shape (D, t)
+    alpha : float
+        ``alpha > 0``.
+
+    Returns
+    -------
+    ndarray of shape (D, t)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_solvers import solve_cholesky
+    >>> solve_cholesky(np.eye(2), np.ones((2, 1)), 1.0).ravel().round(6).tolist()
+    [0.5, 0.5]
+    >>> # a singular G and alpha below its rounding level: the minimum-norm solution
+    >>> solve_cholesky(np.ones((2, 2)), np.ones((2, 1)), 1e-300).ravel().round(6).tolist()
+    [0.5, 0.5]
+    """
+    dim = G.shape[0]
+    if dim == 0:
+        return np.zeros_like(C, dtype=np.float64)
+    A = G.copy()
+    level = dim * _EPS * max(float(np.max(np.diag(G))), 0.0)
+    A[np.diag_indices(dim)] += alpha
+    try:
+        factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+    except scipy.linalg.LinAlgError:
+        factor = None
+    if factor is not None and float(np.min(np.diag(factor[0]))) ** 2 > level:
+        return scipy.linalg.cho_solve(factor, C, check_finite=False)
+    del A, factor
+    return _eigen_solve(G, C, alpha)
+
+
 @dataclasses.dataclass(frozen=True)
 class EigenRidge:
     """The centred problem in the eigenbasis of ``G_c = V diag(l) V^T``.
@@ -80,6 +199,9 @@ class EigenRidge:
         ``V^T C_c``.
     z_mean, y_mean : ndarray of shape (D,) and (t,)
         Means removed before the products (zeros without an intercept).
+    level : float, default=0.0
+        The rounding level of ``G_c`` (:func:`rounding_level`); directions of
+        eigenvalues below it are left out for penalties below it (:func:`ridge_inverse`).
 
     Examples
     --------
@@ -96,10 +218,15 @@ class EigenRidge:
     Q: np.ndarray
     z_mean: np.ndarray
     y_mean: np.ndarray
+    level: float = 0.0
+
+    def inverse(self, alphas: np.ndarray) -> np.ndarray:
+        """``1 / (l_k + alpha_j)``, shape (D, n_alphas) (:func:`ridge_inverse`)."""
+        return ridge_inverse(self.evals, alphas, self.level)
 
     def weights(self, alpha: float) -> np.ndarray:
         """``W = V diag(1 / (l + alpha)) Q``, shape (D, t)."""
-        return self.V @ (self.Q / (self.evals + alpha)[:, None])
+        return self.V @ (self.Q * self.inverse(np.array([alpha])))
 
 
 def _problem(
@@ -112,38 +239,12 @@ def _problem(
     return G, C, yy, np.zeros(stats.n_features), np.zeros(stats.n_targets)
 
 
-def solve_cholesky(G: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
-    """``(G + alpha I)^{-1} C`` by a Cholesky factorization.
-
-    Parameters
-    ----------
-    G : ndarray of shape (D, D)
-        Symmetric positive semidefinite (a Gram matrix).
-    C : ndarray of shape (D, t)
-    alpha : float
-        ``alpha > 0``.
-
-    Returns
-    -------
-    ndarray of shape (D, t)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.models._ridge_solvers import solve_cholesky
-    >>> solve_cholesky(np.eye(2), np.ones((2, 1)), 1.0).ravel().round(6).tolist()
-    [0.5, 0.5]
-    """
-    A = G.copy()
-    A[np.diag_indices(G.shape[0])] += alpha
-    try:
-        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True), C)
-    except scipy.linalg.LinAlgError:  # pragma: no cover - alpha > 0 makes A SPD
-        return scipy.linalg.solve(A, C, assume_a="sym")
-
-
 def eigen_ridge(stats: RidgeStatistics, fit_intercept: bool) -> EigenRidge:
     """The eigendecomposition of the (centred) Gram matrix and ``Q = V^T C``.
+
+    Eigenvalues are clipped at 0; those below the rounding level are left out of the
+    solves for penalties below it (:func:`ridge_inverse`; in exact arithmetic ``C`` has no
+    component along the null space of ``G``, the computed one only rounding noise).
 
     Examples
     --------
@@ -157,8 +258,16 @@ def eigen_ridge(stats: RidgeStatistics, fit_intercept: bool) -> EigenRidge:
     (3, 1)
     """
     G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
-    evals, V = scipy.linalg.eigh(G)
-    return EigenRidge(np.clip(evals, 0.0, None), V, V.T @ C, z_mean, y_mean)
+    evals, V = scipy.linalg.eigh(G, overwrite_a=True, check_finite=False)
+    level = rounding_level(evals)
+    return EigenRidge(np.clip(evals, 0.0, None), V, V.T @ C, z_mean, y_mean, level)
+
+
+def _gcv(rss: np.ndarray, df: float, n: int, weight_sum: float) -> float:
+    """``(mean RSS / S_w) / (1 - df / n)^2``, infinite when ``df >= n``."""
+    denom = (1.0 - df / n) ** 2 if df < n else 0.0
+    mse = float(np.mean(np.clip(rss, 0.0, None))) / max(weight_sum, 1e-300)
+    return mse / denom if denom > 0 else np.inf
 
 
 def gcv_errors(
@@ -170,7 +279,7 @@ def gcv_errors(
     ``RSS = sum w (y - yhat)^2 = S_yy - sum_k q_k^2 (l_k + 2 alpha) / (l_k + alpha)^2``
     and ``df = [intercept] + sum_k l_k / (l_k + alpha)``, from the eigenpairs
     ``(l_k, v_k)`` of the centred Gram matrix and ``q = V^T Z_c^T W y``; the mean over
-    targets.
+    targets.  Infinite when ``df >= n`` (as many parameters as rows).
 
     Examples
     --------
@@ -184,15 +293,16 @@ def gcv_errors(
     np.int64(0)
     """
     yy = _problem(stats, fit_intercept)[2]
-    evals, q2 = eig.evals, eig.Q * eig.Q
-    n = float(stats.n_samples)
+    evals, Q = eig.evals, eig.Q
+    inv = eig.inverse(alphas)
     errors = np.empty(alphas.shape[0])
     for j, a in enumerate(alphas):
-        rss = yy - ((evals + 2 * a) / (evals + a) ** 2) @ q2
-        df = float(fit_intercept) + float(np.sum(evals / (evals + a)))
-        denom = (1.0 - df / n) ** 2 if df < n else 0.0
-        mse = float(np.mean(np.clip(rss, 0.0, None))) / max(stats.weight_sum, 1e-300)
-        errors[j] = mse / denom if denom > 0 else np.inf
+        # q^2 (l + 2a) / (l + a)^2 as (q / (l + a)) q ((l + 2a) / (l + a)): no squares
+        # of small denominators to underflow
+        r = Q * inv[:, j : j + 1]
+        explained = ((r * Q) * (inv[:, j] * (evals + 2 * a))[:, None]).sum(axis=0)
+        df = float(fit_intercept) + float(np.sum(evals * inv[:, j]))
+        errors[j] = _gcv(yy - explained, df, stats.n_samples, stats.weight_sum)
     return errors
 
 
@@ -209,7 +319,7 @@ class LooTerms:
     eig : EigenRidge
     alphas : ndarray of shape (n_alphas,)
     inv : ndarray of shape (D, n_alphas)
-        ``1 / (l_k + alpha_j)``.
+        ``1 / (l_k + alpha_j)`` (:func:`ridge_inverse`).
     shift : ndarray of shape (D,)
         ``V^T zbar`` (zeros without an intercept).
     weight_sum : float
@@ -253,12 +363,25 @@ def loo_terms(
     return LooTerms(
         eig=eig,
         alphas=alphas,
-        inv=1.0 / (eig.evals[:, None] + alphas[None, :]),
+        inv=eig.inverse(alphas),
         shift=eig.z_mean @ eig.V,
         weight_sum=float(stats.weight_sum),
         n_targets=stats.n_targets,
         fit_intercept=bool(fit_intercept),
     )
+
+
+def _loo_sum(residuals: np.ndarray, one_minus_h: np.ndarray, w: np.ndarray) -> float:
+    """``sum_i w_i |e_i|^2 / (1 - h_i)^2`` over the rows of positive weight, with
+    ``residuals`` the rows ``sqrt(w_i) e_i`` (so zero-weight rows add nothing); infinite
+    when a row of positive weight has ``h_i >= 1`` (it is fitted exactly: its
+    leave-one-out residual is undefined)."""
+    counted = w > 0
+    if np.any(one_minus_h[counted] <= 0):
+        return np.inf
+    denom = np.where(counted, one_minus_h, 1.0)
+    scaled = residuals / denom[:, None]
+    return float(np.sum(np.where(counted[:, None], scaled * scaled, 0.0)))
 
 
 def loo_block_sums(terms: LooTerms, Z: Any, Y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -276,6 +399,7 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: np.ndarray, w: np.ndarray) -> np.
     -------
     ndarray of shape (n_alphas,)
         Partial sums; add those of every block and pass the total to :func:`loo_combine`.
+        Infinite for an alpha at which a row is fitted exactly (``h_i >= 1``).
 
     Examples
     --------
@@ -296,13 +420,13 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: np.ndarray, w: np.ndarray) -> np.
     sums = np.zeros(alphas.shape[0])
     P = np.asarray(as_float64(Z) @ eig.V) - terms.shift
     Yc = Y - eig.y_mean
+    root_w = np.sqrt(w)
     h = (P * P) @ inv * w[:, None]
     if terms.fit_intercept:
         h += (w / terms.weight_sum)[:, None]
     for j in range(alphas.shape[0]):
         fitted = P @ (eig.Q * inv[:, j : j + 1])
-        resid = (Yc - fitted) / (1.0 - h[:, j : j + 1])
-        sums[j] = float(w @ (resid * resid).sum(axis=1))
+        sums[j] = _loo_sum((Yc - fitted) * root_w[:, None], 1.0 - h[:, j], w)
     return sums
 
 
@@ -385,6 +509,28 @@ def loo_errors(
     return loo_combine(terms, totals)
 
 
+def choose_alpha(alphas: np.ndarray, cv_errors: np.ndarray, selection: str) -> float:
+    """The candidate of smallest error; a clear error when no candidate has a finite one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_solvers import choose_alpha
+    >>> choose_alpha(np.array([0.1, 1.0]), np.array([np.inf, 2.0]), "loo")
+    1.0
+    """
+    finite = np.isfinite(cv_errors)
+    if not np.any(finite):
+        what = "leave-one-out" if selection == "loo" else "generalized cross-validation"
+        raise ValueError(
+            f"alphas: the {what} error is undefined for every candidate penalty (a row is "
+            "fitted exactly: too few rows, or alphas too small for the data); give more "
+            "rows, larger alphas, or a single penalty with alpha= and alphas=None."
+        )
+    errors = np.where(finite, cv_errors, np.inf)
+    return float(alphas[int(np.argmin(errors))])
+
+
 def solve_ridge(
     stats: RidgeStatistics,
     *,
@@ -431,10 +577,11 @@ def solve_ridge(
     >>> solution.coef.round(6).tolist(), solution.intercept.round(6).tolist()
     ([[1.0, 2.0]], [3.0])
     """
-    G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
     cv_errors = None
     if alphas is None:
+        G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
         W = solve_cholesky(G, C, float(alpha))
+        del G
         chosen = float(alpha)
     else:
         if selection == "auto":
@@ -446,6 +593,7 @@ def solve_ridge(
                 "partial_fit, or call fit on the whole data."
             )
         eig = eigen_ridge(stats, fit_intercept)
+        z_mean, y_mean = eig.z_mean, eig.y_mean
         if selection == "loo" and loo is not None:
             cv_errors = loo(loo_terms(stats, eig, alphas, fit_intercept))
         elif selection == "loo":
@@ -453,7 +601,252 @@ def solve_ridge(
             cv_errors = loo_errors(stats, eig, alphas, blocks, fit_intercept)
         else:
             cv_errors = gcv_errors(stats, eig, alphas, fit_intercept)
-        chosen = float(alphas[int(np.argmin(cv_errors))])
+        chosen = choose_alpha(alphas, cv_errors, selection)
         W = eig.weights(chosen)
     coef = W.T
     return RidgeSolution(coef, y_mean - coef @ z_mean, chosen, cv_errors, selection)
+
+
+# -- the dual ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DualRidge:
+    """The weighted, centred ridge problem on ``n`` rows, in dual form.
+
+    With ``S = diag(w)``, ``Z_c`` and ``Y_c`` the rows centred by their weighted means
+    (not centred without an intercept), ``A = S^{1/2} Z_c`` and ``B = S^{1/2} Y_c``, the
+    weights of the primal problem ``(A^T A + alpha I) W = A^T B`` are, by the
+    push-through identity ``(A^T A + alpha I)^{-1} A^T = A^T (A A^T + alpha I)^{-1}``,
+
+    .. math:: W = Z_c^T S^{1/2} (K + \\alpha I)^{-1} B, \\qquad K = A A^T,
+
+    i.e. ``W = Z_c^T (Z_c Z_c^T + alpha S^{-1})^{-1} Y_c`` when every weight is positive
+    (Saunders, Gammerman & Vovk 1998); the symmetric form also takes zero weights.
+
+    Attributes
+    ----------
+    K : ndarray of shape (n, n)
+        ``S^{1/2} Z_c Z_c^T S^{1/2}``.
+    B : ndarray of shape (n, t)
+        ``S^{1/2} Y_c``.
+    root_w : ndarray of shape (n,)
+        ``sqrt(w)``.
+    Z : ndarray or sparse matrix of shape (n, D)
+        ``Z_c`` when dense (centred in place), ``Z`` itself when sparse.
+    z_mean, y_mean : ndarray of shape (D,) and (t,)
+        The weighted means (zeros without an intercept).
+    weight_sum : float
+    fit_intercept : bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_solvers import dual_problem
+    >>> dual = dual_problem(np.eye(2), np.ones((2, 1)), np.ones(2), fit_intercept=False)
+    >>> dual.K.tolist(), dual.coef(np.ones((2, 1))).ravel().tolist()
+    ([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0])
+    """
+
+    K: np.ndarray
+    B: np.ndarray
+    root_w: np.ndarray
+    Z: Any
+    z_mean: np.ndarray
+    y_mean: np.ndarray
+    weight_sum: float
+    fit_intercept: bool
+
+    def coef(self, U: np.ndarray) -> np.ndarray:
+        """``Z_c^T U`` of shape (D, t) for ``U`` of shape (n, t)."""
+        if sp.issparse(self.Z):
+            return np.asarray(self.Z.T @ U) - np.outer(self.z_mean, U.sum(axis=0))
+        return np.asarray(self.Z.T @ U)
+
+
+def dual_problem(Z: Any, Y: np.ndarray, w: np.ndarray, *, fit_intercept: bool) -> DualRidge:
+    """The :class:`DualRidge` of the rows ``Z`` (``n x D``), targets ``Y`` and weights ``w``.
+
+    Parameters
+    ----------
+    Z : ndarray of float64 or sparse matrix, shape (n, D)
+        The features of every row.  A dense ``Z`` is centred in place (the caller hands
+        it over); a sparse one is left as is and ``K`` is centred instead.
+    Y : ndarray of shape (n, t)
+    w : ndarray of shape (n,)
+        Nonnegative weights, not all zero.
+    fit_intercept : bool
+
+    Returns
+    -------
+    DualRidge
+
+    Notes
+    -----
+    Cost ``O(n^2 D)`` for ``K`` (a sparse ``Z``: row block by row block of ``Z Z^T``,
+    bounded by ``working_memory``), memory ``n^2`` besides ``Z``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_solvers import dual_problem
+    >>> Z = np.array([[1.0, 0.0, 2.0], [3.0, 1.0, 0.0]])
+    >>> dual = dual_problem(Z, np.ones((2, 1)), np.ones(2), fit_intercept=True)
+    >>> dual.K.round(6).tolist(), dual.z_mean.tolist()
+    ([[2.25, -2.25], [-2.25, 2.25]], [2.0, 0.5, 1.0])
+    """
+    # overflow leaves inf or NaN in K or B, which the caller checks and reports
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _dual_problem(Z, Y, w, fit_intercept)
+
+
+def _dual_problem(Z: Any, Y: np.ndarray, w: np.ndarray, fit_intercept: bool) -> DualRidge:
+    n = Z.shape[0]
+    w = np.asarray(w, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    weight_sum = float(w.sum())
+    sparse = sp.issparse(Z)
+    if fit_intercept:
+        y_mean = (w @ Y) / weight_sum
+        z_mean = np.asarray(Z.T @ w).ravel() / weight_sum
+    else:
+        y_mean, z_mean = np.zeros(Y.shape[1]), np.zeros(Z.shape[1])
+    if sparse:
+        Z = Z.tocsr()
+        K = np.empty((n, n))
+        for rows in row_blocks(n, 16.0 * n):
+            K[rows] = (Z[rows] @ Z.T).toarray()
+        if fit_intercept:
+            m = (K @ w) / weight_sum
+            K -= m[:, None]
+            K -= m[None, :]
+            K += float(w @ m) / weight_sum
+    else:
+        if fit_intercept:
+            Z -= z_mean
+        K = Z @ Z.T
+    root_w = np.sqrt(w)
+    K *= root_w[:, None]
+    K *= root_w[None, :]
+    B = (Y - y_mean) * root_w[:, None]
+    return DualRidge(K, B, root_w, Z, z_mean, y_mean, weight_sum, bool(fit_intercept))
+
+
+def _dual_gcv(
+    dual: DualRidge, evals: np.ndarray, level: float, R: np.ndarray, alphas: np.ndarray
+) -> np.ndarray:
+    """GCV from the eigenpairs of ``K``: ``RSS = sum_k (alpha / (l_k + alpha))^2 |R_k|^2``
+    (``R = U^T B``; factor 1 along left-out directions), ``df`` as in the primal."""
+    n = dual.K.shape[0]
+    R2 = R * R
+    errors = np.empty(alphas.shape[0])
+    for j, a in enumerate(alphas):
+        fit = _fit_fraction(evals, level, a)
+        rss = ((1.0 - fit) ** 2) @ R2
+        df = float(dual.fit_intercept) + float(np.sum(fit))
+        errors[j] = _gcv(rss, df, n, dual.weight_sum)
+    return errors
+
+
+def _fit_fraction(evals: np.ndarray, level: float, alpha: float) -> np.ndarray:
+    """``l_k / (l_k + alpha)`` (:func:`ridge_inverse`: 0 along left-out directions)."""
+    return evals * ridge_inverse(evals, np.array([alpha]), level)[:, 0]
+
+
+def _dual_loo(
+    dual: DualRidge,
+    evals: np.ndarray,
+    level: float,
+    U: np.ndarray,
+    R: np.ndarray,
+    alphas: np.ndarray,
+) -> np.ndarray:
+    """Exact leave-one-out from the eigenpairs ``(l_k, u_k)`` of ``K``.
+
+    The hat matrix of ``A`` is ``K (K + alpha I)^{-1} = U diag(l / (l + alpha)) U^T``, so
+    ``h_i = [w_i / S_w] + sum_k U_ik^2 l_k / (l_k + alpha)`` (the primal ``h_i``), and
+    ``sqrt(w_i) (y_i - yhat_i)`` is row ``i`` of ``U diag(alpha / (l + alpha)) R``.
+    """
+    w = dual.root_w**2
+    U2 = U * U
+    totals = np.empty(alphas.shape[0])
+    for j, a in enumerate(alphas):
+        fit = _fit_fraction(evals, level, a)
+        h = U2 @ fit
+        if dual.fit_intercept:
+            h += w / dual.weight_sum
+        residuals = U @ (R * (1.0 - fit)[:, None])
+        totals[j] = _loo_sum(residuals, 1.0 - h, w)
+    return totals / (max(dual.weight_sum, 1e-300) * dual.B.shape[1])
+
+
+def solve_dual(
+    dual: DualRidge,
+    *,
+    alpha: float,
+    alphas: np.ndarray | None = None,
+    selection: str = "auto",
+) -> RidgeSolution:
+    """Solve the ridge problem of :func:`solve_ridge` in the dual, from :func:`dual_problem`.
+
+    The same solution as the primal to rounding, with the same choice of penalty: GCV
+    and exact leave-one-out errors come from the eigendecomposition
+    ``K = U diag(l) U^T`` (whose nonzero eigenvalues are those of the primal centred
+    Gram matrix ``A^T A``), for every candidate without refitting.
+
+    Parameters
+    ----------
+    dual : DualRidge
+        Its ``K`` is overwritten when ``alphas`` are given.
+    alpha : float
+        The penalty when ``alphas`` is None.
+    alphas : ndarray, optional
+        Candidate penalties.
+    selection : {"auto", "loo", "gcv"}, default="auto"
+        ``"auto"`` is ``"loo"`` (the rows are at hand).
+
+    Returns
+    -------
+    RidgeSolution
+
+    Notes
+    -----
+    Cost ``O(n^3)`` for the factorization or the eigendecomposition, ``O(n^2 t)`` per
+    candidate for leave-one-out, ``O(n D t)`` for ``W = Z_c^T S^{1/2} V``.
+
+    References
+    ----------
+    Saunders, C., Gammerman, A. and Vovk, V. (1998). Ridge regression learning algorithm
+    in dual variables. ICML.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import RidgeStatistics
+    >>> from kernelmaps.models._ridge_solvers import dual_problem, solve_dual, solve_ridge
+    >>> rng = np.random.default_rng(0)
+    >>> Z, Y, w = rng.normal(size=(5, 8)), rng.normal(size=(5, 1)), np.ones(5)
+    >>> primal = solve_ridge(RidgeStatistics(8, 1).update(Z, Y, w), alpha=0.5)
+    >>> dual = solve_dual(dual_problem(Z.copy(), Y, w, fit_intercept=True), alpha=0.5)
+    >>> bool(np.allclose(primal.coef, dual.coef, rtol=1e-10, atol=1e-12))
+    True
+    """
+    cv_errors = None
+    if alphas is None:
+        chosen = float(alpha)
+        V = solve_cholesky(dual.K, dual.B, chosen)
+    else:
+        selection = "loo" if selection == "auto" else selection
+        evals, U = scipy.linalg.eigh(dual.K, overwrite_a=True, check_finite=False)
+        level = rounding_level(evals)
+        evals = np.clip(evals, 0.0, None)
+        R = U.T @ dual.B
+        if selection == "loo":
+            cv_errors = _dual_loo(dual, evals, level, U, R, alphas)
+        else:
+            cv_errors = _dual_gcv(dual, evals, level, R, alphas)
+        chosen = choose_alpha(alphas, cv_errors, selection)
+        V = U @ (R * ridge_inverse(evals, np.array([chosen]), level))
+    coef = dual.coef(V * dual.root_w[:, None]).T
+    intercept = dual.y_mean - coef @ dual.z_mean
+    return RidgeSolution(coef, intercept, chosen, cv_errors, selection)

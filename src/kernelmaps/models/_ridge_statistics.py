@@ -149,7 +149,12 @@ class RidgeStatistics:
         Y : ndarray of shape (n_rows, t)
         w : ndarray of shape (n_rows,)
         """
-        Z = as_float64(Z)
+        # overflow leaves inf or NaN in the sums, which the estimators check (and report
+        # with the fix) before solving: no RuntimeWarning on the way
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._update(as_float64(Z), Y, w)
+
+    def _update(self, Z: Any, Y: np.ndarray, w: np.ndarray) -> RidgeStatistics:
         Y = np.asarray(Y, dtype=np.float64)
         w = np.asarray(w, dtype=np.float64)
         sparse = sp.issparse(Z)
@@ -203,10 +208,13 @@ class RidgeStatistics:
         """``(Z_c^T W Z_c, Z_c^T W Y_c, diag(Y_c^T W Y_c))`` about the weighted means."""
         G, C, yy = self.gram.copy(), self.cross.copy(), self.sum_yy.copy()
         if self.weight_sum > 0:
+            # (a / S_w) a^T rather than a a^T / S_w: the product of two sums of weighted
+            # values would overflow long before the centred sums do
             a, b = self.sum_z, self.sum_y
-            G -= np.outer(a, a) / self.weight_sum
-            C -= np.outer(a, b) / self.weight_sum
-            yy -= b * b / self.weight_sum
+            mz, my = a / self.weight_sum, b / self.weight_sum
+            G -= np.outer(mz, a)
+            C -= np.outer(mz, b)
+            yy -= my * b
         return G, C, yy
 
     def uncentred(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -232,6 +240,11 @@ class RidgeStatistics:
         -------
         RidgeStatistics
         """
+        # sums that overflowed stay inf or NaN, for the estimators' check before the solve
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._merge(other)
+
+    def _merge(self, other: RidgeStatistics) -> RidgeStatistics:
         if (other.n_features, other.n_targets) != (self.n_features, self.n_targets):
             raise ValueError(
                 f"Cannot merge statistics of {other.n_features} features and "
@@ -254,7 +267,7 @@ class RidgeStatistics:
         (mza, mya), (mzb, myb) = self.means(), other.means()
         (Ga, Ca, qa), (Gb, Cb, qb) = self.centred(), other.centred()
         dz, dy = mzb - mza, myb - mya
-        f = wa * wb / (wa + wb)
+        f = wa * (wb / (wa + wb))
         out.weight_sum = wa + wb
         out.shift_z, out.shift_y = mza + (wb / (wa + wb)) * dz, mya + (wb / (wa + wb)) * dy
         out.sum_z, out.sum_y = np.zeros_like(dz), np.zeros_like(dy)
