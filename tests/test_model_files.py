@@ -616,3 +616,19 @@ def test_a_model_file_larger_than_the_memory_is_refused_before_reading(model_fil
     monkeypatch.setattr(kernelmaps._memory, "available_memory", lambda: 1000)
     with pytest.raises(InsufficientMemoryError, match="reading the model file needs"):
         load_model(path)
+
+
+def test_model_file_keeps_statistics_only_when_asked(tmp_path, capsys):
+    X, y, _ = training_rows(n=40)
+    write_csv(tmp_path / "reg.csv", ["a", "b", "c", "y"], np.column_stack([X, y]))
+    common = ["fit", tmp_path / "reg.csv", "--target", "y", "--n-components", "64"]
+    lean, full = tmp_path / "lean.skops", tmp_path / "full.skops"
+    assert run_cli(capsys, *common, "-o", lean).returncode == 0
+    assert run_cli(capsys, *common, "--keep-statistics", "-o", full).returncode == 0
+    lean_model, full_model = load_model(lean), load_model(full)
+    np.testing.assert_array_equal(lean_model.predict(X), full_model.predict(X))
+    assert lean.stat().st_size < full.stat().st_size
+    scaler, ridge = full_model.pipeline[0], full_model.pipeline[-1]
+    ridge.partial_fit(scaler.transform(X[:5]), y[:5])  # continues from the kept statistics
+    with pytest.raises(ValueError, match="keep_statistics=False"):
+        lean_model.pipeline[-1].partial_fit(scaler.transform(X[:5]), y[:5])

@@ -82,6 +82,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     add("--seed", type=int, default=0, help="random seed (default: 0)")
     add(
+        "--keep-statistics",
+        action="store_true",
+        help="keep the ridge statistics in the model file, so that partial_fit can continue "
+        "the fit in Python (a D x D matrix: a larger file); by default the file holds only "
+        "what prediction needs",
+    )
+    add(
         "-o",
         "--output",
         required=True,
@@ -213,6 +220,7 @@ def _fit(
     pipeline = make_model(
         spec.name, task, n_components=args.n_components, gamma=gamma, random_state=args.seed
     )
+    pipeline[-1].set_params(keep_statistics=args.keep_statistics)
     t0 = time.perf_counter()
     pipeline.fit(X, y)
     seconds = time.perf_counter() - t0
