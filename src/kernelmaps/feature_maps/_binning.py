@@ -8,9 +8,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval
 
-from ..kernels import BinnableKernel, Kernel, kernel_parameter_constraints, resolve_estimator_kernel
+from ..kernels import (
+    BinnableKernel,
+    Kernel,
+    StrictInterval,
+    kernel_parameter_constraints,
+    resolve_estimator_kernel,
+)
 from ._base import BaseFeatureMap, register_feature_map, row_blocks
 from ._binning_keys import grid_keys
 
@@ -132,7 +137,7 @@ class RandomBinningFeatures(BaseFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma",)),
-        "n_grids": [Interval(Integral, 1, None, closed="left")],
+        "n_grids": [StrictInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 

@@ -8,12 +8,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .._parallel import parallel_rows
-from ..kernels import AdditiveChi2, Kernel, SkewedChi2, check_above, check_non_negative
+from ..kernels import (
+    AdditiveChi2,
+    Kernel,
+    SkewedChi2,
+    StrictInterval,
+    check_above,
+    check_non_negative,
+)
 from ._base import BaseFeatureMap, cache_block_rows, register_feature_map
 from ._trig import cos_shifted_into, cos_sin_into
 
@@ -142,8 +148,8 @@ class AdditiveChi2Sampler(BaseFeatureMap):
     _kernel_requirement: ClassVar[str] = "the additive chi-squared kernel"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "sample_steps": [Interval(Integral, 1, None, closed="left")],
-        "sample_interval": [Interval(Real, 0.0, None, closed="neither"), None],
+        "sample_steps": [StrictInterval(Integral, 1, None, closed="left")],
+        "sample_interval": [StrictInterval(Real, 0.0, None, closed="neither"), None],
     }
 
     def __init__(self, *, sample_steps: int = 2, sample_interval: float | None = None) -> None:
@@ -329,8 +335,8 @@ class SkewedChi2Sampler(BaseFeatureMap):
     _kernel_requirement: ClassVar[str] = "the skewed chi-squared kernel"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "skewedness": [Interval(Real, 0.0, None, closed="neither")],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "skewedness": [StrictInterval(Real, 0.0, None, closed="neither")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 

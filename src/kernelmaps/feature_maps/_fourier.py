@@ -7,12 +7,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
 from ..kernels import (
     Kernel,
     ShiftInvariantKernel,
+    StrictInterval,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
@@ -116,7 +117,7 @@ class RandomFourierFeatures(BaseFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma",)),
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "variant": [StrOptions({"cos_sin", "cos_phase"})],
         "sampler": [StrOptions({"mc", "orthogonal", "halton", "sobol"})],
         "scramble": ["boolean"],

@@ -11,12 +11,13 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.special import expit
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
 from ..kernels import (
     Kernel,
     ShiftInvariantKernel,
+    StrictInterval,
     check_kernel_matrix,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
@@ -167,11 +168,11 @@ class IKA(BaseFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "basis": [StrOptions({"kernel", "relu", "sigmoid", "fourier"}), callable],
-        "n_basis": [Interval(Integral, 1, None, closed="left"), None],
+        "n_basis": [StrictInterval(Integral, 1, None, closed="left"), None],
         "centers": [StrOptions({"uniform", "kmeans"})],
-        "sample_size": [Interval(Integral, 1, None, closed="left"), None],
+        "sample_size": [StrictInterval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 

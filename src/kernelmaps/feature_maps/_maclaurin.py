@@ -8,12 +8,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
 from ..kernels import (
     DotProductKernel,
     Kernel,
+    StrictInterval,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
     squared_row_norms,
@@ -236,8 +237,8 @@ class RandomMaclaurinFeatures(_MaclaurinFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **_KERNEL_PARAM_CONSTRAINTS,
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "p": [Interval(Real, 1.0, None, closed="neither")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
+        "p": [StrictInterval(Real, 1.0, None, closed="neither")],
         "h01": ["boolean"],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
@@ -350,10 +351,10 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **_KERNEL_PARAM_CONSTRAINTS,
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "up_factor": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
+        "up_factor": [StrictInterval(Integral, 1, None, closed="left")],
         "projection": [StrOptions({"gaussian", "rademacher", "sparse"})],
-        "p": [Interval(Real, 1.0, None, closed="neither")],
+        "p": [StrictInterval(Real, 1.0, None, closed="neither")],
         "h01": ["boolean"],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }

@@ -11,11 +11,12 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from ..kernels import (
     Kernel,
     LandmarkKernel,
+    StrictInterval,
     check_kernel_matrix,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
@@ -280,9 +281,9 @@ class Nystroem(BaseFeatureMap):
         **kernel_parameter_constraints(
             named=("gamma", "degree", "coef0"), callable_ok=True, precomputed_ok=True
         ),
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"uniform", "kmeans", "leverage"}), "array-like"],
-        "eigen_cutoff": [Interval(Real, 0.0, 1.0, closed="left"), None],
+        "eigen_cutoff": [StrictInterval(Real, 0.0, 1.0, closed="left"), None],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 

@@ -9,12 +9,12 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.fft
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval
 
 from ..kernels import (
     HomogeneousPolynomial,
     Kernel,
     Polynomial,
+    StrictInterval,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
@@ -126,7 +126,7 @@ class TensorSketch(BaseFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("degree", "gamma", "coef0"), kernel_params=False),
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 

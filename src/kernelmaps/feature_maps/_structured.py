@@ -17,12 +17,13 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from ..kernels import (
     Gaussian,
     Kernel,
     ShiftInvariantKernel,
+    StrictInterval,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
@@ -54,7 +55,7 @@ class _StructuredFourierFeatures(BaseFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma",)),
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "variant": [StrOptions({"cos_sin", "cos_phase"})],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }

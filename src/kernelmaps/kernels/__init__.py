@@ -9,6 +9,7 @@ from those arguments to a kernel.
 
 from ._argument import (
     CallableKernel,
+    StrictInterval,
     check_kernel_matrix,
     kernel_from_params,
     kernel_parameter_constraints,
@@ -62,6 +63,7 @@ __all__ = [
     "Polynomial",
     "ShiftInvariantKernel",
     "SkewedChi2",
+    "StrictInterval",
     "check_above",
     "check_kernel_matrix",
     "check_non_negative",

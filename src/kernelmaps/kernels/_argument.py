@@ -23,19 +23,43 @@ from ._base import Kernel, kernel_names, resolve_kernel
 
 __all__ = [
     "CallableKernel",
+    "StrictInterval",
     "check_kernel_matrix",
     "kernel_from_params",
     "kernel_parameter_constraints",
     "resolve_estimator_kernel",
 ]
 
+
+class StrictInterval(Interval):
+    """scikit-learn's :class:`~sklearn.utils._param_validation.Interval`, refusing booleans.
+
+    ``True`` is an ``Integral`` (and a ``Real``) to Python, so scikit-learn's interval
+    accepts ``n_components=True`` as 1; every estimator of kernelmaps refuses it with the
+    usual "must be an int in the range ..." message.
+
+    Examples
+    --------
+    >>> from numbers import Integral
+    >>> from kernelmaps.kernels import StrictInterval
+    >>> constraint = StrictInterval(Integral, 1, None, closed="left")
+    >>> constraint.is_satisfied_by(3), constraint.is_satisfied_by(True)
+    (True, False)
+    """
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        return bool(super().is_satisfied_by(val))
+
+
 #: The named kernel parameters an estimator may take, with their constraints.  They are
 #: those of the kernel classes (``Polynomial``: integer degree >= 1, coef0 >= 0; every
 #: ``gamma`` > 0), so that a bad value is refused before ``fit`` does any work.
 _NAMED_CONSTRAINTS: dict[str, list[Any]] = {
-    "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-    "degree": [Interval(Integral, 1, None, closed="left"), None],
-    "coef0": [Interval(Real, 0.0, None, closed="left"), None],
+    "gamma": [StrictInterval(Real, 0.0, None, closed="neither"), None],
+    "degree": [StrictInterval(Integral, 1, None, closed="left"), None],
+    "coef0": [StrictInterval(Real, 0.0, None, closed="left"), None],
 }
 
 
