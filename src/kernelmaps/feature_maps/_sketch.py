@@ -18,7 +18,7 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ._base import BaseFeatureMap, register_feature_map
+from ._base import BaseFeatureMap, largest_magnitude, register_feature_map
 from ._sketch_kernels import (
     count_sketches,
     direct_bytes_per_row,
@@ -206,6 +206,15 @@ class TensorSketch(BaseFeatureMap):
     def _transform_constants(self, X: Any) -> str:
         """The route, ``"direct"`` or ``"fft"``, chosen once per call."""
         return self._route()
+
+    def _finite_by_bound(self, X: Any, constants: str) -> bool:
+        # Every term and every spectrum value is at most |x'|_1^degree, and a sum of D of
+        # them stays below D |x'|_1^degree, with |x'|_1 <= sqrt(gamma) d max|x| + sqrt(coef0).
+        norm = self._scale * X.shape[1] * largest_magnitude(X) + self._constant
+        if norm == 0.0:
+            return True
+        log_bound = math.log(self.n_components) + self._degree * math.log(norm)
+        return log_bound < math.log(0.5 * float(np.finfo(X.dtype).max))
 
     def _transform_block(self, X: Any, out: np.ndarray, constants: str) -> None:
         hashes, signs = self.hashes_, self.signs_
