@@ -423,7 +423,7 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     #: Parameters whose values scale the computation (named in the fix of an overflow).
     _scale_parameters: ClassVar[tuple[str, ...]] = ("gamma",)
 
-    def _overflow_fix(self, dtype: Any = None) -> str:
+    def _overflow_fix(self, dtype: Any = None, *, capitalize: bool = True) -> str:
         """What to change when a result overflowed: rescale, smaller gamma, float64."""
         fixes = ["rescale the input (e.g. with sklearn.preprocessing.StandardScaler)"]
         fixes += [f"use a smaller {name}" for name in self._scale_parameters if hasattr(self, name)]
@@ -431,7 +431,8 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             fixes.append("pass float64 input")
         head = ", ".join(fixes[:-1])
         fix = f"{head} or {fixes[-1]}" if head else fixes[0]
-        return f"{fix[0].upper()}{fix[1:]} (limits: {LIMITS_PAGE})"
+        first = fix[0].upper() if capitalize else fix[0]
+        return f"{first}{fix[1:]} (limits: {LIMITS_PAGE})"
 
     def _check_fitted_state(self, dtype: Any = None) -> None:
         """Refuse a fit whose arrays hold NaN or infinity (an overflow in the fit)."""

@@ -14,6 +14,7 @@ from scipy.special import expit
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
+from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     Kernel,
     ShiftInvariantKernel,
@@ -29,7 +30,13 @@ from ..sampling._landmarks import (
     finish_landmarks,
     row_reader,
 )
-from ._base import BaseFeatureMap, register_feature_map, row_blocks
+from ._base import (
+    BaseFeatureMap,
+    is_finite,
+    largest_magnitude,
+    register_feature_map,
+    row_blocks,
+)
 
 __all__ = ["IKA"]
 
@@ -288,13 +295,21 @@ class IKA(BaseFeatureMap):
                     f"n_components={m} cannot exceed the {self.n_basis_} basis functions "
                     "returned by the basis callable."
                 )
-        if not np.all(np.isfinite(B)):
-            raise ValueError(
-                "The basis functions have non-finite values on the training sample; check "
-                "the basis and the data."
+        if not is_finite(B):
+            raise NonFiniteOutputError(
+                f"IKA.fit: the basis functions have non-finite values on the training sample "
+                f"(largest |x| = {largest_magnitude(Y):.3g}): the basis overflowed or "
+                f"returned NaN. Check the basis, or "
+                f"{self._overflow_fix(Y.dtype, capitalize=False)}."
             )
         P = (B.T @ B) / S
         M = self._project_gram(kernel, Y, B) / S**2
+        if not (is_finite(P) and is_finite(M)):
+            raise NonFiniteOutputError(
+                f"IKA.fit: the Gram matrices of the basis (B^T B and B^T K B) overflow "
+                f"float64 for this data (largest basis value {largest_magnitude(B):.3g}). "
+                f"{self._overflow_fix(Y.dtype)}."
+            )
         eigenvalues, vectors, rank = _generalized_top_eigh(M, P, m, stacklevel=stacklevel + 2)
         self.basis_rank_ = rank
         lam = np.maximum(eigenvalues, 0.0)
@@ -360,8 +375,12 @@ class IKA(BaseFeatureMap):
         scale = 0.0
         for rows in row_blocks(S, 8.0 * (S + n), max_rows=1024):
             G = check_kernel_matrix(kernel(Y[rows], Y), rows.stop - rows.start, S)
-            if not np.all(np.isfinite(G)):
-                raise ValueError("The kernel has non-finite values on the training sample.")
+            if not is_finite(G):
+                raise NonFiniteOutputError(
+                    "IKA.fit: the kernel has non-finite values on the training sample "
+                    f"(largest |x| = {largest_magnitude(Y):.3g}). "
+                    f"{self._overflow_fix(Y.dtype)}."
+                )
             # Symmetry is checked on a corner of the diagonal block (cheap, and enough to
             # catch a kernel with k(x, y) != k(y, x)).
             c = min(256, rows.stop - rows.start)

@@ -77,9 +77,14 @@ class LandmarkKernel:
             right[:d] = (2.0 * gamma) * Lc.T
             right[d] = 1.0
             right[d + 1] = -gamma * np.einsum("ij,ij->i", Lc, Lc)
+            with np.errstate(over="ignore", invalid="ignore"):
+                right_cast = np.ascontiguousarray(right, dtype=self.dtype)
+                finite = bool(np.isfinite(right_cast).all())
+            # landmarks (or a gamma) beyond the range of the dtype: the exact route only
+            self.fast = finite
             self._gamma = gamma
             self._mu = mu.astype(self.dtype)
-            self._right = np.ascontiguousarray(right, dtype=self.dtype)
+            self._right = right_cast
 
     @property
     def n_landmarks(self) -> int:
@@ -103,14 +108,23 @@ class LandmarkKernel:
         n, d = X.shape
         left = np.empty((n, d + 2), dtype=self.dtype)
         Xc = left[:, :d]
-        np.subtract(X, self._mu, out=Xc)
-        left[:, d] = np.einsum("ij,ij->i", Xc, Xc)
-        left[:, d] *= -self._gamma
-        left[:, d + 1] = 1.0
-        np.matmul(left, self._right, out=out)
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.subtract(X, self._mu, out=Xc)
+            left[:, d] = np.einsum("ij,ij->i", Xc, Xc)
+            left[:, d] *= -self._gamma
+            # rows whose expansion overflows (|x| beyond about 1e154, or 1e19 in float32)
+            # go through the kernel's own evaluation, exact at any magnitude
+            far = ~np.isfinite(left[:, d])
+            if far.any():
+                left[far] = 0.0
+            left[:, d + 1] = 1.0
+            np.matmul(left, self._right, out=out)
         step = max(1, _CHUNK_BYTES // max(1, m * self.dtype.itemsize))
         for start in range(0, n, step):
             chunk = out[start : start + step]
             np.minimum(chunk, 0.0, out=chunk)
             np.exp(chunk, out=chunk)
+        if far.any():
+            rows = np.flatnonzero(far)
+            out[rows] = check_kernel_matrix(self.kernel(X[rows], self.landmarks), rows.size, m)
         return out
