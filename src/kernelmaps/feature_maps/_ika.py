@@ -276,6 +276,15 @@ class IKA(BaseFeatureMap):
         if S is None:
             S = 2000 if self.n_basis_ is None else max(2000, 10 * self.n_basis_)
         S = min(int(S), n_samples)
+        if self.n_basis_ is not None:
+            n = self.n_basis_
+            # P, M and the eigenproblem's matrices (n x n), B and G B (S x n), float64
+            self._check_memory(
+                8.0 * (8.0 * n * n + 3.0 * S * n),
+                f"the {n} basis functions on a sample of {S} rows (n_basis^2 and "
+                "sample_size x n_basis matrices)",
+                "lower n_basis (or n_components) or sample_size",
+            )
         sample = np.sort(rng.choice(n_samples, size=S, replace=False))
         if centre_draw is None:
             (Y,) = read_rows([sample])
@@ -331,6 +340,12 @@ class IKA(BaseFeatureMap):
         """Draw the Fourier frequencies, or the centres' draw (their rows are read later);
         returns the number of basis functions and the centres' draw (None for Fourier)."""
         n_basis = m if self.n_basis is None else int(self.n_basis)
+        if self.basis == "fourier":
+            self._check_memory(
+                8.0 * 3.0 * n_basis * n_features,
+                f"the {n_features} x {n_basis} frequencies of the Fourier basis",
+                "lower n_basis (or n_components)",
+            )
         if m > n_basis:
             raise ValueError(
                 f"n_components={m} cannot exceed n_basis={n_basis}: IKA finds at most "

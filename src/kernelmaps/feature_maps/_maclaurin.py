@@ -81,10 +81,26 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
                 f"for the random higher-order features; got n_components={n_out}. Use "
                 f"n_components >= {n_exact + int(needs_random)} or h01=False."
             )
+        # the orders and weights, and the expected Rademacher columns (E[N] of each)
+        mean_order = min_order + 1.0 / (p - 1.0)
+        self._check_memory(
+            8.0 * n_random * (2.0 + n_features * mean_order),
+            f"{n_random} random features with {mean_order:.3g} Rademacher vectors of "
+            f"{n_features} values each on average (p={p!r})",
+            "lower n_components or use a larger p",
+        )
         # numpy's geometric counts trials to the first success (>= 1): with success
         # probability 1 - 1/p, N - min_order = trials - 1 has P = (p - 1) p^-(k + 1).
         orders = rng.geometric(1.0 - 1.0 / p, size=n_random) - 1 + min_order
-        coefficients = {int(n): kernel.maclaurin_coefficient(int(n)) for n in np.unique(orders)}
+        coefficients_needed = np.unique(orders)
+        # the Rademacher vectors, as float64 once a transform casts them
+        self._check_memory(
+            8.0 * n_features * float(np.sum(orders, dtype=np.float64)),
+            f"the Rademacher vectors of the {n_random} random features (orders up to "
+            f"{int(orders.max(initial=0))}, p={p!r})",
+            "lower n_components or use a larger p",
+        )
+        coefficients = {int(n): kernel.maclaurin_coefficient(int(n)) for n in coefficients_needed}
         a = np.array([coefficients[int(n)] for n in orders], dtype=np.float64)
         weights = np.sqrt(a / _order_probability(orders, p, min_order))
         groups = []
@@ -107,6 +123,14 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
     @classmethod
     def _supports_kernel(cls, kernel: Kernel) -> bool:
         return isinstance(kernel, DotProductKernel)
+
+    def _rademacher_columns(self) -> int:
+        """Columns of the products ``X W`` of one block: the Rademacher vectors."""
+        return int(sum(W.shape[1] for _, _, W in self.rademacher_))
+
+    def _block_bytes_per_row(self, X: Any) -> float:
+        itemsize = np.dtype(X.dtype).itemsize
+        return float(self._rademacher_columns() * itemsize) + super()._block_bytes_per_row(X)
 
     def _maclaurin_constants(self, dtype: np.dtype) -> tuple[list[Any], np.ndarray]:
         """The Rademacher matrices in ``dtype`` and the column weights, once per call."""
@@ -390,6 +414,11 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
         kernel = self._resolve_dot_product_kernel(X)
         D = self.n_components
         L = self.up_factor * D
+        self._check_memory(
+            2.0 * 8.0 * L * D,
+            f"the {L} x {D} projection (up_factor * n_components rows)",
+            "lower n_components or up_factor",
+        )
         self._draw_maclaurin(kernel, X.shape[1], L, rng)
         scale = 1.0 / math.sqrt(D)
         R: Any

@@ -331,6 +331,14 @@ class Nystroem(BaseFeatureMap):
         compute.  ``stacklevel``: the user's frame, counted from the caller (1: the
         caller), for the warnings.
         """
+        given = not isinstance(self.landmarks, str)
+        m = len(self.landmarks) if given else min(int(self.n_components), n_samples)
+        # K_mm, the normalization, the eigenvectors and LAPACK's workspace (float64)
+        self._check_memory(
+            6.0 * 8.0 * m * m,
+            f"the {m} x {m} kernel matrix of the landmarks and its eigendecomposition",
+            "lower n_components" if not given else "give fewer landmarks",
+        )
         if self._precomputed:
             K_mm = self._fit_precomputed(
                 n_samples, n_features, dtype, read_rows, rng, stacklevel=stacklevel + 1

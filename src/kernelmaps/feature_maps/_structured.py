@@ -86,6 +86,13 @@ class _StructuredFourierFeatures(BaseFeatureMap):
         layout = FourierLayout.of(self.n_components, self.variant)
         d = next_power_of_two(n_features)
         n_blocks = -(-layout.n_frequencies // d)
+        # about six (n_blocks, d) float64 arrays: parameters and the draw's temporaries
+        self._check_memory(
+            6.0 * 8.0 * n_blocks * d,
+            f"the {n_blocks} blocks of {d} (n_features_in_ padded to a power of two) "
+            "structured frequencies",
+            "lower n_components",
+        )
 
         self._draw(kernel, n_blocks, d, rng)
         n_phases = layout.n_phases
