@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
+from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     DotProductKernel,
     Kernel,
@@ -100,7 +101,12 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
             f"{int(orders.max(initial=0))}, p={p!r})",
             "lower n_components or use a larger p",
         )
-        coefficients = {int(n): kernel.maclaurin_coefficient(int(n)) for n in coefficients_needed}
+        try:
+            coefficients = {
+                int(n): kernel.maclaurin_coefficient(int(n)) for n in coefficients_needed
+            }
+        except NonFiniteOutputError as error:
+            raise NonFiniteOutputError(f"{type(self).__name__}.fit: {error}") from None
         a = np.array([coefficients[int(n)] for n in orders], dtype=np.float64)
         weights = np.sqrt(a / _order_probability(orders, p, min_order))
         groups = []
