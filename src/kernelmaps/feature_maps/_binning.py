@@ -113,6 +113,11 @@ class RandomBinningFeatures(BaseFeatureMap):
     Cost: ``O(n d P)`` to bin and ``O(n P log n_bins)`` to look the bins up; the output is
     a CSR matrix with ``n P`` stored values at most.
 
+    Numerical limits: the integer bin coordinates ``(x - u) / delta`` must fit the 64-bit
+    keys (``|x| / delta < 4.6e18``, about ``gamma |x| < 1e17``): ``fit`` refuses data
+    beyond, and at ``transform`` a row beyond gets no entry (it shares no bin with the
+    training data).  See docs/LIMITS.md.
+
     References
     ----------
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.

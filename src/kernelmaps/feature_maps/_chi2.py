@@ -204,6 +204,10 @@ class AdditiveChi2Sampler(BaseFeatureMap):
     variance.  Cost ``O(nnz(X) (2 n - 1))``; sparse input gives sparse CSR output with
     ``2 n - 1`` times the non-zeros, dense input dense output, dtype kept.
 
+    Numerical limits: the features are finite for every finite non-negative input;
+    ``(sample_steps - 1) * sample_interval > 12`` (samples where the spectrum is below
+    1e-16) is refused.  See docs/LIMITS.md.
+
     References
     ----------
     Vedaldi, A. and Zisserman, A. (2010). Efficient additive kernels via explicit feature
@@ -412,6 +416,9 @@ class SkewedChi2Sampler(BaseFeatureMap):
     the kernel at twice the log-offset, and each product of features lies in
     ``[-2, 2]``, so ``P(|z(x) . z(y) - k| >= eps) <= 2 exp(-D eps^2 / 8)`` (Hoeffding).
     Cost ``O(nnz(X) D)``.
+
+    Numerical limits: the features are finite for every finite input above ``-c``.  See
+    docs/LIMITS.md.
 
     References
     ----------

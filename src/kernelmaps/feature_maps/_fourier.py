@@ -103,6 +103,13 @@ class RandomFourierFeatures(BaseFeatureMap):
     ``D`` have ``|z(x)|^2 = 1`` exactly.  Orthogonal and scrambled quasi-random frequencies keep the
     estimate unbiased and usually lower its variance.
 
+    Numerical limits: the projections ``w . x`` overflow when ``max|x| |w|_1`` passes the
+    float range (for the Gaussian kernel about ``max|x| d sqrt(2 gamma)`` beyond 1e307 in
+    float64, 1e37 in float32): ``transform`` then raises ``NonFiniteOutputError`` naming
+    the rows; float32 input with frequencies beyond float32 (``gamma`` above about 1e74)
+    is refused, naming float64 input.  The features are noise well before, once
+    ``|w . x|`` exceeds about 1e7 (float32) or 4e15 (float64).  See docs/LIMITS.md.
+
     References
     ----------
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.

@@ -151,6 +151,11 @@ class IKA(BaseFeatureMap):
     / S)`` of those of the operator with probability ``1 - delta`` (Bernstein's inequality
     in Hilbert space; Rosasco, Belkin & De Vito 2010).
 
+    Numerical limits: those of the kernel and the basis; with a shift-invariant kernel
+    and the ``"kernel"`` basis the features are finite at any magnitude, with the
+    ``"relu"`` basis the Gram matrix ``B^T B`` overflows for data beyond about 1e76
+    (``fit`` refuses it).  See docs/LIMITS.md.
+
     References
     ----------
     Ronchetti, M. (2018). IKA: Independent Kernel Approximator. arXiv:1809.01353.

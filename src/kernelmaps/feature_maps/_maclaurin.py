@@ -246,6 +246,12 @@ class RandomMaclaurinFeatures(_MaclaurinFeatureMap):
     Cost: drawing ``sum_i N_i`` Rademacher vectors (``E[N] = 1 / (p - 1)``), transform
     ``O(n d sum_i N_i)`` by one matrix product per order, in row blocks.
 
+    Numerical limits: the features are products of ``N`` projections and overflow when
+    ``(d max|x|)^N a_N / P[N]`` passes the float range (about ``|x| > 1e102`` in float64,
+    ``1e12`` in float32 for a cubic kernel); ``transform`` then raises
+    ``NonFiniteOutputError``.  A ``gamma`` whose Maclaurin coefficients overflow (about
+    ``1e200``) is refused at ``fit``.  See docs/LIMITS.md.
+
     References
     ----------
     Kar, P. and Karnick, H. (2012). Random feature maps for dot product kernels. AISTATS.
@@ -359,6 +365,9 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
 
     Cost: the up-projection ``O(n d sum_i N_i)`` plus ``O(n L D)`` for the projection (a
     third of it with ``"sparse"``), in row blocks; memory ``L + D`` floats per row.
+
+    Numerical limits: those of :class:`RandomMaclaurinFeatures` (the projection adds
+    none).  See docs/LIMITS.md.
 
     References
     ----------

@@ -254,6 +254,11 @@ class Nystroem(BaseFeatureMap):
     partition (Zhang, Tsang & Kwok 2008).  For any landmarks the Frobenius error is at
     least the best rank-``m`` error (the SVD of ``K``).
 
+    Numerical limits: those of the kernel.  The Gaussian, Laplacian and Matérn kernels
+    are finite at any magnitude (far rows get zero features); kernel values beyond the
+    float range (a polynomial kernel on large data) raise ``NonFiniteOutputError``.  See
+    docs/LIMITS.md.
+
     References
     ----------
     Williams, C. K. I. and Seeger, M. (2001). Using the Nyström method to speed up kernel

@@ -101,6 +101,11 @@ class TensorSketch(BaseFeatureMap):
     almost nothing on the compiled direct one, where scikit-learn's
     PolynomialCountSketch holds ``degree D`` complex128 values for every row at once.
 
+    Numerical limits: the features are at most ``D (sqrt(gamma) |x|_1 + sqrt(coef0))^degree``
+    in magnitude; beyond the float range (about ``|x| > 1e103`` in float64 and ``1e13`` in
+    float32 for degree 3 and ``d = 16``) ``transform`` raises ``NonFiniteOutputError``.
+    See docs/LIMITS.md.
+
     References
     ----------
     Pham, N. and Pagh, R. (2013). Fast and scalable polynomial kernels via explicit

@@ -263,6 +263,10 @@ class Fastfood(_StructuredFourierFeatures):
     ``O(d D)``.  Sparse input is densified one row block at a time.  The transforms
     run compiled (numba) when enabled, see :func:`kernelmaps.config_context`.
 
+    Numerical limits: as :class:`RandomFourierFeatures`; each Hadamard product gains at
+    most a factor ``d`` (about ``|x| > 1e306`` in float64, ``1e37`` in float32 for
+    ``d = 16``).  See docs/LIMITS.md.
+
     References
     ----------
     Le, Q., Sarlós, T. and Smola, A. (2013). Fastfood - approximating kernel expansions in
@@ -416,6 +420,10 @@ class StructuredOrthogonalFeatures(_StructuredFourierFeatures):
     (``3 n_blocks d log2 d`` additions), plus the ``O(D)`` cosines; ``O(D)`` parameters
     (``4 D`` numbers) instead of ``O(d D)``.  Sparse input is densified one row block at
     a time.
+
+    Numerical limits: as :class:`RandomFourierFeatures`; each Hadamard product gains at
+    most a factor ``d`` (about ``|x| > 1e306`` in float64, ``1e36`` in float32 for
+    ``d = 16``).  See docs/LIMITS.md.
 
     References
     ----------

@@ -80,8 +80,12 @@ class LandmarkKernel:
             with np.errstate(over="ignore", invalid="ignore"):
                 right_cast = np.ascontiguousarray(right, dtype=self.dtype)
                 finite = bool(np.isfinite(right_cast).all())
-            # landmarks (or a gamma) beyond the range of the dtype: the exact route only
-            self.fast = finite
+            # landmarks (or a gamma) beyond the range of the dtype, or spread so far that
+            # the expansion's rounding error on the exponent (about 4 eps gamma
+            # max|l - mu|^2 for a row near a landmark) passes 1%: the exact route only
+            spread = -float(np.min(right[d + 1], initial=0.0))
+            error = 4.0 * float(np.finfo(self.dtype).eps) * spread
+            self.fast = finite and error <= 0.01
             self._gamma = gamma
             self._mu = mu.astype(self.dtype)
             self._right = right_cast

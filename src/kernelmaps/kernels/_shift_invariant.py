@@ -45,16 +45,25 @@ __all__ = ["Cauchy", "Gaussian", "Laplacian", "Matern"]
 #: Largest ``d max|x|^2`` for which ``|x|^2 + |y|^2 - 2 x . y`` cannot overflow float64.
 _SAFE_SQUARED = 1e300
 
+#: Largest error of the expansion on the exponent ``gamma |x - y|^2`` (about
+#: ``4 d eps gamma max|x|^2``) accepted: beyond it (a 1% error on k) the distances are
+#: computed from the differences instead.
+_EXPONENT_TOLERANCE = 0.01
+
 #: Rows of X per block of the direct (scaled difference) distances.
 _DIRECT_BLOCK_ELEMENTS = 1 << 22
 
 
-def scaled_squared_distances(X: Any, Y: Any) -> tuple[np.ndarray, float]:
+def scaled_squared_distances(
+    X: Any, Y: Any, gamma: float | None = None
+) -> tuple[np.ndarray, float]:
     """``(D, s)`` with ``s^2 D[i, j] = |x_i - y_j|^2``, finite whatever the magnitudes.
 
     Usually ``s = 1`` and ``D`` is scikit-learn's ``euclidean_distances(X, Y,
     squared=True)`` (``|x|^2 + |y|^2 - 2 x . y``, one GEMM).  When that expansion could
-    overflow (``4 d max|x|^2`` beyond ``1e300``, i.e. ``|x|`` above about ``1e149``),
+    overflow (``4 d max|x|^2`` beyond ``1e300``, i.e. ``|x|`` above about ``1e149``), or,
+    given the ``gamma`` that will scale it, when its rounding error on
+    ``gamma |x - y|^2`` (about ``4 d eps gamma max|x|^2``) could exceed 0.01,
     ``s`` is a power of two within a factor 2 of the largest magnitude and ``D`` holds the
     squared distances of the rows divided by ``s`` (exact), computed from the
     differences themselves (no cancellation: equal rows are at distance 0 exactly), in
@@ -71,7 +80,10 @@ def scaled_squared_distances(X: Any, Y: Any) -> tuple[np.ndarray, float]:
     same = X is Y
     largest = max(_largest_magnitude(X), _largest_magnitude(Y))
     d = max(X.shape[1], 1)
-    if largest == 0.0 or 4.0 * d * largest * largest < _SAFE_SQUARED:
+    precise = gamma is None or (
+        4.0 * d * float(np.finfo(np.float64).eps) * gamma * largest * largest <= _EXPONENT_TOLERANCE
+    )
+    if largest == 0.0 or (4.0 * d * largest * largest < _SAFE_SQUARED and precise):
         return euclidean_distances(X, None if same else Y, squared=True), 1.0
     s = math.ldexp(1.0, math.frexp(largest)[1] - 1)  # a power of two, |x| / s <= 2
     Ys = (Y.toarray() if sp.issparse(Y) else np.asarray(Y)) / s
@@ -125,7 +137,7 @@ class Gaussian(ShiftInvariantKernel):
         _check_positive("Gaussian", "gamma", self.gamma)
 
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        D, s = scaled_squared_distances(X, Y)
+        D, s = scaled_squared_distances(X, Y, self._g)
         K = _scaled_exponent(D, self._g, s)
         return np.exp(K, out=K)
 
@@ -326,7 +338,7 @@ class Matern(ShiftInvariantKernel):
         return 1.0 / math.sqrt(2.0 * self._g)
 
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        D, scale = scaled_squared_distances(X, Y)
+        D, scale = scaled_squared_distances(X, Y, 1.0 / self.scale / self.scale)
         if scale == 1.0:
             r = np.sqrt(D, out=D)
             r /= self.scale
