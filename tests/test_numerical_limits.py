@@ -405,6 +405,10 @@ def test_user_kernel_of_the_wrong_shape_is_named() -> None:
     rff = kernelmaps.RandomFourierFeatures(n_components=16, random_state=0).fit(X)
     with pytest.raises(ValueError, match=r"shape \(20, 3\) .* the 20 x 20 kernel matrix"):
         feature_map_error(rff, X, kernel=lambda A, B: np.ones((len(A), 3)))
+    with pytest.raises(ValueError, match=r"shape \(3,\) .* the 1 x 1 kernel matrix"):
+        select_landmarks(
+            X, 5, "leverage", kernel=lambda A, B: np.ones(3), rng=np.random.default_rng(0)
+        )
     with pytest.raises(ValueError, match=r"X has 20 rows but Z_x has 5"):
         kernel_errors_from_features(Gaussian(1.0), X, rff.transform(X[:5]))
 

@@ -28,6 +28,7 @@ from sklearn.utils import check_array
 
 from ._random import check_random_state
 from .exceptions import NonFiniteOutputError
+from .kernels import one_line_errors
 
 __all__ = ["BANDWIDTH_RULES", "gamma_from_data"]
 
@@ -83,7 +84,8 @@ def gamma_from_data(
         raise ValueError(f"q must be in (0, 100); got {q!r}.")
     if isinstance(max_samples, bool) or not isinstance(max_samples, Integral) or max_samples < 2:
         raise ValueError(f"max_samples must be an integer >= 2; got {max_samples!r}.")
-    X = check_array(X, accept_sparse=False, dtype=np.float64)
+    with one_line_errors():
+        X = check_array(X, accept_sparse=False, dtype=np.float64)
     if rule != "mean_distance" and X.shape[0] < 2:
         raise ValueError(
             f"The {rule!r} bandwidth rule needs at least 2 rows (it uses pairwise "

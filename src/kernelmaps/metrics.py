@@ -22,7 +22,7 @@ from sklearn.utils import check_array, gen_batches
 
 from ._random import check_random_state
 from .exceptions import NonFiniteOutputError
-from .kernels import check_kernel_matrix
+from .kernels import check_kernel_matrix, one_line_errors
 
 __all__ = [
     "NORMS",
@@ -79,7 +79,8 @@ def _matrix_norm(A: np.ndarray, norm: str) -> float:
 
 def _rows_input(A: Any, name: str) -> Any:
     """``A`` validated (finite, 2D, float) and, if sparse in any format, as CSR."""
-    return check_array(A, accept_sparse="csr", dtype=(np.float64, np.float32), input_name=name)
+    with one_line_errors():
+        return check_array(A, accept_sparse="csr", dtype=(np.float64, np.float32), input_name=name)
 
 
 def _finite_result(error: float, what: str) -> float:
@@ -121,12 +122,13 @@ def kernel_approximation_error(
     0.5
     """
     _check_norm(norm)
-    K = check_array(K.toarray() if sp.issparse(K) else K, dtype=np.float64, input_name="K")
-    K_approx = check_array(
-        K_approx.toarray() if sp.issparse(K_approx) else K_approx,
-        dtype=np.float64,
-        input_name="K_approx",
-    )
+    with one_line_errors():
+        K = check_array(K.toarray() if sp.issparse(K) else K, dtype=np.float64, input_name="K")
+        K_approx = check_array(
+            K_approx.toarray() if sp.issparse(K_approx) else K_approx,
+            dtype=np.float64,
+            input_name="K_approx",
+        )
     if K.shape != K_approx.shape:
         raise ValueError(
             f"K has shape {K.shape} but K_approx has shape {K_approx.shape}; give two "

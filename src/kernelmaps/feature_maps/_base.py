@@ -38,7 +38,7 @@ from .._memory import check_memory
 from .._parallel import run_blocks
 from .._random import check_random_state
 from ..exceptions import NonFiniteOutputError
-from ..kernels import Kernel
+from ..kernels import Kernel, one_line_errors
 
 __all__ = [
     "BaseFeatureMap",
@@ -372,13 +372,14 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     # -- validation ---------------------------------------------------------------------
 
     def _validate_X(self, X: Any, *, reset: bool) -> Any:
-        return validate_data(
-            self,
-            X,
-            accept_sparse=("csr", "csc") if self._accepts_sparse else False,
-            dtype=FLOAT_DTYPES,
-            reset=reset,
-        )
+        with one_line_errors(type(self).__name__):
+            return validate_data(
+                self,
+                X,
+                accept_sparse=("csr", "csc") if self._accepts_sparse else False,
+                dtype=FLOAT_DTYPES,
+                reset=reset,
+            )
 
     def _validate_transform_input(self, X: Any) -> Any:
         """The input of ``transform``, validated against the fit (CSR if sparse)."""
@@ -402,7 +403,7 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         -------
         self
         """
-        with ignore_fp_warnings():
+        with ignore_fp_warnings(), one_line_errors(type(self).__name__):
             if is_dask_array(X):
                 from .._dask import fit_feature_map
 

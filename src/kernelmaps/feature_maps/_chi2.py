@@ -57,7 +57,7 @@ _NEGLIGIBLE_PHASE = 46.0
 _MAX_BOUND_EVALUATIONS = 20_000_000
 
 
-def _sech(t: np.ndarray) -> np.ndarray:
+def _sech(t: Any) -> np.ndarray:
     """``1 / cosh(t)`` for ``t >= 0`` without overflow (``2 e^-t / (1 + e^-2t)``)."""
     e = np.exp(-np.asarray(t, dtype=np.float64))
     return 2.0 * e / (1.0 + e * e)

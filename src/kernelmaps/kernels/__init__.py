@@ -13,6 +13,7 @@ from ._argument import (
     check_kernel_matrix,
     kernel_from_params,
     kernel_parameter_constraints,
+    one_line_errors,
     resolve_estimator_kernel,
 )
 from ._base import (
@@ -72,6 +73,7 @@ __all__ = [
     "kernel_names",
     "kernel_parameter_constraints",
     "make_kernel",
+    "one_line_errors",
     "register_kernel",
     "resolve_estimator_kernel",
     "resolve_kernel",

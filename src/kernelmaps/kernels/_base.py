@@ -108,6 +108,17 @@ def _as_float_array(X: Any) -> np.ndarray | sp.spmatrix:
     return np.asarray(X, dtype=np.float64)
 
 
+def _diag_input(X: Any) -> np.ndarray | sp.spmatrix:
+    """The rows of ``kernel.diag(X)``: a 2D float64 array or CSR matrix, or a clear error."""
+    X_ = _as_float_array(X)
+    if X_.ndim != 2:
+        raise ValueError(
+            f"Expected a 2D array of rows (n_samples, n_features), got shape {X_.shape}; "
+            "reshape your data, e.g. with array.reshape(1, -1) for a single row."
+        )
+    return X_
+
+
 def _largest_magnitude(X: Any) -> float:
     """``max |x|`` over the (stored) values of a dense or sparse ``X``; 0 when empty."""
     values = X.data if sp.issparse(X) else np.asarray(X)
@@ -198,7 +209,7 @@ class Kernel(ABC):
         This generic version evaluates 128 x 128 diagonal blocks of ``K``; kernels with a
         closed form override it.
         """
-        X_ = _as_float_array(X)
+        X_ = _diag_input(X)
         kernel = self.resolve(X_.shape[1])
         out = np.empty(X_.shape[0])
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -260,7 +271,7 @@ class ShiftInvariantKernel(Kernel):
     radial: ClassVar[bool] = False
 
     def diag(self, X: Any) -> np.ndarray:
-        return np.ones(X.shape[0])
+        return np.ones(_diag_input(X).shape[0])
 
     @abstractmethod
     def sample_frequencies(

@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import gen_batches
 
-from ._base import Kernel, _all_finite, _check_positive, register_kernel
+from ._base import Kernel, _all_finite, _check_positive, _diag_input, register_kernel
 
 __all__ = ["AdditiveChi2", "ExponentiatedChi2", "HistogramIntersection", "SkewedChi2"]
 
@@ -163,6 +163,7 @@ class AdditiveChi2(Kernel):
         return _coordinatewise_sum(X, Y, _chi2_ratio)
 
     def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
         check_non_negative(X, "The additive chi-squared kernel")
         return _row_sums(self, X)
 
@@ -202,6 +203,7 @@ class ExponentiatedChi2(Kernel):
         return np.exp(K, out=K)
 
     def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
         check_non_negative(X, "The chi-squared kernel")
         return np.ones(X.shape[0])
 
@@ -251,6 +253,7 @@ class SkewedChi2(Kernel):
         return np.exp(K, out=K)
 
     def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
         check_above(X, -float(self.skewedness), "The skewed chi-squared kernel", "skewedness")
         return np.ones(X.shape[0])
 
@@ -278,5 +281,6 @@ class HistogramIntersection(Kernel):
         return _coordinatewise_sum(X, Y, np.minimum)
 
     def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
         check_non_negative(X, "The histogram intersection kernel")
         return _row_sums(self, X)

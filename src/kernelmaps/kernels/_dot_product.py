@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
 from ..exceptions import NonFiniteOutputError
-from ._base import Kernel, _all_finite, _check_positive, register_kernel
+from ._base import Kernel, _all_finite, _check_positive, _diag_input, register_kernel
 
 __all__ = [
     "DotProductKernel",
@@ -128,6 +128,7 @@ class DotProductKernel(Kernel):
         return self._f(_gram(X, Y))
 
     def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
         kernel = self.resolve(X.shape[1])
         assert isinstance(kernel, DotProductKernel)
         with np.errstate(over="ignore", invalid="ignore"):

@@ -126,6 +126,28 @@ def _as_float_dtype(dtype: Any) -> np.dtype:
     return dtype if dtype in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float64)
 
 
+def _rows_of(X: Any) -> Any:
+    """``X`` as rows that can be indexed: a 2D ndarray, or a CSR/CSC matrix."""
+    if sp.issparse(X):
+        return X if X.format in ("csr", "csc") else X.tocsr()
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(
+            f"Expected a 2D array of rows (n_samples, n_features), got shape {X.shape}; "
+            "reshape your data, e.g. with array.reshape(-1, 1) for a single feature."
+        )
+    return X
+
+
+def _check_finite_rows(rows: Any) -> None:
+    values = rows.data if sp.issparse(rows) else np.asarray(rows)
+    if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
+        raise ValueError(
+            "The rows the landmarks are drawn from contain NaN or infinity; give finite "
+            "data (impute or drop those rows)."
+        )
+
+
 def _float_dtype(X: Any) -> np.dtype:
     return _as_float_dtype(getattr(X, "dtype", np.float64))
 
@@ -306,6 +328,8 @@ def finish_landmarks(
     """
     L: np.ndarray
     idx: np.ndarray | None
+    if draw.method is not None:
+        _check_finite_rows(rows)
     if draw.method is None:
         assert draw.given is not None
         L, idx = draw.given, None
@@ -343,7 +367,7 @@ def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
         return np.asarray(diag(X), dtype=np.float64).reshape(-1)
     n = X.shape[0]
     return np.array(
-        [float(np.asarray(kernel(X[i : i + 1], X[i : i + 1]))[0, 0]) for i in range(n)],
+        [float(_kernel_block(kernel, X[i : i + 1], X[i : i + 1])[0, 0]) for i in range(n)],
         dtype=np.float64,
     )
 
@@ -426,6 +450,7 @@ def select_landmarks(
         from .._dask._landmarks import select_landmarks_dask
 
         return select_landmarks_dask(X, n_landmarks, method, kernel=kernel, rng=rng, **options)
+    X = _rows_of(X)
     draw = _draw_method(
         X.shape[0],
         n_landmarks,
@@ -768,6 +793,7 @@ def resolve_landmarks(
             stacklevel=stacklevel + 1,
             **options,
         )
+    X = _rows_of(X)
     draw = draw_landmarks(
         X.shape[0],
         X.shape[1],
