@@ -454,6 +454,8 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     def _cast_fitted(self, array: Any, dtype: Any, what: str) -> Any:
         """A fitted array in the dtype of the input, refused if the cast overflows.
 
+        ``what`` names its values for the message (singular: ``"frequency"``).
+
         float32 input casts the fitted weights to float32; weights beyond its range
         (a large ``gamma``) would make every feature NaN.
         """
@@ -467,9 +469,9 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
                 f"use a smaller {name}" for name in self._scale_parameters if hasattr(self, name)
             ]
             raise NonFiniteOutputError(
-                f"{type(self).__name__}.transform: the {what} (up to {largest:.3g} in "
-                f"magnitude) overflow {dtype.name} (largest {limit:.3g}) for this {dtype.name} "
-                f"input. Pass float64 input{''.join(' or use ' + f for f in fixes)} (limits: "
+                f"{type(self).__name__}.transform: {what} values up to {largest:.3g} in "
+                f"magnitude exceed the {dtype.name} range (largest {limit:.3g}) of this input. "
+                f"Pass float64 input{''.join(' or ' + f for f in fixes)} (limits: "
                 f"{LIMITS_PAGE})."
             )
         return out

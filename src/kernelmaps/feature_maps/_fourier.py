@@ -230,7 +230,7 @@ class RandomFourierFeatures(BaseFeatureMap):
     def _transform_constants(self, X: Any) -> tuple[np.ndarray, float, float]:
         """The frequencies in the dtype of ``X`` (one float32 copy per call), ``sqrt(2/D)``
         and the largest L1 norm of a frequency (the bound of :meth:`_finite_by_bound`)."""
-        W = self._cast_fitted(self.frequencies_, X.dtype, "frequencies")
+        W = self._cast_fitted(self.frequencies_, X.dtype, "frequency")
         w_bound = float(np.max(np.sum(np.abs(self.frequencies_), axis=0), initial=0.0))
         return W, FourierLayout.of(self.n_components, self.variant).scale, w_bound
 

@@ -141,7 +141,9 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
     def _maclaurin_constants(self, dtype: np.dtype) -> tuple[list[Any], np.ndarray]:
         """The Rademacher matrices in ``dtype`` and the column weights, once per call."""
         groups = [(n, cols, W.astype(dtype)) for n, cols, W in self.rademacher_]
-        weights = (self.weights_ / math.sqrt(max(self.n_random_, 1))).astype(dtype)
+        weights = self._cast_fitted(
+            self.weights_ / math.sqrt(max(self.n_random_, 1)), dtype, "feature weight"
+        )
         return groups, weights
 
     def _maclaurin_block(

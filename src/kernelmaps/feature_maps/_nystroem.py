@@ -519,7 +519,7 @@ class Nystroem(BaseFeatureMap):
     def _transform_constants(self, X: Any) -> _NystroemConstants:
         """The landmark kernel and the normalization in the dtype of ``X``, prepared once."""
         dtype = np.dtype(X.dtype)
-        normalization = np.asarray(self.normalization_).astype(dtype, copy=False)
+        normalization = self._cast_fitted(np.asarray(self.normalization_), dtype, "normalization")
         return _NystroemConstants(self._landmark_kernel(dtype), normalization, _KernelBuffer())
 
     def _transform_block(self, X: Any, out: np.ndarray, constants: _NystroemConstants) -> None:

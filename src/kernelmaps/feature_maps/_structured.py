@@ -312,7 +312,7 @@ class Fastfood(_StructuredFourierFeatures):
             self.signs_.astype(dtype),
             np.ascontiguousarray(self.permutations_, dtype=np.intp),
             self.gaussians_.astype(dtype),
-            self._cast_fitted(self._row_scales(), dtype, "frequency norms"),
+            self._cast_fitted(self._row_scales(), dtype, "frequency norm"),
         )
         return fastfood_projection, parameters
 
@@ -486,5 +486,5 @@ class StructuredOrthogonalFeatures(_StructuredFourierFeatures):
 
     def _projection(self, dtype: np.dtype) -> tuple[Any, tuple[np.ndarray, ...]]:
         row_scales = self.norms_ / self.padded_dim_**1.5
-        row_scales = self._cast_fitted(row_scales, dtype, "frequency norms")
+        row_scales = self._cast_fitted(row_scales, dtype, "frequency norm")
         return sorf_projection, (self.signs_.astype(dtype), row_scales)
