@@ -204,6 +204,12 @@ class RandomBinningFeatures(BaseFeatureMap):
         n_rows, n_features = X.shape
         if n_rows == 0:  # e.g. an empty chunk of a Dask array
             return [np.empty(0, dtype=np.uint64) for _ in range(self.n_grids)]
+        # the keys of every row in every grid (collected, then sorted), and a list per grid
+        self._check_memory(
+            3.0 * 8.0 * n_rows * self.n_grids + 200.0 * self.n_grids,
+            f"the bins of {n_rows} rows in {self.n_grids} grids",
+            "lower n_grids",
+        )
         occupied: list[list[np.ndarray]] = [[] for _ in range(self.n_grids)]
         for rows in row_blocks(n_rows, 8.0 * (n_features * 2 + self.n_grids)):
             bad = out_of_range_rows(X[rows], self.shifts_, self.pitches_)

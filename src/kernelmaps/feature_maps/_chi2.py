@@ -474,7 +474,7 @@ class SkewedChi2Sampler(BaseFeatureMap):
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         self._check_values(X)
         d, D = X.shape[1], self.n_components
-        self._check_memory(3.0 * 8.0 * d * D, f"the {d} x {D} weight matrix", "lower n_components")
+        self._check_memory(4.0 * 8.0 * d * D, f"the {d} x {D} weight matrix", "lower n_components")
         u = rng.random((d, D))
         u = np.clip(u, np.finfo(np.float64).tiny, None)
         self.kernel_ = SkewedChi2(skewedness=float(self.skewedness))

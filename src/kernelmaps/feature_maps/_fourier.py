@@ -171,9 +171,10 @@ class RandomFourierFeatures(BaseFeatureMap):
         layout = FourierLayout.of(self.n_components, self.variant)
         n_pairs, n_frequencies, n_phases = layout.n_pairs, layout.n_frequencies, layout.n_phases
         with_phase = n_phases > 0
-        # the frequencies and the draw's temporaries, float64
+        # the frequencies and the draw's temporaries (orthogonal blocks, quasi-random
+        # points), float64
         self._check_memory(
-            3.0 * 8.0 * n_features * n_frequencies,
+            4.0 * 8.0 * n_features * n_frequencies,
             f"the {n_features} x {n_frequencies} frequency matrix",
             "lower n_components",
         )

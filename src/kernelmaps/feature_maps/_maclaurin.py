@@ -432,7 +432,7 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
         D = self.n_components
         L = self.up_factor * D
         self._check_memory(
-            2.0 * 8.0 * L * D,
+            (2.0 if self.projection != "sparse" else 5.0) * 8.0 * L * D,
             f"the {L} x {D} projection (up_factor * n_components rows)",
             "lower n_components or up_factor",
         )

@@ -338,9 +338,10 @@ class Nystroem(BaseFeatureMap):
         """
         given = not isinstance(self.landmarks, str)
         m = len(self.landmarks) if given else min(int(self.n_components), n_samples)
-        # K_mm, the normalization, the eigenvectors and LAPACK's workspace (float64)
+        # K_mm and its evaluation's temporaries, the normalization, the eigenvectors and
+        # LAPACK's workspace (float64)
         self._check_memory(
-            6.0 * 8.0 * m * m,
+            8.0 * 8.0 * m * m,
             f"the {m} x {m} kernel matrix of the landmarks and its eigendecomposition",
             "lower n_components" if not given else "give fewer landmarks",
         )

@@ -86,9 +86,10 @@ class _StructuredFourierFeatures(BaseFeatureMap):
         layout = FourierLayout.of(self.n_components, self.variant)
         d = next_power_of_two(n_features)
         n_blocks = -(-layout.n_frequencies // d)
-        # about six (n_blocks, d) float64 arrays: parameters and the draw's temporaries
+        # at most ten (n_blocks, d) arrays of 8 bytes at once: the parameters, the draw's
+        # temporaries (the tiled permutations, the chi draws) and the transform's casts
         self._check_memory(
-            6.0 * 8.0 * n_blocks * d,
+            10.0 * 8.0 * n_blocks * d,
             f"the {n_blocks} blocks of {d} (n_features_in_ padded to a power of two) "
             "structured frequencies",
             "lower n_components",
