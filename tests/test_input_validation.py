@@ -102,7 +102,7 @@ def test_validation_errors_of_the_maps_are_one_line(cls) -> None:
     X[3, 2] = np.nan
     with pytest.raises(ValueError, match=rf"contains NaN: {cls.__name__} does not accept") as nan:
         cls().fit(X)
-    with pytest.raises(ValueError, match=r"got 1D array instead: reshape your data") as flat:
+    with pytest.raises(ValueError, match=r"got 1D array instead. Reshape your data") as flat:
         cls().fit(_X()[0])
     for error in (nan, flat):
         assert "\n" not in str(error.value) and "array=[" not in str(error.value)

@@ -50,7 +50,7 @@ def one_line_errors(owner: str | None = None) -> Iterator[None]:
     ...     check_array(np.arange(3.0))
     Traceback (most recent call last):
     ...
-    ValueError: Expected 2D array, got 1D array instead: reshape your data either ...
+    ValueError: Expected 2D array, got 1D array instead. Reshape your data either ...
     """
     try:
         yield
@@ -68,8 +68,7 @@ def one_line_errors(owner: str | None = None) -> Iterator[None]:
             )
         else:
             rest = [line for line in lines[1:] if line and not line.startswith("array=")]
-            text = ": ".join([first, " ".join(rest)]) if rest else f"{first}."
-            text = text[0] + text[1:].replace(": Reshape", ": reshape")
+            text = ". ".join([first, " ".join(rest)]) if rest else f"{first}."
         raise ValueError(text) from None
 
 
