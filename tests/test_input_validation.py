@@ -7,6 +7,7 @@ import pytest
 from sklearn.base import clone
 
 from kernelmaps import RandomBinningFeatures, RandomFourierFeatures
+from kernelmaps.feature_maps._base import _MAP_CLASSES
 from kernelmaps.kernels import Cauchy, Gaussian, Laplacian
 
 from ._instances import check_instances
@@ -92,3 +93,16 @@ def test_transform_before_fit() -> None:
 
     with pytest.raises(NotFittedError, match=r"not fitted yet"):
         RandomFourierFeatures().transform(_X())
+
+
+@pytest.mark.parametrize("cls", _MAP_CLASSES, ids=lambda cls: cls.__name__)
+def test_validation_errors_of_the_maps_are_one_line(cls) -> None:
+    """scikit-learn explains NaN and 1D input over several lines (printing the array)."""
+    X = _X()
+    X[3, 2] = np.nan
+    with pytest.raises(ValueError, match=rf"contains NaN: {cls.__name__} does not accept") as nan:
+        cls().fit(X)
+    with pytest.raises(ValueError, match=r"got 1D array instead. Reshape your data") as flat:
+        cls().fit(_X()[0])
+    for error in (nan, flat):
+        assert "\n" not in str(error.value) and "array=[" not in str(error.value)

@@ -18,6 +18,8 @@ For the L1-distance kernels (``"laplacian"``) the same rules use L1 distances an
 
 from __future__ import annotations
 
+import math
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,8 @@ from sklearn.metrics.pairwise import pairwise_distances
 from sklearn.utils import check_array
 
 from ._random import check_random_state
+from .exceptions import NonFiniteOutputError
+from .kernels import one_line_errors
 
 __all__ = ["BANDWIDTH_RULES", "gamma_from_data"]
 
@@ -72,11 +76,28 @@ def gamma_from_data(
     >>> round(gamma_from_data(X, kernel="laplacian"), 6)  # L1 distance 2: gamma = 1 / 2
     0.5
     """
-    X = check_array(X, accept_sparse=False, dtype=np.float64)
     if rule not in BANDWIDTH_RULES:
         raise ValueError(f"rule must be one of {BANDWIDTH_RULES}; got {rule!r}.")
+    if not isinstance(kernel, str):
+        raise TypeError(f"kernel must be a kernel name such as 'rbf'; got {kernel!r}.")
+    if rule == "percentile" and not (isinstance(q, Real) and 0.0 < q < 100.0):
+        raise ValueError(f"q must be in (0, 100); got {q!r}.")
+    if isinstance(max_samples, bool) or not isinstance(max_samples, Integral) or max_samples < 2:
+        raise ValueError(f"max_samples must be an integer >= 2; got {max_samples!r}.")
+    with one_line_errors():
+        X = check_array(X, accept_sparse=False, dtype=np.float64)
+    if rule != "mean_distance" and X.shape[0] < 2:
+        raise ValueError(
+            f"The {rule!r} bandwidth rule needs at least 2 rows (it uses pairwise "
+            f"distances); got {X.shape[0]}. Use rule='mean_distance' or set gamma explicitly."
+        )
     l1 = kernel.lower() in _L1_KERNELS
     metric = "manhattan" if l1 else "euclidean"
+    # The rules are scale-equivariant: work at unit scale (a power of two, exact), so that
+    # distances neither overflow nor underflow, and scale gamma back at the end.
+    largest = float(np.max(np.abs(X))) if X.size else 0.0
+    unit = math.ldexp(1.0, math.frexp(largest)[1] - 1) if largest > 0.0 else 1.0
+    X = X / unit
     if rule == "mean_distance":
         centered = X - X.mean(axis=0)
         dist = np.abs(centered).sum(axis=1) if l1 else np.linalg.norm(centered, axis=1)
@@ -92,17 +113,25 @@ def gamma_from_data(
             sigma = float(np.median(pairs))
             sigma2 = sigma**2
         else:
-            if not 0.0 < q < 100.0:
-                raise ValueError(f"q must be in (0, 100); got {q}.")
             sigma2 = (
                 float(np.percentile(pairs**2, q)) if not l1 else float(np.percentile(pairs, q)) ** 2
             )
             sigma = float(np.sqrt(sigma2))
-    if sigma <= 0.0:
+    if sigma <= 0.0 or sigma2 <= 0.0:
         raise ValueError(
             f"The {rule!r} bandwidth rule gives zero on this data (all points equal?); "
             "set gamma explicitly."
         )
-    if l1:
-        return 1.0 / sigma
-    return 1.0 / (2.0 * sigma2)
+    with np.errstate(over="ignore", under="ignore"):
+        gamma = (
+            float(np.float64(1.0) / (np.float64(sigma) * unit))
+            if l1
+            else float(np.float64(0.5) / (np.float64(sigma2) * unit) / unit)
+        )
+    if not (math.isfinite(gamma) and gamma > 0.0):
+        raise NonFiniteOutputError(
+            f"The {rule!r} bandwidth rule gives a gamma beyond the float64 range for data of "
+            f"magnitude {largest:.3g} (sigma = {sigma * unit:.3g}); rescale the data (e.g. "
+            "with sklearn.preprocessing.StandardScaler) and choose gamma on the rescaled data."
+        )
+    return gamma

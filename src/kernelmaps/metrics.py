@@ -9,7 +9,9 @@ at a time, so it runs on data whose kernel matrix would not fit in memory.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,8 @@ from sklearn import get_config
 from sklearn.utils import check_array, gen_batches
 
 from ._random import check_random_state
+from .exceptions import NonFiniteOutputError
+from .kernels import check_kernel_matrix, one_line_errors
 
 __all__ = [
     "NORMS",
@@ -31,16 +35,61 @@ NORMS = ("fro", "spectral", "max")
 
 
 def _check_norm(norm: str) -> None:
-    if norm not in NORMS:
+    if not isinstance(norm, str) or norm not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}; got {norm!r}.")
+
+
+class _SumOfSquares:
+    """``sum a^2`` of the values added, kept as ``scale^2 * ssq`` (LAPACK's ``dlassq``):
+    no overflow or underflow whatever their magnitudes."""
+
+    def __init__(self) -> None:
+        self.scale, self.ssq = 0.0, 1.0
+
+    def add(self, A: np.ndarray) -> None:
+        largest = float(np.max(np.abs(A))) if A.size else 0.0
+        if largest == 0.0:
+            return
+        if largest > self.scale:
+            self.ssq *= (self.scale / largest) ** 2
+            self.scale = largest
+        B = A / self.scale
+        self.ssq += float(np.einsum("ij,ij->", B, B))
+
+    def norm(self) -> float:
+        """``sqrt(sum a^2)`` (inf only when it exceeds the float range)."""
+        return self.scale * float(np.sqrt(self.ssq))
+
+    def ratio(self, other: _SumOfSquares) -> float:
+        """``norm() / other.norm()`` without overflow (nan if ``other`` is zero)."""
+        if other.scale == 0.0:
+            return math.nan
+        return (self.scale / other.scale) * float(np.sqrt(self.ssq / other.ssq))
 
 
 def _matrix_norm(A: np.ndarray, norm: str) -> float:
     if norm == "fro":
-        return float(np.linalg.norm(A, "fro"))
+        total = _SumOfSquares()
+        total.add(A)
+        return total.norm()
     if norm == "max":
         return float(np.max(np.abs(A))) if A.size else 0.0
     return float(np.linalg.norm(A, 2)) if A.size else 0.0
+
+
+def _rows_input(A: Any, name: str) -> Any:
+    """``A`` validated (finite, 2D, float) and, if sparse in any format, as CSR."""
+    with one_line_errors():
+        return check_array(A, accept_sparse="csr", dtype=(np.float64, np.float32), input_name=name)
+
+
+def _finite_result(error: float, what: str) -> float:
+    if not np.isfinite(error):
+        raise NonFiniteOutputError(
+            f"The {what} is not finite: the kernel or the features overflowed the float "
+            "range; rescale the data or use a smaller gamma (limits: docs/LIMITS.md)."
+        )
+    return float(error)
 
 
 def kernel_approximation_error(
@@ -73,21 +122,31 @@ def kernel_approximation_error(
     0.5
     """
     _check_norm(norm)
-    K = check_array(K, dtype=np.float64, input_name="K")
-    K_approx = check_array(
-        K_approx.toarray() if sp.issparse(K_approx) else K_approx,
-        dtype=np.float64,
-        input_name="K_approx",
-    )
+    with one_line_errors():
+        K = check_array(K.toarray() if sp.issparse(K) else K, dtype=np.float64, input_name="K")
+        K_approx = check_array(
+            K_approx.toarray() if sp.issparse(K_approx) else K_approx,
+            dtype=np.float64,
+            input_name="K_approx",
+        )
     if K.shape != K_approx.shape:
-        raise ValueError(f"K has shape {K.shape} but K_approx has shape {K_approx.shape}.")
-    error = _matrix_norm(K - K_approx, norm)
+        raise ValueError(
+            f"K has shape {K.shape} but K_approx has shape {K_approx.shape}; give two "
+            "matrices of the same shape."
+        )
+    # both at unit scale (a power of two): no overflow in the difference or the norms
+    largest = max(
+        float(np.max(np.abs(K), initial=0.0)), float(np.max(np.abs(K_approx), initial=0.0))
+    )
+    unit = math.ldexp(1.0, math.frexp(largest)[1] - 1) if largest > 0.0 else 1.0
+    error = _matrix_norm(K / unit - K_approx / unit, norm)
     if not relative:
-        return error
-    scale = _matrix_norm(K, norm)
+        with np.errstate(over="ignore"):
+            return _finite_result(error * unit, "kernel approximation error")
+    scale = _matrix_norm(K / unit, norm)
     if scale == 0.0:
         raise ValueError("K is zero in the chosen norm; use relative=False.")
-    return error / scale
+    return _finite_result(error / scale, "kernel approximation error")
 
 
 def _default_block_rows(n_columns: int) -> int:
@@ -131,7 +190,10 @@ class _Residual:
         """The exact kernel rows ``K[rows]`` and the residual ``K[rows] - Zx[rows] Zy^T``."""
         if self.single and self._cache is not None:
             return self._cache
-        K = np.asarray(self.kernel(self.X[rows], self.Y), dtype=np.float64)
+        Xb = self.X[rows]
+        K = check_kernel_matrix(
+            self.kernel(Xb, self.Y), Xb.shape[0], self.Y.shape[0], source="The kernel"
+        )
         block = self.Zx[rows] @ self.Zy.T
         approx = np.asarray(block.toarray() if sp.issparse(block) else block, dtype=np.float64)
         out = (K, K - approx)
@@ -143,21 +205,19 @@ class _Residual:
         K, E = self.pair(rows)
         return E if include_approx else K
 
-    def entrywise(self, norms: Sequence[str]) -> dict[str, tuple[float, float]]:
+    def entrywise(self, norms: Sequence[str]) -> dict[str, tuple[Any, Any]]:
         """``(|E|, |K|)`` in the Frobenius and max-entry norms, in one pass over the rows."""
-        fro_err, fro_ref, max_err, max_ref = 0.0, 0.0, 0.0, 0.0
+        fro_err, fro_ref = _SumOfSquares(), _SumOfSquares()
+        max_err, max_ref = 0.0, 0.0
         for rows in self.batches():
             K, E = self.pair(rows)
             if "fro" in norms:
-                fro_err += float(np.einsum("ij,ij->", E, E))
-                fro_ref += float(np.einsum("ij,ij->", K, K))
+                fro_err.add(E)
+                fro_ref.add(K)
             if "max" in norms:
                 max_err = max(max_err, float(np.max(np.abs(E))))
                 max_ref = max(max_ref, float(np.max(np.abs(K))))
-        return {
-            "fro": (float(np.sqrt(fro_err)), float(np.sqrt(fro_ref))),
-            "max": (max_err, max_ref),
-        }
+        return {"fro": (fro_err, fro_ref), "max": (max_err, max_ref)}
 
     def spectral(self, include_approx: bool, symmetric: bool, random_state: Any) -> float:
         """Spectral norm of ``E`` (``include_approx``) or of ``K``: dense or by Lanczos."""
@@ -251,32 +311,60 @@ def kernel_errors_from_features(
     >>> sorted(errors), all(0 < e < 0.5 for e in errors.values())
     (['fro', 'max'], True)
     """
-    norms = tuple(norms)
+    norms = (norms,) if isinstance(norms, str) else tuple(norms)
     for norm in norms:
         _check_norm(norm)
+    if not callable(kernel):
+        raise TypeError(
+            f"kernel must be a callable k(X, Y) returning the kernel matrix (e.g. a "
+            f"kernelmaps.kernels object); got {kernel!r}."
+        )
+    if block_rows is not None and (
+        isinstance(block_rows, bool) or not isinstance(block_rows, Integral) or block_rows < 1
+    ):
+        raise ValueError(f"block_rows must be an integer >= 1 or None; got {block_rows!r}.")
     symmetric = Y is None
     if symmetric and Z_y is not None:
-        raise ValueError("Z_y is given without its rows Y.")
+        raise ValueError("Z_y is given without its rows Y; give both or neither.")
+    if not symmetric and Z_y is None:
+        raise ValueError("Y is given without its features Z_y; give both or neither.")
+    X, Z_x = _rows_input(X, "X"), _rows_input(Z_x, "Z_x")
     if symmetric:
         Y, Z_y = X, Z_x
-    elif Z_y is None:
-        raise ValueError("Y is given without its features Z_y.")
-    n, m = Z_x.shape[0], Z_y.shape[0]
-    if n == 0 or m == 0:
-        raise ValueError("X and Y must hold at least one row each.")
+    else:
+        Y, Z_y = _rows_input(Y, "Y"), _rows_input(Z_y, "Z_y")
+    for rows, features, a, b in (("X", "Z_x", X, Z_x), ("Y", "Z_y", Y, Z_y)):
+        if a.shape[0] != b.shape[0]:
+            raise ValueError(
+                f"{rows} has {a.shape[0]} rows but {features} has {b.shape[0]}; give the "
+                f"features of the rows of {rows}, one row each."
+            )
+    if Z_x.shape[1] != Z_y.shape[1]:
+        raise ValueError(
+            f"Z_x has {Z_x.shape[1]} features but Z_y has {Z_y.shape[1]}; transform X and Y "
+            "with the same fitted map."
+        )
+    m = Z_y.shape[0]
     rows_per_block = block_rows or _default_block_rows(m)
-    if rows_per_block < 1:
-        raise ValueError(f"block_rows must be >= 1; got {block_rows}.")
     residual = _Residual(kernel, X, Y, Z_x, Z_y, rows_per_block)
-    pairs = residual.entrywise(norms) if {"fro", "max"} & set(norms) else {}
-    errors = {}
-    for norm in norms:
-        if norm == "spectral":
-            error = residual.spectral(True, symmetric, random_state)
-            scale = residual.spectral(False, symmetric, random_state) if relative else 1.0
-        else:
-            error, scale = pairs[norm]
-        errors[norm] = _relative(error, scale, relative)
+    with np.errstate(over="ignore", invalid="ignore"):
+        pairs = residual.entrywise(norms) if {"fro", "max"} & set(norms) else {}
+        errors = {}
+        for norm in norms:
+            if norm == "spectral":
+                error = residual.spectral(True, symmetric, random_state)
+                scale = residual.spectral(False, symmetric, random_state) if relative else 1.0
+            elif norm == "fro":
+                fro_err, fro_ref = pairs["fro"]
+                if relative and fro_ref.scale > 0.0:
+                    errors[norm] = _finite_result(fro_err.ratio(fro_ref), "fro error")
+                    continue
+                error, scale = fro_err.norm(), fro_ref.norm()
+            else:
+                error, scale = pairs[norm]
+            errors[norm] = _finite_result(
+                _relative(error, scale, relative), f"{norm} kernel approximation error"
+            )
     return errors
 
 

@@ -9,6 +9,15 @@ a transform is the output plus one block.  Maps whose block work releases the GI
 their blocks on one thread per core (BLAS limited to one thread meanwhile), and then
 hold one block per core.  :meth:`BaseFeatureMap.transform` is the only transform: the
 maps write the work of one block (see the class docstring for the contract).
+
+Every output is finite or the call raises: :meth:`BaseFeatureMap.transform` checks each
+block once it is written (a sum of the block, the element-wise check only when that sum is
+not finite) and raises :class:`~kernelmaps.exceptions.NonFiniteOutputError` naming the
+rows that overflowed and the fix; ``fit`` checks the fitted arrays the same way.  The
+floating-point warnings of the work itself are silenced meanwhile, the check says what
+went wrong.  Outputs and fitted arrays larger than 64 MiB are checked against the
+available memory first (:func:`kernelmaps._memory.check_memory`).  Where each map's
+limits are: ``docs/LIMITS.md``.
 """
 
 from __future__ import annotations
@@ -25,9 +34,11 @@ from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._array_types import dask_rowwise, is_dask_array
+from .._memory import check_memory
 from .._parallel import run_blocks
 from .._random import check_random_state
-from ..kernels import Kernel
+from ..exceptions import NonFiniteOutputError
+from ..kernels import Kernel, one_line_errors
 
 __all__ = [
     "BaseFeatureMap",
@@ -46,6 +57,101 @@ _MapT = TypeVar("_MapT", bound="type[BaseFeatureMap]")
 FLOAT_DTYPES = (np.float64, np.float32)
 
 _CACHE_BLOCK_BYTES = 1 << 22
+
+#: Requests of at least this many bytes are checked against the available memory first.
+_MEMORY_CHECK_BYTES = 1 << 26
+
+#: Where the numerical limits of every map are documented.
+LIMITS_PAGE = "docs/LIMITS.md"
+
+
+def ignore_fp_warnings() -> Any:
+    """The floating-point error state of a fit or a transform: overflow, invalid and
+    division warnings silenced, the result being checked for finiteness instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._base import ignore_fp_warnings
+    >>> with ignore_fp_warnings():
+    ...     float(np.float64(1e308) * 10)
+    inf
+    """
+    return np.errstate(over="ignore", invalid="ignore", divide="ignore")
+
+
+def is_finite(a: Any) -> bool:
+    """Whether every value of the array (or of a sparse matrix's stored values) is finite.
+
+    One sum first (a pass that stays in the cache for a block just written); the
+    element-wise check only when the sum is not finite, which also happens when finite
+    values add up beyond the float range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._base import is_finite
+    >>> is_finite(np.array([1e308, 1e308])), is_finite(np.array([1.0, np.nan]))
+    (True, False)
+    """
+    if sp.issparse(a):
+        a = a.data
+    a = np.asarray(a)
+    if a.dtype.kind not in "fc" or a.size == 0:
+        return True
+    with ignore_fp_warnings():
+        if np.isfinite(a.sum()):
+            return True
+        return bool(np.isfinite(a).all())
+
+
+def _non_finite_rows(block: Any) -> np.ndarray:
+    """Indices of the rows of ``block`` (dense or CSR) holding a non-finite value."""
+    if sp.issparse(block):
+        block = sp.csr_matrix(block)
+        bad = ~np.isfinite(block.data)
+        rows = np.repeat(np.arange(block.shape[0]), np.diff(block.indptr))
+        return np.unique(rows[bad])
+    return np.flatnonzero(~np.isfinite(np.asarray(block)).all(axis=1))
+
+
+def largest_magnitude(X: Any) -> float:
+    """``max |x|`` over the values of ``X`` (dense or sparse), 0 when empty.
+
+    Two reductions and no temporary (no ``abs`` array).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._base import largest_magnitude
+    >>> largest_magnitude(np.array([[1.0, -3.0]]))
+    3.0
+    """
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.size == 0:
+        return 0.0
+    return float(max(values.max(), -values.min()))
+
+
+def below_overflow(bound: float, dtype: Any) -> bool:
+    """Whether ``bound`` (a float64 bound on the magnitudes of a computation, maybe inf)
+    stays below half the largest value of ``dtype``, leaving room for rounding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._base import below_overflow
+    >>> below_overflow(1e30, np.float32), below_overflow(1e39, np.float32)
+    (True, False)
+    """
+    return bool(bound < 0.5 * float(np.finfo(dtype).max))
+
+
+def _row_list(rows: np.ndarray, offset: int | None) -> str:
+    shown = ", ".join(str(int(r) + (offset or 0)) for r in rows[:5])
+    more = f" and {rows.size - 5} more" if rows.size > 5 else ""
+    where = "" if offset is not None else " of the block"
+    return f"row{'s' if rows.size > 1 else ''} {shown}{more}{where}"
 
 
 def register_feature_map(cls: _MapT) -> _MapT:
@@ -266,13 +372,14 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     # -- validation ---------------------------------------------------------------------
 
     def _validate_X(self, X: Any, *, reset: bool) -> Any:
-        return validate_data(
-            self,
-            X,
-            accept_sparse=("csr", "csc") if self._accepts_sparse else False,
-            dtype=FLOAT_DTYPES,
-            reset=reset,
-        )
+        with one_line_errors(type(self).__name__):
+            return validate_data(
+                self,
+                X,
+                accept_sparse=("csr", "csc") if self._accepts_sparse else False,
+                dtype=FLOAT_DTYPES,
+                reset=reset,
+            )
 
     def _validate_transform_input(self, X: Any) -> Any:
         """The input of ``transform``, validated against the fit (CSR if sparse)."""
@@ -296,18 +403,109 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         -------
         self
         """
-        if is_dask_array(X):
-            from .._dask import fit_feature_map
+        with ignore_fp_warnings(), one_line_errors(type(self).__name__):
+            if is_dask_array(X):
+                from .._dask import fit_feature_map
 
-            return fit_feature_map(self, X)
-        self._validate_params()
-        X = self._validate_X(X, reset=True)
-        self._fit(X, check_random_state(getattr(self, "random_state", None)))
+                fit_feature_map(self, X)
+            else:
+                self._validate_params()
+                X = self._validate_X(X, reset=True)
+                self._fit(X, check_random_state(getattr(self, "random_state", None)))
+        self._check_fitted_state(getattr(X, "dtype", None))
         return self
 
     @abstractmethod
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         """Draw the map's random quantities; ``X`` is validated."""
+
+    # -- numerical guards ---------------------------------------------------------------
+
+    #: Parameters whose values scale the computation (named in the fix of an overflow).
+    _scale_parameters: ClassVar[tuple[str, ...]] = ("gamma",)
+
+    def _overflow_fix(self, dtype: Any = None, *, capitalize: bool = True) -> str:
+        """What to change when a result overflowed: rescale, smaller gamma, float64."""
+        fixes = ["rescale the input (e.g. with sklearn.preprocessing.StandardScaler)"]
+        fixes += [f"use a smaller {name}" for name in self._scale_parameters if hasattr(self, name)]
+        if dtype is not None and np.dtype(dtype) == np.float32:
+            fixes.append("pass float64 input")
+        head = ", ".join(fixes[:-1])
+        fix = f"{head} or {fixes[-1]}" if head else fixes[0]
+        first = fix[0].upper() if capitalize else fix[0]
+        return f"{first}{fix[1:]} (limits: {LIMITS_PAGE})"
+
+    def _check_fitted_state(self, dtype: Any = None) -> None:
+        """Refuse a fit whose arrays hold NaN or infinity (an overflow in the fit)."""
+        for name, value in vars(self).items():
+            if not name.endswith("_") or name.startswith("_"):
+                continue
+            arrays = value if isinstance(value, list) else [value]
+            for array in arrays:
+                if isinstance(array, tuple):  # (order, columns, matrix) groups
+                    array = array[-1]
+                if (isinstance(array, np.ndarray) or sp.issparse(array)) and not is_finite(array):
+                    raise NonFiniteOutputError(
+                        f"{type(self).__name__}.fit: the fitted {name} holds non-finite "
+                        "values: the computation overflowed for this data and these "
+                        f"parameters. {self._overflow_fix(dtype)}."
+                    )
+
+    def _cast_fitted(self, array: Any, dtype: Any, what: str) -> Any:
+        """A fitted array in the dtype of the input, refused if the cast overflows.
+
+        ``what`` names its values for the message (singular: ``"frequency"``).
+
+        float32 input casts the fitted weights to float32; weights beyond its range
+        (a large ``gamma``) would make every feature NaN.
+        """
+        dtype = np.dtype(dtype)
+        with ignore_fp_warnings():
+            out = array.astype(dtype, copy=False)
+        if out is not array and not is_finite(out):
+            largest = largest_magnitude(array)
+            limit = float(np.finfo(dtype).max)
+            fixes = [
+                f"use a smaller {name}" for name in self._scale_parameters if hasattr(self, name)
+            ]
+            raise NonFiniteOutputError(
+                f"{type(self).__name__}.transform: {what} values up to {largest:.3g} in "
+                f"magnitude exceed the {dtype.name} range (largest {limit:.3g}) of this input. "
+                f"Pass float64 input{''.join(' or ' + f for f in fixes)} (limits: "
+                f"{LIMITS_PAGE})."
+            )
+        return out
+
+    def _check_memory(self, n_bytes: float, what: str, fix: str) -> None:
+        """:func:`~kernelmaps._memory.check_memory` for requests of 64 MiB or more."""
+        if n_bytes >= _MEMORY_CHECK_BYTES:
+            check_memory(n_bytes, f"{type(self).__name__}: {what}", fix)
+
+    def _output_bytes(self, X: Any) -> float:
+        """Bytes of the output of ``transform(X)`` (dense: rows x n_out values)."""
+        return float(X.shape[0]) * float(self._n_features_out) * np.dtype(X.dtype).itemsize
+
+    def _finite_by_bound(self, X: Any, constants: Any) -> bool:
+        """Whether the features of the rows ``X`` are finite for certain, by a bound.
+
+        A map whose block work is cheap (a few operations per output value) proves it
+        from ``max |x|`` and its fitted weights instead of summing the block it wrote;
+        the default proves nothing and the block is checked.
+        """
+        return False
+
+    def _check_block(self, X: Any, block: Any, offset: int | None) -> None:
+        """Raise :class:`NonFiniteOutputError` if the features ``block`` of the rows ``X``
+        (starting at row ``offset`` of the input, None if unknown) are not all finite."""
+        if is_finite(block):
+            return
+        bad = _non_finite_rows(block)
+        largest = largest_magnitude(X[bad]) if bad.size else largest_magnitude(X)
+        raise NonFiniteOutputError(
+            f"{type(self).__name__}.transform: the features of {_row_list(bad, offset)} are "
+            f"not finite: the computation overflowed (largest |x| in those rows: "
+            f"{largest:.3g}). {self._overflow_fix(X.dtype)}."
+        )
 
     # -- transform: the steps a map supplies ----------------------------------------------
 
@@ -342,13 +540,17 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         dtype; None computes it here.  Used to run the block work outside
         :meth:`transform`, e.g. mapped over the chunks of a validated array.
         """
-        if constants is None:
-            constants = self._transform_constants(X)
-        if self._output_format(X) == "csr":
-            return self._transform_block_csr(X, constants)
-        out = np.empty((X.shape[0], self._n_features_out), dtype=X.dtype)
-        self._transform_block(X, out, constants)
-        return out
+        with ignore_fp_warnings():
+            if constants is None:
+                constants = self._transform_constants(X)
+            if self._output_format(X) == "csr":
+                block = self._transform_block_csr(X, constants)
+            else:
+                block = np.empty((X.shape[0], self._n_features_out), dtype=X.dtype)
+                self._transform_block(X, block, constants)
+            if not self._finite_by_bound(X, constants):
+                self._check_block(X, block, None)
+        return block
 
     def _run_row_blocks(self, work: Callable[[slice], None], X: Any, n_elements: int) -> None:
         """``work(rows)`` over the row blocks of ``X``, on threads if the map allows it."""
@@ -378,20 +580,33 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         """
         check_is_fitted(self)
         X = self._validate_transform_input(X)
-        constants = self._transform_constants(X)
         n_out = self._n_features_out
-        if self._output_format(X) == "csr":
-            parts: dict[int, sp.csr_matrix] = {}
+        self._check_memory(
+            self._output_bytes(X),
+            f"the output of transform for {X.shape[0]} rows ({n_out} features each)",
+            "transform fewer rows at a time or use fewer output features",
+        )
+        with ignore_fp_warnings():
+            constants = self._transform_constants(X)
+            if self._output_format(X) == "csr":
+                parts: dict[int, sp.csr_matrix] = {}
 
-            def csr_work(rows: slice) -> None:
-                parts[rows.start] = self._transform_block_csr(X[rows], constants)
+                def csr_work(rows: slice) -> None:
+                    Xb = X[rows]
+                    part = self._transform_block_csr(Xb, constants)
+                    if not self._finite_by_bound(Xb, constants):
+                        self._check_block(Xb, part, rows.start)
+                    parts[rows.start] = part
 
-            self._run_row_blocks(csr_work, X, X.shape[0] * n_out)
-            return stack_csr_rows([parts[start] for start in sorted(parts)], n_out)
-        out = np.empty((X.shape[0], n_out), dtype=X.dtype)
+                self._run_row_blocks(csr_work, X, X.shape[0] * n_out)
+                return stack_csr_rows([parts[start] for start in sorted(parts)], n_out)
+            out = np.empty((X.shape[0], n_out), dtype=X.dtype)
 
-        def work(rows: slice) -> None:
-            self._transform_block(X[rows], out[rows], constants)
+            def work(rows: slice) -> None:
+                Xb = X[rows]
+                self._transform_block(Xb, out[rows], constants)
+                if not self._finite_by_bound(Xb, constants):
+                    self._check_block(Xb, out[rows], rows.start)
 
-        self._run_row_blocks(work, X, out.size)
+            self._run_row_blocks(work, X, out.size)
         return out

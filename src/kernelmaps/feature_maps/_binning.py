@@ -8,11 +8,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval
 
-from ..kernels import BinnableKernel, Kernel, kernel_parameter_constraints, resolve_estimator_kernel
-from ._base import BaseFeatureMap, register_feature_map, row_blocks
-from ._binning_keys import grid_keys
+from ..exceptions import NonFiniteOutputError
+from ..kernels import (
+    BinnableKernel,
+    Kernel,
+    StrictInterval,
+    kernel_parameter_constraints,
+    resolve_estimator_kernel,
+)
+from ._base import BaseFeatureMap, largest_magnitude, register_feature_map, row_blocks
+from ._binning_keys import grid_keys, out_of_range_rows
 
 __all__ = ["RandomBinningFeatures", "merge_bin_keys"]
 
@@ -107,6 +113,11 @@ class RandomBinningFeatures(BaseFeatureMap):
     Cost: ``O(n d P)`` to bin and ``O(n P log n_bins)`` to look the bins up; the output is
     a CSR matrix with ``n P`` stored values at most.
 
+    Numerical limits: the integer bin coordinates ``(x - u) / delta`` must fit the 64-bit
+    keys (``|x| / delta < 4.6e18``, about ``gamma |x| < 1e17``): ``fit`` refuses data
+    beyond, and at ``transform`` a row beyond gets no entry (it shares no bin with the
+    training data).  See docs/LIMITS.md.
+
     References
     ----------
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
@@ -132,7 +143,7 @@ class RandomBinningFeatures(BaseFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma",)),
-        "n_grids": [Interval(Integral, 1, None, closed="left")],
+        "n_grids": [StrictInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 
@@ -175,6 +186,11 @@ class RandomBinningFeatures(BaseFeatureMap):
         """The kernel, and the pitches and shifts of the grids (from the width alone)."""
         kernel = resolve_estimator_kernel(self, n_features)
         assert isinstance(kernel, BinnableKernel)
+        self._check_memory(
+            3.0 * 8.0 * self.n_grids * n_features,
+            f"the pitches and shifts of {self.n_grids} grids in {n_features} dimensions",
+            "lower n_grids",
+        )
         self.kernel_ = kernel
         self.pitches_ = kernel.sample_bin_pitch(self.n_grids, n_features, rng)
         self.shifts_ = rng.uniform(0.0, 1.0, size=self.pitches_.shape) * self.pitches_
@@ -188,8 +204,23 @@ class RandomBinningFeatures(BaseFeatureMap):
         n_rows, n_features = X.shape
         if n_rows == 0:  # e.g. an empty chunk of a Dask array
             return [np.empty(0, dtype=np.uint64) for _ in range(self.n_grids)]
+        # the keys of every row in every grid (collected, then sorted), and a list per grid
+        self._check_memory(
+            3.0 * 8.0 * n_rows * self.n_grids + 200.0 * self.n_grids,
+            f"the bins of {n_rows} rows in {self.n_grids} grids",
+            "lower n_grids",
+        )
         occupied: list[list[np.ndarray]] = [[] for _ in range(self.n_grids)]
         for rows in row_blocks(n_rows, 8.0 * (n_features * 2 + self.n_grids)):
+            bad = out_of_range_rows(X[rows], self.shifts_, self.pitches_)
+            if bad is not None:
+                first = rows.start + int(np.flatnonzero(bad)[0])
+                raise NonFiniteOutputError(
+                    f"RandomBinningFeatures.fit: the bin coordinates (x - u) / pitch of row "
+                    f"{first} (largest |x| = {largest_magnitude(X[first : first + 1]):.3g}, "
+                    f"smallest pitch {float(np.min(self.pitches_)):.3g}) exceed the 64-bit "
+                    f"integer range of the bin keys. {self._overflow_fix(X.dtype)}."
+                )
             keys = self._grid_keys(X[rows])
             for p in range(self.n_grids):
                 occupied[p].append(keys[p])
@@ -210,6 +241,8 @@ class RandomBinningFeatures(BaseFeatureMap):
         """``1 / sqrt(n_grids)`` at the column of each grid's bin, if a training bin."""
         keys = self._grid_keys(X)
         n_rows = keys.shape[1]
+        # a row whose bins cannot be keyed lies beyond every training bin: no entries
+        beyond = out_of_range_rows(X, self.shifts_, self.pitches_)
         # grid-major (n_grids, n_rows): each grid's lookups write contiguous memory
         columns = np.empty((self.n_grids, n_rows), dtype=np.int64)
         found = np.empty((self.n_grids, n_rows), dtype=bool)
@@ -219,6 +252,8 @@ class RandomBinningFeatures(BaseFeatureMap):
             np.minimum(pos, len(known) - 1, out=pos)
             np.equal(known[pos], keys[p], out=found[p])
             np.add(pos, self._column_offsets[p], out=columns[p])
+        if beyond is not None:
+            found[:, beyond] = False
         indices = columns.T[found.T]
         indptr = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(found.sum(axis=0))])
         value = X.dtype.type(1.0 / math.sqrt(self.n_grids))

@@ -18,7 +18,10 @@ import scipy.sparse as sp
 from .._config import numba_enabled
 from .._parallel import parallel_rows
 
-__all__ = ["bin_keys", "grid_keys"]
+__all__ = ["bin_keys", "grid_keys", "out_of_range_rows"]
+
+#: Bin coordinates ``(x - u) / delta`` beyond this magnitude do not fit the int64 keys.
+COORDINATE_LIMIT = float(2**62)
 
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -47,6 +50,43 @@ def bin_keys(coords: np.ndarray) -> np.ndarray:
             h *= _MIX2
             h ^= h >> np.uint64(31)
     return h
+
+
+def out_of_range_rows(X: Any, shifts: np.ndarray, pitches: np.ndarray) -> np.ndarray | None:
+    """Rows of ``X`` with a bin coordinate ``|(x_j - u_j) / delta_j| >= 2^62`` in some grid.
+
+    Their bins cannot be keyed (the integer coordinates would overflow int64).  A bound
+    from ``max |x|`` settles most calls at the cost of one pass over ``X``; only when it
+    fails are the rows it does not clear checked exactly.  Returns None when no row is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.feature_maps._binning_keys import out_of_range_rows
+    >>> X = np.array([[0.5], [1e300]])
+    >>> out_of_range_rows(X, np.zeros((1, 1)), np.ones((1, 1)))
+    array([False,  True])
+    >>> out_of_range_rows(X[:1], np.zeros((1, 1)), np.ones((1, 1))) is None
+    True
+    """
+    Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
+    if Xd.size == 0 or shifts.size == 0:
+        return None
+    row_max = np.max(np.abs(Xd), axis=1).astype(np.float64)
+    shift_max = float(np.max(np.abs(shifts)))
+    pitch_min = float(np.min(pitches))
+    with np.errstate(over="ignore"):
+        suspect = (row_max + shift_max) / pitch_min >= COORDINATE_LIMIT
+    if not suspect.any():
+        return None
+    bad = np.zeros(Xd.shape[0], dtype=bool)
+    rows = np.flatnonzero(suspect)
+    Xs = Xd[rows].astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for p in range(shifts.shape[0]):
+            coords = np.abs((Xs - shifts[p]) / pitches[p])
+            bad[rows] |= ~(coords < COORDINATE_LIMIT).all(axis=1)
+    return bad if bad.any() else None
 
 
 def grid_keys(X: Any, shifts: np.ndarray, pitches: np.ndarray) -> np.ndarray:

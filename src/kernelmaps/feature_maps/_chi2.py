@@ -8,13 +8,25 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .._parallel import parallel_rows
-from ..kernels import AdditiveChi2, Kernel, SkewedChi2, check_above, check_non_negative
-from ._base import BaseFeatureMap, cache_block_rows, register_feature_map
+from ..kernels import (
+    AdditiveChi2,
+    Kernel,
+    SkewedChi2,
+    StrictInterval,
+    check_above,
+    check_non_negative,
+)
+from ._base import (
+    BaseFeatureMap,
+    below_overflow,
+    cache_block_rows,
+    largest_magnitude,
+    register_feature_map,
+)
 from ._trig import cos_shifted_into, cos_sin_into
 
 __all__ = ["AdditiveChi2Sampler", "SkewedChi2Sampler"]
@@ -32,6 +44,32 @@ _DENSE_FRACTION = 0.5
 _SPARSE_PRODUCT_DENSITY = 0.01
 
 
+#: The spectrum ``sech(pi w)`` of the additive chi2 kernel is below 1e-16 beyond this
+#: frequency: samples past it give features that are zero to float64 precision.
+_MAX_SAMPLED_FREQUENCY = 12.0
+
+#: Terms ``2 L sech(pi j L)`` of the sampled spectrum with ``pi j L`` above this are below
+#: 3e-20 L each and are bounded in total instead of summed (see the error bound).
+_NEGLIGIBLE_PHASE = 46.0
+
+#: Largest ``grid points x terms`` evaluated numerically by the error bound (about 0.2 s);
+#: beyond it the analytic bound alone is used.
+_MAX_BOUND_EVALUATIONS = 20_000_000
+
+
+def _sech(t: Any) -> np.ndarray:
+    """``1 / cosh(t)`` for ``t >= 0`` without overflow (``2 e^-t / (1 + e^-2t)``)."""
+    e = np.exp(-np.asarray(t, dtype=np.float64))
+    return 2.0 * e / (1.0 + e * e)
+
+
+def _geometric_tail(L: float, start: int) -> float:
+    """``4 L sum_{j >= start} e^(-pi j L)``, bounding ``2 L sum_{j >= start} sech(pi j L)``."""
+    if start * math.pi * L > 700.0:
+        return 0.0
+    return 4.0 * L * math.exp(-math.pi * start * L) / -math.expm1(-math.pi * L)
+
+
 def additive_chi2_error_bound(
     sample_steps: int, sample_interval: float, max_log_ratio: float = math.inf
 ) -> float:
@@ -41,11 +79,20 @@ def additive_chi2_error_bound(
     ``x_i y_i = 0`` are exactly 0, as in the kernel) with
     ``g(l) = L [1 + 2 sum_{j=1}^{n-1} sech(pi j L) cos(j L l)]`` (``L`` the interval, ``n``
     the steps), while ``k = sum_i sqrt(x_i y_i) sech((log x_i - log y_i) / 2)``.  Both are
-    even in ``l``.  The gap is evaluated on a grid of step ``h`` over ``[0, Lambda]``
-    with ``Lambda = min(max_log_ratio, 80 + 2 pi / L)``: beyond 80, ``sech(l / 2) <
-    1e-17`` and ``g`` repeats with period ``2 pi / L``, so one full period past 80 covers
-    every larger ``l``.  Adding ``h / 2`` times a Lipschitz constant of the gap and
-    ``2 sech(40)`` makes the result an upper bound, not an estimate.
+    even in ``l``.  With ``Lambda = max_log_ratio``:
+
+    * on ``[0, min(Lambda, 80)]`` the gap is evaluated on a grid of step ``h``, plus
+      ``h / 2`` times a Lipschitz constant of the gap (and the total of the terms with
+      ``pi j L > 46``, left out), or, when that grid would cost more than
+      ``2e7`` evaluations, bounded analytically: by Poisson summation the untruncated sum
+      is ``sum_k sech((l - 2 pi k / L) / 2)``, so the gap is at most the aliasing
+      ``4 e^(Lambda / 2) e^(-pi / L) / (1 - e^(-pi / L))`` plus the truncation
+      ``4 L e^(-pi n L) / (1 - e^(-pi L))``; the smaller of the two is used;
+    * beyond 80, ``sech(l / 2) < 1e-17`` and ``|g| <= g(0)``, a value ``g`` reaches once
+      per period ``2 pi / L``: the gap there is ``g(0)`` up to ``sech(40)``.
+
+    The result is an upper bound, not an estimate, and costs at most about ``2e7``
+    cosines whatever the parameters.
 
     Parameters
     ----------
@@ -65,17 +112,50 @@ def additive_chi2_error_bound(
     0.103
     """
     n, L = int(sample_steps), float(sample_interval)
-    j = np.arange(1, n)
-    amplitudes = 2.0 * L / np.cosh(np.pi * j * L)
-    end = min(float(max_log_ratio), 80.0 + 2.0 * np.pi / L)
-    h = min(1e-3, max(end, 1e-3) / 2e5)
-    grid = np.arange(0.0, end + h, h)
-    g = np.full_like(grid, L)
-    for jj, a in zip(j, amplitudes, strict=True):
-        g += a * np.cos(jj * L * grid)
-    gap = float(np.max(np.abs(g - 1.0 / np.cosh(grid / 2.0))))
-    lipschitz = float(np.sum(amplitudes * j * L)) + 0.25
-    return gap + lipschitz * h / 2.0 + 2.0 / math.cosh(40.0)
+    if not (n >= 1 and math.isfinite(L) and L > 0.0):
+        raise ValueError(
+            f"additive_chi2_error_bound needs sample_steps >= 1 and a finite "
+            f"sample_interval > 0; got {sample_steps!r} and {sample_interval!r}."
+        )
+    Lambda = max(float(max_log_ratio), 0.0)
+    near = min(Lambda, 80.0)
+    slack = 2.0 / math.cosh(40.0)
+    # the terms kept (pi j L <= 46), and a bound on the total of the others
+    n_kept = min(n - 1, int(_NEGLIGIBLE_PHASE / (math.pi * L)))
+    left_out = _geometric_tail(L, n_kept + 1) if n_kept < n - 1 else 0.0
+    # g(0) = L + sum_j 2 L sech(pi j L), bounded by L + 2 int_0^((n-1) L) sech(pi w) dw
+    if n_kept <= 1_000_000:
+        j = np.arange(1, n_kept + 1)
+        g0 = L + float(np.sum(2.0 * L * _sech(np.pi * j * L))) + left_out
+    else:
+        g0 = L + (4.0 / math.pi) * math.atan(math.tanh(math.pi * (n - 1) * L / 2.0))
+    # analytic bound on [0, near]: aliasing + truncation
+    if 2.0 * math.pi / L > near and math.pi / L < 700.0:
+        q = math.exp(-math.pi / L)
+        aliasing = 4.0 * math.exp(near / 2.0) * q / (1.0 - q)
+    elif 2.0 * math.pi / L > near:
+        aliasing = 0.0
+    else:
+        aliasing = math.inf
+    analytic = aliasing + _geometric_tail(L, n)
+    # numerical bound on [0, near], when affordable
+    h = min(1e-3, max(near, 1e-3) / 2e5)
+    n_points = int(near / h) + 2
+    numerical = math.inf
+    if n_points * max(n_kept, 1) <= _MAX_BOUND_EVALUATIONS:
+        grid = np.arange(0.0, near + h, h)
+        g = np.full_like(grid, L)
+        lipschitz = 0.25
+        for jj in range(1, n_kept + 1):
+            a = 2.0 * L * float(_sech(np.pi * jj * L))
+            g += a * np.cos(jj * L * grid)
+            lipschitz += a * jj * L
+        gap = float(np.max(np.abs(g - _sech(grid / 2.0))))
+        numerical = gap + lipschitz * h / 2.0 + left_out
+    bound = min(analytic, numerical)
+    if Lambda > 80.0:
+        bound = max(bound, g0)
+    return bound + slack
 
 
 @register_feature_map
@@ -124,6 +204,10 @@ class AdditiveChi2Sampler(BaseFeatureMap):
     variance.  Cost ``O(nnz(X) (2 n - 1))``; sparse input gives sparse CSR output with
     ``2 n - 1`` times the non-zeros, dense input dense output, dtype kept.
 
+    Numerical limits: the features are finite for every finite non-negative input;
+    ``(sample_steps - 1) * sample_interval > 12`` (samples where the spectrum is below
+    1e-16) is refused.  See docs/LIMITS.md.
+
     References
     ----------
     Vedaldi, A. and Zisserman, A. (2010). Efficient additive kernels via explicit feature
@@ -142,8 +226,8 @@ class AdditiveChi2Sampler(BaseFeatureMap):
     _kernel_requirement: ClassVar[str] = "the additive chi-squared kernel"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "sample_steps": [Interval(Integral, 1, None, closed="left")],
-        "sample_interval": [Interval(Real, 0.0, None, closed="neither"), None],
+        "sample_steps": [StrictInterval(Integral, 1, None, closed="left")],
+        "sample_interval": [StrictInterval(Real, 0.0, None, closed="neither"), None],
     }
 
     def __init__(self, *, sample_steps: int = 2, sample_interval: float | None = None) -> None:
@@ -171,14 +255,37 @@ class AdditiveChi2Sampler(BaseFeatureMap):
             interval = _DEFAULT_INTERVALS[self.sample_steps]
         else:
             interval = float(self.sample_interval)
+        highest = (self.sample_steps - 1) * interval
+        if highest > _MAX_SAMPLED_FREQUENCY:
+            useful = 1 + int(_MAX_SAMPLED_FREQUENCY / interval)
+            raise ValueError(
+                f"AdditiveChi2Sampler: sample_steps={self.sample_steps} with "
+                f"sample_interval={interval:g} samples the kernel's spectrum sech(pi w) up to "
+                f"w = (sample_steps - 1) * sample_interval = {highest:.4g}, but it is below "
+                f"1e-16 beyond w = {_MAX_SAMPLED_FREQUENCY:g}, where the features are zero; "
+                f"use sample_steps <= {useful} for this sample_interval, or a smaller "
+                "sample_interval."
+            )
+        self._n_features_out = X.shape[1] * (2 * self.sample_steps - 1)
         self.sample_interval_ = interval
         self.error_bound_ = additive_chi2_error_bound(self.sample_steps, interval)
-        self._n_features_out = X.shape[1] * (2 * self.sample_steps - 1)
 
     def _factors(self) -> np.ndarray:
         L = self.sample_interval_
         j = np.arange(1, self.sample_steps)
-        return np.sqrt(2.0 * L / np.cosh(np.pi * j * L))
+        return np.sqrt(2.0 * L * _sech(np.pi * j * L))
+
+    def _output_bytes(self, X: Any) -> float:
+        if not sp.issparse(X):
+            return super()._output_bytes(X)
+        # CSR: a value and a column index per feature of each non-zero
+        per_value = np.dtype(X.dtype).itemsize + 8
+        return float(X.nnz) * (2 * self.sample_steps - 1) * per_value
+
+    def _finite_by_bound(self, X: Any, constants: Any) -> bool:
+        # every feature is at most sqrt(2 L x) in magnitude (sech <= 1, |cos| <= 1)
+        bound = math.sqrt(2.0 * self.sample_interval_) * math.sqrt(largest_magnitude(X))
+        return below_overflow(bound, X.dtype)
 
     def _features_of_values(self, x: np.ndarray) -> list[np.ndarray]:
         """Features of positive values ``x``: [sqrt, cos_1, sin_1, ...], each like ``x``.
@@ -310,6 +417,9 @@ class SkewedChi2Sampler(BaseFeatureMap):
     ``[-2, 2]``, so ``P(|z(x) . z(y) - k| >= eps) <= 2 exp(-D eps^2 / 8)`` (Hoeffding).
     Cost ``O(nnz(X) D)``.
 
+    Numerical limits: the features are finite for every finite input above ``-c``.  See
+    docs/LIMITS.md.
+
     References
     ----------
     Li, F., Ionescu, C. and Sminchisescu, C. (2010). Random Fourier approximations for
@@ -329,8 +439,8 @@ class SkewedChi2Sampler(BaseFeatureMap):
     _kernel_requirement: ClassVar[str] = "the skewed chi-squared kernel"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "skewedness": [Interval(Real, 0.0, None, closed="neither")],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "skewedness": [StrictInterval(Real, 0.0, None, closed="neither")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 
@@ -364,6 +474,7 @@ class SkewedChi2Sampler(BaseFeatureMap):
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         self._check_values(X)
         d, D = X.shape[1], self.n_components
+        self._check_memory(4.0 * 8.0 * d * D, f"the {d} x {D} weight matrix", "lower n_components")
         u = rng.random((d, D))
         u = np.clip(u, np.finfo(np.float64).tiny, None)
         self.kernel_ = SkewedChi2(skewedness=float(self.skewedness))

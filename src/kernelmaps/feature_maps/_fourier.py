@@ -7,17 +7,26 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
+from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     Kernel,
     ShiftInvariantKernel,
+    StrictInterval,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
 from ..sampling import orthogonal_directions, uniform_points
-from ._base import BaseFeatureMap, cache_block_rows, register_feature_map
+from ._base import (
+    LIMITS_PAGE,
+    BaseFeatureMap,
+    below_overflow,
+    cache_block_rows,
+    largest_magnitude,
+    register_feature_map,
+)
 from ._fourier_layout import FourierLayout, fourier_features_into
 
 __all__ = ["RandomFourierFeatures"]
@@ -94,6 +103,13 @@ class RandomFourierFeatures(BaseFeatureMap):
     ``D`` have ``|z(x)|^2 = 1`` exactly.  Orthogonal and scrambled quasi-random frequencies keep the
     estimate unbiased and usually lower its variance.
 
+    Numerical limits: the projections ``w . x`` overflow when ``max|x| |w|_1`` passes the
+    float range (for the Gaussian kernel about ``max|x| d sqrt(2 gamma)`` beyond 1e307 in
+    float64, 1e37 in float32): ``transform`` then raises ``NonFiniteOutputError`` naming
+    the rows; float32 input with frequencies beyond float32 (``gamma`` above about 1e74)
+    is refused, naming float64 input.  The features are noise well before, once
+    ``|w . x|`` exceeds about 1e7 (float32) or 4e15 (float64).  See docs/LIMITS.md.
+
     References
     ----------
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
@@ -116,7 +132,7 @@ class RandomFourierFeatures(BaseFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma",)),
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "variant": [StrOptions({"cos_sin", "cos_phase"})],
         "sampler": [StrOptions({"mc", "orthogonal", "halton", "sobol"})],
         "scramble": ["boolean"],
@@ -155,6 +171,13 @@ class RandomFourierFeatures(BaseFeatureMap):
         layout = FourierLayout.of(self.n_components, self.variant)
         n_pairs, n_frequencies, n_phases = layout.n_pairs, layout.n_frequencies, layout.n_phases
         with_phase = n_phases > 0
+        # the frequencies and the draw's temporaries (orthogonal blocks, quasi-random
+        # points), float64
+        self._check_memory(
+            4.0 * 8.0 * n_features * n_frequencies,
+            f"the {n_features} x {n_frequencies} frequency matrix",
+            "lower n_components",
+        )
 
         offsets = None
         if self.sampler == "mc":
@@ -181,8 +204,12 @@ class RandomFourierFeatures(BaseFeatureMap):
             W = kernel.frequencies_from_uniform(U[:, :dim], n_features)
             if with_phase:
                 offsets = 2.0 * np.pi * U[n_pairs:, dim]
-        if not np.all(np.isfinite(W)):  # pragma: no cover - guarded by the samplers
-            raise FloatingPointError("non-finite frequencies were drawn; please report this.")
+        if not np.all(np.isfinite(W)):
+            raise NonFiniteOutputError(
+                f"RandomFourierFeatures.fit: frequencies beyond the float64 range were drawn "
+                f"for {kernel!r} (the spectral measure scales with gamma); use a smaller "
+                f"gamma or rescale the input instead (limits: {LIMITS_PAGE})."
+            )
 
         self.kernel_ = kernel
         self.frequencies_ = np.ascontiguousarray(W.T)
@@ -201,15 +228,21 @@ class RandomFourierFeatures(BaseFeatureMap):
         itemsize = np.dtype(X.dtype).itemsize
         return float(self.frequencies_.shape[1] * itemsize) + super()._block_bytes_per_row(X)
 
-    def _transform_constants(self, X: Any) -> tuple[np.ndarray, float]:
-        """The frequencies in the dtype of ``X`` (one float32 copy per call) and ``sqrt(2/D)``."""
-        W = self.frequencies_.astype(X.dtype, copy=False)
-        return W, FourierLayout.of(self.n_components, self.variant).scale
+    def _transform_constants(self, X: Any) -> tuple[np.ndarray, float, float]:
+        """The frequencies in the dtype of ``X`` (one float32 copy per call), ``sqrt(2/D)``
+        and the largest L1 norm of a frequency (the bound of :meth:`_finite_by_bound`)."""
+        W = self._cast_fitted(self.frequencies_, X.dtype, "frequency")
+        w_bound = float(np.max(np.sum(np.abs(self.frequencies_), axis=0), initial=0.0))
+        return W, FourierLayout.of(self.n_components, self.variant).scale, w_bound
+
+    def _finite_by_bound(self, X: Any, constants: tuple[np.ndarray, float, float]) -> bool:
+        # |w . x + b| <= max|x| |w|_1 + 2 pi: finite projections have finite cosines.
+        return below_overflow(largest_magnitude(X) * constants[2] + 2.0 * np.pi, X.dtype)
 
     def _transform_block(
-        self, X: Any, out: np.ndarray, constants: tuple[np.ndarray, float]
+        self, X: Any, out: np.ndarray, constants: tuple[np.ndarray, float, float]
     ) -> None:
-        W, scale = constants
+        W, scale, _ = constants
         L = self.n_pairs_
         if L == 0:  # cos_phase: project straight into the output block, then cos in place
             if sp.issparse(X):

@@ -11,12 +11,14 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.special import expit
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
+from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     Kernel,
     ShiftInvariantKernel,
+    StrictInterval,
     check_kernel_matrix,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
@@ -28,7 +30,13 @@ from ..sampling._landmarks import (
     finish_landmarks,
     row_reader,
 )
-from ._base import BaseFeatureMap, register_feature_map, row_blocks
+from ._base import (
+    BaseFeatureMap,
+    is_finite,
+    largest_magnitude,
+    register_feature_map,
+    row_blocks,
+)
 
 __all__ = ["IKA"]
 
@@ -143,6 +151,11 @@ class IKA(BaseFeatureMap):
     / S)`` of those of the operator with probability ``1 - delta`` (Bernstein's inequality
     in Hilbert space; Rosasco, Belkin & De Vito 2010).
 
+    Numerical limits: those of the kernel and the basis; with a shift-invariant kernel
+    and the ``"kernel"`` basis the features are finite at any magnitude, with the
+    ``"relu"`` basis the Gram matrix ``B^T B`` overflows for data beyond about 1e76
+    (``fit`` refuses it).  See docs/LIMITS.md.
+
     References
     ----------
     Ronchetti, M. (2018). IKA: Independent Kernel Approximator. arXiv:1809.01353.
@@ -167,11 +180,11 @@ class IKA(BaseFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "basis": [StrOptions({"kernel", "relu", "sigmoid", "fourier"}), callable],
-        "n_basis": [Interval(Integral, 1, None, closed="left"), None],
+        "n_basis": [StrictInterval(Integral, 1, None, closed="left"), None],
         "centers": [StrOptions({"uniform", "kmeans"})],
-        "sample_size": [Interval(Integral, 1, None, closed="left"), None],
+        "sample_size": [StrictInterval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 
@@ -268,6 +281,15 @@ class IKA(BaseFeatureMap):
         if S is None:
             S = 2000 if self.n_basis_ is None else max(2000, 10 * self.n_basis_)
         S = min(int(S), n_samples)
+        if self.n_basis_ is not None:
+            n = self.n_basis_
+            # P, M and the eigenproblem's matrices (n x n), B and G B (S x n), float64
+            self._check_memory(
+                8.0 * (8.0 * n * n + 3.0 * S * n),
+                f"the {n} basis functions on a sample of {S} rows (n_basis^2 and "
+                "sample_size x n_basis matrices)",
+                "lower n_basis (or n_components) or sample_size",
+            )
         sample = np.sort(rng.choice(n_samples, size=S, replace=False))
         if centre_draw is None:
             (Y,) = read_rows([sample])
@@ -287,13 +309,21 @@ class IKA(BaseFeatureMap):
                     f"n_components={m} cannot exceed the {self.n_basis_} basis functions "
                     "returned by the basis callable."
                 )
-        if not np.all(np.isfinite(B)):
-            raise ValueError(
-                "The basis functions have non-finite values on the training sample; check "
-                "the basis and the data."
+        if not is_finite(B):
+            raise NonFiniteOutputError(
+                f"IKA.fit: the basis functions have non-finite values on the training sample "
+                f"(largest |x| = {largest_magnitude(Y):.3g}): the basis overflowed or "
+                f"returned NaN. Check the basis, or "
+                f"{self._overflow_fix(Y.dtype, capitalize=False)}."
             )
         P = (B.T @ B) / S
         M = self._project_gram(kernel, Y, B) / S**2
+        if not (is_finite(P) and is_finite(M)):
+            raise NonFiniteOutputError(
+                f"IKA.fit: the Gram matrices of the basis (B^T B and B^T K B) overflow "
+                f"float64 for this data (largest basis value {largest_magnitude(B):.3g}). "
+                f"{self._overflow_fix(Y.dtype)}."
+            )
         eigenvalues, vectors, rank = _generalized_top_eigh(M, P, m, stacklevel=stacklevel + 2)
         self.basis_rank_ = rank
         lam = np.maximum(eigenvalues, 0.0)
@@ -315,6 +345,12 @@ class IKA(BaseFeatureMap):
         """Draw the Fourier frequencies, or the centres' draw (their rows are read later);
         returns the number of basis functions and the centres' draw (None for Fourier)."""
         n_basis = m if self.n_basis is None else int(self.n_basis)
+        if self.basis == "fourier":
+            self._check_memory(
+                8.0 * 3.0 * n_basis * n_features,
+                f"the {n_features} x {n_basis} frequencies of the Fourier basis",
+                "lower n_basis (or n_components)",
+            )
         if m > n_basis:
             raise ValueError(
                 f"n_components={m} cannot exceed n_basis={n_basis}: IKA finds at most "
@@ -359,8 +395,12 @@ class IKA(BaseFeatureMap):
         scale = 0.0
         for rows in row_blocks(S, 8.0 * (S + n), max_rows=1024):
             G = check_kernel_matrix(kernel(Y[rows], Y), rows.stop - rows.start, S)
-            if not np.all(np.isfinite(G)):
-                raise ValueError("The kernel has non-finite values on the training sample.")
+            if not is_finite(G):
+                raise NonFiniteOutputError(
+                    "IKA.fit: the kernel has non-finite values on the training sample "
+                    f"(largest |x| = {largest_magnitude(Y):.3g}). "
+                    f"{self._overflow_fix(Y.dtype)}."
+                )
             # Symmetry is checked on a corner of the diagonal block (cheap, and enough to
             # catch a kernel with k(x, y) != k(y, x)).
             c = min(256, rows.stop - rows.start)

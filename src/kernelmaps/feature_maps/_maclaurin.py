@@ -8,12 +8,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
+from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     DotProductKernel,
     Kernel,
+    StrictInterval,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
     squared_row_norms,
@@ -80,10 +82,31 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
                 f"for the random higher-order features; got n_components={n_out}. Use "
                 f"n_components >= {n_exact + int(needs_random)} or h01=False."
             )
+        # the orders and weights, and the expected Rademacher columns (E[N] of each)
+        mean_order = min_order + 1.0 / (p - 1.0)
+        self._check_memory(
+            8.0 * n_random * (2.0 + n_features * mean_order),
+            f"{n_random} random features with {mean_order:.3g} Rademacher vectors of "
+            f"{n_features} values each on average (p={p!r})",
+            "lower n_components or use a larger p",
+        )
         # numpy's geometric counts trials to the first success (>= 1): with success
         # probability 1 - 1/p, N - min_order = trials - 1 has P = (p - 1) p^-(k + 1).
         orders = rng.geometric(1.0 - 1.0 / p, size=n_random) - 1 + min_order
-        coefficients = {int(n): kernel.maclaurin_coefficient(int(n)) for n in np.unique(orders)}
+        coefficients_needed = np.unique(orders)
+        # the Rademacher vectors, as float64 once a transform casts them
+        self._check_memory(
+            8.0 * n_features * float(np.sum(orders, dtype=np.float64)),
+            f"the Rademacher vectors of the {n_random} random features (orders up to "
+            f"{int(orders.max(initial=0))}, p={p!r})",
+            "lower n_components or use a larger p",
+        )
+        try:
+            coefficients = {
+                int(n): kernel.maclaurin_coefficient(int(n)) for n in coefficients_needed
+            }
+        except NonFiniteOutputError as error:
+            raise NonFiniteOutputError(f"{type(self).__name__}.fit: {error}") from None
         a = np.array([coefficients[int(n)] for n in orders], dtype=np.float64)
         weights = np.sqrt(a / _order_probability(orders, p, min_order))
         groups = []
@@ -107,10 +130,20 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
     def _supports_kernel(cls, kernel: Kernel) -> bool:
         return isinstance(kernel, DotProductKernel)
 
+    def _rademacher_columns(self) -> int:
+        """Columns of the products ``X W`` of one block: the Rademacher vectors."""
+        return int(sum(W.shape[1] for _, _, W in self.rademacher_))
+
+    def _block_bytes_per_row(self, X: Any) -> float:
+        itemsize = np.dtype(X.dtype).itemsize
+        return float(self._rademacher_columns() * itemsize) + super()._block_bytes_per_row(X)
+
     def _maclaurin_constants(self, dtype: np.dtype) -> tuple[list[Any], np.ndarray]:
         """The Rademacher matrices in ``dtype`` and the column weights, once per call."""
         groups = [(n, cols, W.astype(dtype)) for n, cols, W in self.rademacher_]
-        weights = (self.weights_ / math.sqrt(max(self.n_random_, 1))).astype(dtype)
+        weights = self._cast_fitted(
+            self.weights_ / math.sqrt(max(self.n_random_, 1)), dtype, "feature weight"
+        )
         return groups, weights
 
     def _maclaurin_block(
@@ -215,6 +248,12 @@ class RandomMaclaurinFeatures(_MaclaurinFeatureMap):
     Cost: drawing ``sum_i N_i`` Rademacher vectors (``E[N] = 1 / (p - 1)``), transform
     ``O(n d sum_i N_i)`` by one matrix product per order, in row blocks.
 
+    Numerical limits: the features are products of ``N`` projections and overflow when
+    ``(d max|x|)^N a_N / P[N]`` passes the float range (about ``|x| > 1e102`` in float64,
+    ``1e12`` in float32 for a cubic kernel); ``transform`` then raises
+    ``NonFiniteOutputError``.  A ``gamma`` whose Maclaurin coefficients overflow (about
+    ``1e200``) is refused at ``fit``.  See docs/LIMITS.md.
+
     References
     ----------
     Kar, P. and Karnick, H. (2012). Random feature maps for dot product kernels. AISTATS.
@@ -236,8 +275,8 @@ class RandomMaclaurinFeatures(_MaclaurinFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **_KERNEL_PARAM_CONSTRAINTS,
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "p": [Interval(Real, 1.0, None, closed="neither")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
+        "p": [StrictInterval(Real, 1.0, None, closed="neither")],
         "h01": ["boolean"],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
@@ -329,6 +368,9 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
     Cost: the up-projection ``O(n d sum_i N_i)`` plus ``O(n L D)`` for the projection (a
     third of it with ``"sparse"``), in row blocks; memory ``L + D`` floats per row.
 
+    Numerical limits: those of :class:`RandomMaclaurinFeatures` (the projection adds
+    none).  See docs/LIMITS.md.
+
     References
     ----------
     Hamid, R., Xiao, Y., Gittens, A. and DeCoste, D. (2014). Compact random feature maps.
@@ -350,10 +392,10 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **_KERNEL_PARAM_CONSTRAINTS,
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "up_factor": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
+        "up_factor": [StrictInterval(Integral, 1, None, closed="left")],
         "projection": [StrOptions({"gaussian", "rademacher", "sparse"})],
-        "p": [Interval(Real, 1.0, None, closed="neither")],
+        "p": [StrictInterval(Real, 1.0, None, closed="neither")],
         "h01": ["boolean"],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
@@ -389,6 +431,11 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
         kernel = self._resolve_dot_product_kernel(X)
         D = self.n_components
         L = self.up_factor * D
+        self._check_memory(
+            (2.0 if self.projection != "sparse" else 5.0) * 8.0 * L * D,
+            f"the {L} x {D} projection (up_factor * n_components rows)",
+            "lower n_components or up_factor",
+        )
         self._draw_maclaurin(kernel, X.shape[1], L, rng)
         scale = 1.0 / math.sqrt(D)
         R: Any

@@ -11,11 +11,12 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from ..kernels import (
     Kernel,
     LandmarkKernel,
+    StrictInterval,
     check_kernel_matrix,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
@@ -253,6 +254,11 @@ class Nystroem(BaseFeatureMap):
     partition (Zhang, Tsang & Kwok 2008).  For any landmarks the Frobenius error is at
     least the best rank-``m`` error (the SVD of ``K``).
 
+    Numerical limits: those of the kernel.  The Gaussian, Laplacian and Matérn kernels
+    are finite at any magnitude (far rows get zero features); kernel values beyond the
+    float range (a polynomial kernel on large data) raise ``NonFiniteOutputError``.  See
+    docs/LIMITS.md.
+
     References
     ----------
     Williams, C. K. I. and Seeger, M. (2001). Using the Nyström method to speed up kernel
@@ -280,9 +286,9 @@ class Nystroem(BaseFeatureMap):
         **kernel_parameter_constraints(
             named=("gamma", "degree", "coef0"), callable_ok=True, precomputed_ok=True
         ),
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"uniform", "kmeans", "leverage"}), "array-like"],
-        "eigen_cutoff": [Interval(Real, 0.0, 1.0, closed="left"), None],
+        "eigen_cutoff": [StrictInterval(Real, 0.0, 1.0, closed="left"), None],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 
@@ -330,6 +336,15 @@ class Nystroem(BaseFeatureMap):
         compute.  ``stacklevel``: the user's frame, counted from the caller (1: the
         caller), for the warnings.
         """
+        given = not isinstance(self.landmarks, str)
+        m = len(self.landmarks) if given else min(int(self.n_components), n_samples)
+        # K_mm and its evaluation's temporaries, the normalization, the eigenvectors and
+        # LAPACK's workspace (float64)
+        self._check_memory(
+            8.0 * 8.0 * m * m,
+            f"the {m} x {m} kernel matrix of the landmarks and its eigendecomposition",
+            "lower n_components" if not given else "give fewer landmarks",
+        )
         if self._precomputed:
             K_mm = self._fit_precomputed(
                 n_samples, n_features, dtype, read_rows, rng, stacklevel=stacklevel + 1
@@ -505,7 +520,7 @@ class Nystroem(BaseFeatureMap):
     def _transform_constants(self, X: Any) -> _NystroemConstants:
         """The landmark kernel and the normalization in the dtype of ``X``, prepared once."""
         dtype = np.dtype(X.dtype)
-        normalization = np.asarray(self.normalization_).astype(dtype, copy=False)
+        normalization = self._cast_fitted(np.asarray(self.normalization_), dtype, "normalization")
         return _NystroemConstants(self._landmark_kernel(dtype), normalization, _KernelBuffer())
 
     def _transform_block(self, X: Any, out: np.ndarray, constants: _NystroemConstants) -> None:

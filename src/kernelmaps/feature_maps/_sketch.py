@@ -9,16 +9,16 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.fft
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval
 
 from ..kernels import (
     HomogeneousPolynomial,
     Kernel,
     Polynomial,
+    StrictInterval,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ._base import BaseFeatureMap, register_feature_map
+from ._base import BaseFeatureMap, largest_magnitude, register_feature_map
 from ._sketch_kernels import (
     count_sketches,
     direct_bytes_per_row,
@@ -101,6 +101,11 @@ class TensorSketch(BaseFeatureMap):
     almost nothing on the compiled direct one, where scikit-learn's
     PolynomialCountSketch holds ``degree D`` complex128 values for every row at once.
 
+    Numerical limits: the features are at most ``D (sqrt(gamma) |x|_1 + sqrt(coef0))^degree``
+    in magnitude; beyond the float range (about ``|x| > 1e103`` in float64 and ``1e13`` in
+    float32 for degree 3 and ``d = 16``) ``transform`` raises ``NonFiniteOutputError``.
+    See docs/LIMITS.md.
+
     References
     ----------
     Pham, N. and Pagh, R. (2013). Fast and scalable polynomial kernels via explicit
@@ -126,7 +131,7 @@ class TensorSketch(BaseFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("degree", "gamma", "coef0"), kernel_params=False),
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 
@@ -206,6 +211,15 @@ class TensorSketch(BaseFeatureMap):
     def _transform_constants(self, X: Any) -> str:
         """The route, ``"direct"`` or ``"fft"``, chosen once per call."""
         return self._route()
+
+    def _finite_by_bound(self, X: Any, constants: str) -> bool:
+        # Every term and every spectrum value is at most |x'|_1^degree, and a sum of D of
+        # them stays below D |x'|_1^degree, with |x'|_1 <= sqrt(gamma) d max|x| + sqrt(coef0).
+        norm = self._scale * X.shape[1] * largest_magnitude(X) + self._constant
+        if norm == 0.0:
+            return True
+        log_bound = math.log(self.n_components) + self._degree * math.log(norm)
+        return log_bound < math.log(0.5 * float(np.finfo(X.dtype).max))
 
     def _transform_block(self, X: Any, out: np.ndarray, constants: str) -> None:
         hashes, signs = self.hashes_, self.signs_

@@ -17,16 +17,23 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from ..kernels import (
     Gaussian,
     Kernel,
     ShiftInvariantKernel,
+    StrictInterval,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ._base import BaseFeatureMap, cache_block_rows, register_feature_map
+from ._base import (
+    BaseFeatureMap,
+    below_overflow,
+    cache_block_rows,
+    largest_magnitude,
+    register_feature_map,
+)
 from ._fourier_layout import FourierLayout, fourier_features_into
 from ._hadamard import fastfood_projection, next_power_of_two, sorf_projection
 
@@ -39,6 +46,7 @@ class _Projection(NamedTuple):
     project: Any  # fastfood_projection or sorf_projection
     parameters: tuple[np.ndarray, ...]
     scale: float
+    gain: float  # max |projection| / max |x|, bounding every intermediate value too
 
 
 class _StructuredFourierFeatures(BaseFeatureMap):
@@ -54,7 +62,7 @@ class _StructuredFourierFeatures(BaseFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma",)),
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "variant": [StrOptions({"cos_sin", "cos_phase"})],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
@@ -78,6 +86,14 @@ class _StructuredFourierFeatures(BaseFeatureMap):
         layout = FourierLayout.of(self.n_components, self.variant)
         d = next_power_of_two(n_features)
         n_blocks = -(-layout.n_frequencies // d)
+        # at most ten (n_blocks, d) arrays of 8 bytes at once: the parameters, the draw's
+        # temporaries (the tiled permutations, the chi draws) and the transform's casts
+        self._check_memory(
+            10.0 * 8.0 * n_blocks * d,
+            f"the {n_blocks} blocks of {d} (n_features_in_ padded to a power of two) "
+            "structured frequencies",
+            "lower n_components",
+        )
 
         self._draw(kernel, n_blocks, d, rng)
         n_phases = layout.n_phases
@@ -109,11 +125,23 @@ class _StructuredFourierFeatures(BaseFeatureMap):
         work = 2.0 * self.n_blocks_ * self.padded_dim_ * itemsize
         return work + super()._block_bytes_per_row(X)
 
+    def _projection_gain(self) -> float:
+        """Bound on ``max |v| / max |x|`` over every intermediate ``v`` of the product."""
+        raise NotImplementedError
+
     def _transform_constants(self, X: Any) -> _Projection:
         project, parameters = self._projection(np.dtype(X.dtype))
         return _Projection(
-            project, parameters, FourierLayout.of(self.n_components, self.variant).scale
+            project,
+            parameters,
+            FourierLayout.of(self.n_components, self.variant).scale,
+            self._projection_gain(),
         )
+
+    def _finite_by_bound(self, X: Any, constants: _Projection) -> bool:
+        # finite projections (and phases) have finite cosines and sines
+        bound = largest_magnitude(X) * constants.gain + 2.0 * np.pi
+        return below_overflow(bound, X.dtype)
 
     def _project(self, X: Any, dtype: np.dtype, constants: _Projection | None = None) -> np.ndarray:
         """Projections ``x W^T`` of the rows of ``X``, shape (b, n_blocks * d), in ``dtype``."""
@@ -236,6 +264,10 @@ class Fastfood(_StructuredFourierFeatures):
     ``O(d D)``.  Sparse input is densified one row block at a time.  The transforms
     run compiled (numba) when enabled, see :func:`kernelmaps.config_context`.
 
+    Numerical limits: as :class:`RandomFourierFeatures`; each Hadamard product gains at
+    most a factor ``d`` (about ``|x| > 1e306`` in float64, ``1e37`` in float32 for
+    ``d = 16``).  See docs/LIMITS.md.
+
     References
     ----------
     Le, Q., Sarlós, T. and Smola, A. (2013). Fastfood - approximating kernel expansions in
@@ -281,9 +313,15 @@ class Fastfood(_StructuredFourierFeatures):
             self.signs_.astype(dtype),
             np.ascontiguousarray(self.permutations_, dtype=np.intp),
             self.gaussians_.astype(dtype),
-            self._row_scales().astype(dtype),
+            self._cast_fitted(self._row_scales(), dtype, "frequency norm"),
         )
         return fastfood_projection, parameters
+
+    def _projection_gain(self) -> float:
+        # |H v|_inf <= |v|_1: the first H gains n_features_in_, the second d; then G and S
+        largest_g = float(np.max(np.abs(self.gaussians_), initial=0.0))
+        largest_s = float(np.max(np.abs(self._row_scales()), initial=0.0))
+        return self.n_features_in_ * max(largest_g, 1.0) * self.padded_dim_ * max(largest_s, 1.0)
 
     def _row_scales(self) -> np.ndarray:
         """``diag(S_j) / sqrt(d)``: ``r_ji / (sqrt(d) |G_j|)``, shape (n_blocks, d)."""
@@ -384,6 +422,10 @@ class StructuredOrthogonalFeatures(_StructuredFourierFeatures):
     (``4 D`` numbers) instead of ``O(d D)``.  Sparse input is densified one row block at
     a time.
 
+    Numerical limits: as :class:`RandomFourierFeatures`; each Hadamard product gains at
+    most a factor ``d`` (about ``|x| > 1e306`` in float64, ``1e36`` in float32 for
+    ``d = 16``).  See docs/LIMITS.md.
+
     References
     ----------
     Yu, F. X., Suresh, A. T., Choromanski, K., Holtmann-Rice, D. and Kumar, S. (2016).
@@ -438,6 +480,12 @@ class StructuredOrthogonalFeatures(_StructuredFourierFeatures):
             norms = np.full((n_blocks, d), math.sqrt(2.0 * kernel._g * d))
         self.norms_ = norms
 
+    def _projection_gain(self) -> float:
+        # |H v|_inf <= |v|_1: the first H gains n_features_in_, the next two d each
+        largest_s = float(np.max(np.abs(self.norms_), initial=0.0)) / self.padded_dim_**1.5
+        return self.n_features_in_ * self.padded_dim_**2 * max(largest_s, 1.0)
+
     def _projection(self, dtype: np.dtype) -> tuple[Any, tuple[np.ndarray, ...]]:
         row_scales = self.norms_ / self.padded_dim_**1.5
-        return sorf_projection, (self.signs_.astype(dtype), row_scales.astype(dtype))
+        row_scales = self._cast_fitted(row_scales, dtype, "frequency norm")
+        return sorf_projection, (self.signs_.astype(dtype), row_scales)

@@ -9,9 +9,11 @@ from those arguments to a kernel.
 
 from ._argument import (
     CallableKernel,
+    StrictInterval,
     check_kernel_matrix,
     kernel_from_params,
     kernel_parameter_constraints,
+    one_line_errors,
     resolve_estimator_kernel,
 )
 from ._base import (
@@ -62,6 +64,7 @@ __all__ = [
     "Polynomial",
     "ShiftInvariantKernel",
     "SkewedChi2",
+    "StrictInterval",
     "check_above",
     "check_kernel_matrix",
     "check_non_negative",
@@ -70,6 +73,7 @@ __all__ = [
     "kernel_names",
     "kernel_parameter_constraints",
     "make_kernel",
+    "one_line_errors",
     "register_kernel",
     "resolve_estimator_kernel",
     "resolve_kernel",

@@ -11,7 +11,8 @@ defaults (those of the kernel class, e.g. :class:`~kernelmaps.kernels.Polynomial
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from numbers import Integral, Real
 from typing import Any
 
@@ -23,19 +24,83 @@ from ._base import Kernel, kernel_names, resolve_kernel
 
 __all__ = [
     "CallableKernel",
+    "StrictInterval",
     "check_kernel_matrix",
     "kernel_from_params",
     "kernel_parameter_constraints",
+    "one_line_errors",
     "resolve_estimator_kernel",
 ]
+
+
+@contextmanager
+def one_line_errors(owner: str | None = None) -> Iterator[None]:
+    """Re-raise scikit-learn's multi-line ``ValueError`` of input validation as one line.
+
+    ``check_array`` explains NaN input and 1D input over several lines (the second one
+    printing the whole array); every bad input of kernelmaps gets one line naming the
+    problem and the fix.  ``owner`` names the estimator in the NaN message.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.utils import check_array
+    >>> from kernelmaps.kernels import one_line_errors
+    >>> with one_line_errors():
+    ...     check_array(np.arange(3.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: Expected 2D array, got 1D array instead. Reshape your data either ...
+    """
+    try:
+        yield
+    except ValueError as error:
+        message = str(error)
+        if type(error) is not ValueError or "\n" not in message.strip():
+            raise
+        lines = [line.strip() for line in message.strip().splitlines()]
+        first = lines[0].rstrip(".:")
+        if "contains NaN" in first:
+            who = f"{owner} does" if owner else "kernelmaps does"
+            text = (
+                f"{first}: {who} not accept missing values; impute them (e.g. with "
+                "sklearn.impute.SimpleImputer) or drop those rows."
+            )
+        else:
+            rest = [line for line in lines[1:] if line and not line.startswith("array=")]
+            text = ". ".join([first, " ".join(rest)]) if rest else f"{first}."
+        raise ValueError(text) from None
+
+
+class StrictInterval(Interval):
+    """scikit-learn's :class:`~sklearn.utils._param_validation.Interval`, refusing booleans.
+
+    ``True`` is an ``Integral`` (and a ``Real``) to Python, so scikit-learn's interval
+    accepts ``n_components=True`` as 1; every estimator of kernelmaps refuses it with the
+    usual "must be an int in the range ..." message.
+
+    Examples
+    --------
+    >>> from numbers import Integral
+    >>> from kernelmaps.kernels import StrictInterval
+    >>> constraint = StrictInterval(Integral, 1, None, closed="left")
+    >>> constraint.is_satisfied_by(3), constraint.is_satisfied_by(True)
+    (True, False)
+    """
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        return bool(super().is_satisfied_by(val))
+
 
 #: The named kernel parameters an estimator may take, with their constraints.  They are
 #: those of the kernel classes (``Polynomial``: integer degree >= 1, coef0 >= 0; every
 #: ``gamma`` > 0), so that a bad value is refused before ``fit`` does any work.
 _NAMED_CONSTRAINTS: dict[str, list[Any]] = {
-    "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
-    "degree": [Interval(Integral, 1, None, closed="left"), None],
-    "coef0": [Interval(Real, 0.0, None, closed="left"), None],
+    "gamma": [StrictInterval(Real, 0.0, None, closed="neither"), None],
+    "degree": [StrictInterval(Integral, 1, None, closed="left"), None],
+    "coef0": [StrictInterval(Real, 0.0, None, closed="left"), None],
 }
 
 

@@ -21,6 +21,8 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from ..exceptions import NonFiniteOutputError
+
 __all__ = [
     "BinnableKernel",
     "Kernel",
@@ -106,6 +108,31 @@ def _as_float_array(X: Any) -> np.ndarray | sp.spmatrix:
     return np.asarray(X, dtype=np.float64)
 
 
+def _diag_input(X: Any) -> np.ndarray | sp.spmatrix:
+    """The rows of ``kernel.diag(X)``: a 2D float64 array or CSR matrix, or a clear error."""
+    X_ = _as_float_array(X)
+    if X_.ndim != 2:
+        raise ValueError(
+            f"Expected a 2D array of rows (n_samples, n_features), got shape {X_.shape}; "
+            "reshape your data, e.g. with array.reshape(1, -1) for a single row."
+        )
+    return X_
+
+
+def _largest_magnitude(X: Any) -> float:
+    """``max |x|`` over the (stored) values of a dense or sparse ``X``; 0 when empty."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.size == 0:
+        return 0.0
+    return float(max(values.max(), -values.min()))
+
+
+def _all_finite(K: np.ndarray) -> bool:
+    """Whether every entry of ``K`` is finite: one sum, element-wise only if it is not."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(K.sum()) or np.isfinite(K).all())
+
+
 def _result_dtype(X: Any, Y: Any) -> type[np.floating]:
     if getattr(X, "dtype", None) == np.float32 and getattr(Y, "dtype", None) == np.float32:
         return np.float32
@@ -149,8 +176,28 @@ class Kernel(ABC):
                 f"X has {X_.shape[1]} features but Y has {Y_.shape[1]}; they must match."
             )
         kernel = self.resolve(X_.shape[1])
-        K = kernel._evaluate(X_, Y_)
-        return K.astype(_result_dtype(X, X if Y is None else Y), copy=False)
+        dtype = _result_dtype(X, X if Y is None else Y)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            K = kernel._evaluate(X_, Y_)
+            K = K.astype(dtype, copy=False)
+        if not _all_finite(K):
+            kernel._refuse_overflow(X_, Y_, dtype)
+        return K
+
+    def _refuse_overflow(self, X: Any, Y: Any, dtype: Any = np.float64) -> None:
+        """Raise :class:`~kernelmaps.exceptions.NonFiniteOutputError` for a kernel matrix
+        that overflowed on the inputs ``X`` and ``Y``."""
+        largest = max(_largest_magnitude(X), _largest_magnitude(Y))
+        fixes = "rescale the data"
+        if hasattr(self, "gamma"):
+            fixes += " or use a smaller gamma"
+        if np.dtype(dtype) == np.float32:
+            fixes += " or pass float64 data"
+        raise NonFiniteOutputError(
+            f"{self!r}: the kernel matrix has non-finite values, the computation overflowed "
+            f"{np.dtype(dtype).name} for inputs up to |x| = {largest:.3g}; {fixes} "
+            "(limits: docs/LIMITS.md)."
+        )
 
     @abstractmethod
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
@@ -162,12 +209,15 @@ class Kernel(ABC):
         This generic version evaluates 128 x 128 diagonal blocks of ``K``; kernels with a
         closed form override it.
         """
-        X_ = _as_float_array(X)
+        X_ = _diag_input(X)
         kernel = self.resolve(X_.shape[1])
         out = np.empty(X_.shape[0])
-        for start in range(0, X_.shape[0], 128):
-            block = X_[start : start + 128]
-            out[start : start + block.shape[0]] = np.diagonal(kernel._evaluate(block, block))
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            for start in range(0, X_.shape[0], 128):
+                block = X_[start : start + 128]
+                out[start : start + block.shape[0]] = np.diagonal(kernel._evaluate(block, block))
+        if not _all_finite(out):
+            kernel._refuse_overflow(X_, X_)
         return out
 
     def resolve(self, n_features: int) -> Kernel:
@@ -221,7 +271,7 @@ class ShiftInvariantKernel(Kernel):
     radial: ClassVar[bool] = False
 
     def diag(self, X: Any) -> np.ndarray:
-        return np.ones(X.shape[0])
+        return np.ones(_diag_input(X).shape[0])
 
     @abstractmethod
     def sample_frequencies(

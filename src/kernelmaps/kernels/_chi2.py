@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import gen_batches
 
-from ._base import Kernel, _check_positive, register_kernel
+from ._base import Kernel, _all_finite, _check_positive, _diag_input, register_kernel
 
 __all__ = ["AdditiveChi2", "ExponentiatedChi2", "HistogramIntersection", "SkewedChi2"]
 
@@ -84,6 +84,15 @@ def check_above(X: Any, bound: float, owner: str, name: str) -> None:
         )
 
 
+def _row_sums(kernel: Kernel, X: Any) -> np.ndarray:
+    """``k(x, x) = sum_i x_i`` for every row, refused if it overflows."""
+    with np.errstate(over="ignore"):
+        out = np.asarray(X.sum(axis=1, dtype=np.float64), dtype=np.float64).ravel()
+    if not _all_finite(out):
+        kernel._refuse_overflow(X, X)
+    return out
+
+
 def _coordinatewise_sum(
     X: Any, Y: Any, term: Callable[[np.ndarray, np.ndarray], np.ndarray]
 ) -> np.ndarray:
@@ -99,19 +108,27 @@ def _coordinatewise_sum(
 
 
 def _chi2_ratio(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``2 x y / (x + y)`` with 0 where ``x + y = 0``."""
-    s = x + y
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = 2.0 * x * y / s
+    """``2 x y / (x + y)`` with 0 where ``x + y = 0``.
+
+    Written ``x (y / ((x + y) / 2))``, so that neither ``x y`` nor ``x + y``
+    overflows for large finite values.
+    """
+    s = 0.5 * x + 0.5 * y
+    with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
+        r = x * (y / s)
     r[s == 0] = 0.0
     return r
 
 
 def _chi2_distance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``(x - y)^2 / (x + y)`` with 0 where ``x + y = 0``."""
-    s = x + y
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (x - y) ** 2 / s
+    """``(x - y)^2 / (x + y)`` with 0 where ``x + y = 0``.
+
+    Written ``(x - y) ((x - y) / (x + y))`` on halves: no overflow for finite values.
+    """
+    diff = x - y
+    s = 0.5 * x + 0.5 * y
+    with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
+        r = diff * (0.5 * diff / s)
     r[s == 0] = 0.0
     return r
 
@@ -146,8 +163,9 @@ class AdditiveChi2(Kernel):
         return _coordinatewise_sum(X, Y, _chi2_ratio)
 
     def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
         check_non_negative(X, "The additive chi-squared kernel")
-        return np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+        return _row_sums(self, X)
 
 
 @register_kernel("chi2", "exponentiated_chi2")
@@ -185,6 +203,7 @@ class ExponentiatedChi2(Kernel):
         return np.exp(K, out=K)
 
     def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
         check_non_negative(X, "The chi-squared kernel")
         return np.ones(X.shape[0])
 
@@ -234,6 +253,7 @@ class SkewedChi2(Kernel):
         return np.exp(K, out=K)
 
     def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
         check_above(X, -float(self.skewedness), "The skewed chi-squared kernel", "skewedness")
         return np.ones(X.shape[0])
 
@@ -261,5 +281,6 @@ class HistogramIntersection(Kernel):
         return _coordinatewise_sum(X, Y, np.minimum)
 
     def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
         check_non_negative(X, "The histogram intersection kernel")
-        return np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+        return _row_sums(self, X)

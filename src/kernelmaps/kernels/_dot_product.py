@@ -35,7 +35,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
-from ._base import Kernel, _check_positive, register_kernel
+from ..exceptions import NonFiniteOutputError
+from ._base import Kernel, _all_finite, _check_positive, _diag_input, register_kernel
 
 __all__ = [
     "DotProductKernel",
@@ -71,6 +72,19 @@ def squared_row_norms(X: Any) -> np.ndarray:
         return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
     Xd = np.asarray(X, dtype=np.float64)
     return np.einsum("ij,ij->i", Xd, Xd)
+
+
+def _finite_coefficient(kernel: Kernel, n: int, log_value: float) -> float:
+    """``exp(log_value)``, the Maclaurin coefficient ``a_n``, or a clear error if it
+    overflows float64 (a very large gamma)."""
+    if log_value > math.log(np.finfo(np.float64).max):
+        exponent = log_value / math.log(10.0)
+        raise NonFiniteOutputError(
+            f"{kernel!r}: the Maclaurin coefficient a_{n} is about 1e{exponent:.0f}, "
+            "beyond float64; use a smaller gamma (the kernel depends on gamma x . y only: "
+            "rescale X by sqrt(gamma) instead) (limits: docs/LIMITS.md)."
+        )
+    return math.exp(log_value)
 
 
 def _gram(X: Any, Y: Any) -> np.ndarray:
@@ -114,9 +128,14 @@ class DotProductKernel(Kernel):
         return self._f(_gram(X, Y))
 
     def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
         kernel = self.resolve(X.shape[1])
         assert isinstance(kernel, DotProductKernel)
-        return kernel._f(squared_row_norms(X))
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = kernel._f(squared_row_norms(X))
+        if not _all_finite(out):
+            kernel._refuse_overflow(X, X)
+        return out
 
     def check_norms(self, squared_norms: np.ndarray, owner: str) -> None:
         """Refuse data on which the Maclaurin series diverges.
@@ -193,8 +212,13 @@ class Polynomial(DotProductKernel):
     def maclaurin_coefficient(self, n: int) -> float:
         if n < 0 or n > self.degree:
             return 0.0
-        gamma = float(self.gamma)  # type: ignore[arg-type]
-        return float(math.comb(self.degree, n) * gamma**n * float(self.coef0) ** (self.degree - n))
+        gamma, coef0 = float(self.gamma), float(self.coef0)  # type: ignore[arg-type]
+        if coef0 == 0.0 and n < self.degree:
+            return 0.0
+        log_value = math.log(math.comb(self.degree, n)) + n * math.log(gamma)
+        if n < self.degree:
+            log_value += (self.degree - n) * math.log(coef0)
+        return _finite_coefficient(self, n, log_value)
 
     def _f(self, t: np.ndarray) -> np.ndarray:
         t *= self.gamma
@@ -272,7 +296,8 @@ class ExponentialDotProduct(DotProductKernel):
     def maclaurin_coefficient(self, n: int) -> float:
         if n < 0:
             return 0.0
-        return float(math.exp(n * math.log(float(self.gamma)) - math.lgamma(n + 1)))  # type: ignore[arg-type]
+        log_value = n * math.log(float(self.gamma)) - math.lgamma(n + 1)  # type: ignore[arg-type]
+        return _finite_coefficient(self, n, log_value)
 
     def _f(self, t: np.ndarray) -> np.ndarray:
         t *= self.gamma

@@ -77,9 +77,18 @@ class LandmarkKernel:
             right[:d] = (2.0 * gamma) * Lc.T
             right[d] = 1.0
             right[d + 1] = -gamma * np.einsum("ij,ij->i", Lc, Lc)
+            with np.errstate(over="ignore", invalid="ignore"):
+                right_cast = np.ascontiguousarray(right, dtype=self.dtype)
+                finite = bool(np.isfinite(right_cast).all())
+            # landmarks (or a gamma) beyond the range of the dtype, or spread so far that
+            # the expansion's rounding error on the exponent (about 4 eps gamma
+            # max|l - mu|^2 for a row near a landmark) passes 1%: the exact route only
+            spread = -float(np.min(right[d + 1], initial=0.0))
+            error = 4.0 * float(np.finfo(self.dtype).eps) * spread
+            self.fast = finite and error <= 0.01
             self._gamma = gamma
             self._mu = mu.astype(self.dtype)
-            self._right = np.ascontiguousarray(right, dtype=self.dtype)
+            self._right = right_cast
 
     @property
     def n_landmarks(self) -> int:
@@ -103,14 +112,23 @@ class LandmarkKernel:
         n, d = X.shape
         left = np.empty((n, d + 2), dtype=self.dtype)
         Xc = left[:, :d]
-        np.subtract(X, self._mu, out=Xc)
-        left[:, d] = np.einsum("ij,ij->i", Xc, Xc)
-        left[:, d] *= -self._gamma
-        left[:, d + 1] = 1.0
-        np.matmul(left, self._right, out=out)
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.subtract(X, self._mu, out=Xc)
+            left[:, d] = np.einsum("ij,ij->i", Xc, Xc)
+            left[:, d] *= -self._gamma
+            # rows whose expansion overflows (|x| beyond about 1e154, or 1e19 in float32)
+            # go through the kernel's own evaluation, exact at any magnitude
+            far = ~np.isfinite(left[:, d])
+            if far.any():
+                left[far] = 0.0
+            left[:, d + 1] = 1.0
+            np.matmul(left, self._right, out=out)
         step = max(1, _CHUNK_BYTES // max(1, m * self.dtype.itemsize))
         for start in range(0, n, step):
             chunk = out[start : start + step]
             np.minimum(chunk, 0.0, out=chunk)
             np.exp(chunk, out=chunk)
+        if far.any():
+            rows = np.flatnonzero(far)
+            out[rows] = check_kernel_matrix(self.kernel(X[rows], self.landmarks), rows.size, m)
         return out

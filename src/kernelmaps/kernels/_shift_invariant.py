@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 from scipy import special, stats
+from scipy.spatial.distance import cdist
 from sklearn.metrics.pairwise import euclidean_distances, manhattan_distances
 from sklearn.utils import gen_batches
 
@@ -35,10 +36,74 @@ from ._base import (
     BinnableKernel,
     ShiftInvariantKernel,
     _check_positive,
+    _largest_magnitude,
     register_kernel,
 )
 
 __all__ = ["Cauchy", "Gaussian", "Laplacian", "Matern"]
+
+#: Largest ``d max|x|^2`` for which ``|x|^2 + |y|^2 - 2 x . y`` cannot overflow float64.
+_SAFE_SQUARED = 1e300
+
+#: Largest error of the expansion on the exponent ``gamma |x - y|^2`` (about
+#: ``4 d eps gamma max|x|^2``) accepted: beyond it (a 1% error on k) the distances are
+#: computed from the differences instead.
+_EXPONENT_TOLERANCE = 0.01
+
+#: Rows of X per block of the direct (scaled difference) distances.
+_DIRECT_BLOCK_ELEMENTS = 1 << 22
+
+
+def scaled_squared_distances(
+    X: Any, Y: Any, gamma: float | None = None
+) -> tuple[np.ndarray, float]:
+    """``(D, s)`` with ``s^2 D[i, j] = |x_i - y_j|^2``, finite whatever the magnitudes.
+
+    Usually ``s = 1`` and ``D`` is scikit-learn's ``euclidean_distances(X, Y,
+    squared=True)`` (``|x|^2 + |y|^2 - 2 x . y``, one GEMM).  When that expansion could
+    overflow (``4 d max|x|^2`` beyond ``1e300``, i.e. ``|x|`` above about ``1e149``), or,
+    given the ``gamma`` that will scale it, when its rounding error on
+    ``gamma |x - y|^2`` (about ``4 d eps gamma max|x|^2``) could exceed 0.01,
+    ``s`` is a power of two within a factor 2 of the largest magnitude and ``D`` holds the
+    squared distances of the rows divided by ``s`` (exact), computed from the
+    differences themselves (no cancellation: equal rows are at distance 0 exactly), in
+    row blocks.  ``s^2`` itself may overflow: callers combine it with their scale.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels._shift_invariant import scaled_squared_distances
+    >>> D, s = scaled_squared_distances(np.array([[1e300, 0.0]]), np.array([[0.0, 0.0]]))
+    >>> bool(np.isfinite(D).all()), float(np.sqrt(D[0, 0]) * s)
+    (True, 1e+300)
+    """
+    same = X is Y
+    largest = max(_largest_magnitude(X), _largest_magnitude(Y))
+    d = max(X.shape[1], 1)
+    precise = gamma is None or (
+        4.0 * d * float(np.finfo(np.float64).eps) * gamma * largest * largest <= _EXPONENT_TOLERANCE
+    )
+    if largest == 0.0 or (4.0 * d * largest * largest < _SAFE_SQUARED and precise):
+        return euclidean_distances(X, None if same else Y, squared=True), 1.0
+    s = math.ldexp(1.0, math.frexp(largest)[1] - 1)  # a power of two, |x| / s <= 2
+    Ys = (Y.toarray() if sp.issparse(Y) else np.asarray(Y)) / s
+    D = np.empty((X.shape[0], Ys.shape[0]))
+    step = max(1, _DIRECT_BLOCK_ELEMENTS // max(Ys.size, 1))
+    for rows in gen_batches(X.shape[0], step):
+        Xb = X[rows].toarray() if sp.issparse(X) else np.asarray(X[rows])
+        D[rows] = cdist(Xb / s, Ys, "sqeuclidean")
+    return D, s
+
+
+def _scaled_exponent(D: np.ndarray, factor: float, s: float) -> np.ndarray:
+    """``-factor s^2 D`` in place, with 0 where ``D = 0`` (``s^2`` may overflow)."""
+    if s == 1.0:
+        D *= -factor
+        return D
+    zero = D == 0.0
+    D *= -(factor * s) * s
+    D[zero] = 0.0
+    return D
 
 
 @register_kernel("rbf", "gaussian")
@@ -72,8 +137,8 @@ class Gaussian(ShiftInvariantKernel):
         _check_positive("Gaussian", "gamma", self.gamma)
 
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        K = euclidean_distances(X, Y, squared=True)
-        K *= -self._g
+        D, s = scaled_squared_distances(X, Y, self._g)
+        K = _scaled_exponent(D, self._g, s)
         return np.exp(K, out=K)
 
     def sample_frequencies(
@@ -273,21 +338,31 @@ class Matern(ShiftInvariantKernel):
         return 1.0 / math.sqrt(2.0 * self._g)
 
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        r = euclidean_distances(X, Y)
-        r /= self.scale
+        D, scale = scaled_squared_distances(X, Y, 1.0 / self.scale / self.scale)
+        if scale == 1.0:
+            r = np.sqrt(D, out=D)
+            r /= self.scale
+        else:  # r = scale sqrt(D) / l, infinite beyond the float range (k = 0 there)
+            r = np.sqrt(D, out=D)
+            zero = D == 0.0
+            r *= scale / self.scale
+            r[zero] = 0.0
         nu = float(self.nu)
         if nu == 0.5:
             return np.exp(-r, out=r)
         if nu == 1.5:
             s = math.sqrt(3.0) * r
-            return (1.0 + s) * np.exp(-s)
-        if nu == 2.5:
+            K = (1.0 + s) * np.exp(-s)
+        elif nu == 2.5:
             s = math.sqrt(5.0) * r
-            return (1.0 + s + s * s / 3.0) * np.exp(-s)
-        s = math.sqrt(2.0 * nu) * r
-        with np.errstate(invalid="ignore"):
-            K = (2.0 ** (1.0 - nu) / special.gamma(nu)) * s**nu * special.kv(nu, s)
-        K[s == 0.0] = 1.0
+            K = (1.0 + s + s * s / 3.0) * np.exp(-s)
+        else:
+            s = math.sqrt(2.0 * nu) * r
+            with np.errstate(invalid="ignore"):
+                K = (2.0 ** (1.0 - nu) / special.gamma(nu)) * s**nu * special.kv(nu, s)
+            K[s == 0.0] = 1.0
+        # far apart (s beyond ~1500 for these nu) the terms give inf * 0: the kernel is 0
+        K[np.isnan(K) & (s > 1.0)] = 0.0
         return K
 
     def sample_frequencies(

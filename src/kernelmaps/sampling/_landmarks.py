@@ -68,6 +68,7 @@ from sklearn import config_context
 from sklearn.exceptions import ConvergenceWarning
 
 from .._array_types import is_dask_array
+from ..exceptions import NonFiniteOutputError
 from ..kernels import check_kernel_matrix
 
 __all__ = [
@@ -123,6 +124,28 @@ def _dense_rows(X: Any, rows: Any) -> np.ndarray:
 def _as_float_dtype(dtype: Any) -> np.dtype:
     dtype = np.dtype(dtype)
     return dtype if dtype in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float64)
+
+
+def _rows_of(X: Any) -> Any:
+    """``X`` as rows that can be indexed: a 2D ndarray, or a CSR/CSC matrix."""
+    if sp.issparse(X):
+        return X if X.format in ("csr", "csc") else X.tocsr()
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(
+            f"Expected a 2D array of rows (n_samples, n_features), got shape {X.shape}; "
+            "reshape your data, e.g. with array.reshape(-1, 1) for a single feature."
+        )
+    return X
+
+
+def _check_finite_rows(rows: Any) -> None:
+    values = rows.data if sp.issparse(rows) else np.asarray(rows)
+    if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
+        raise ValueError(
+            "The rows the landmarks are drawn from contain NaN or infinity; give finite "
+            "data (impute or drop those rows)."
+        )
 
 
 def _float_dtype(X: Any) -> np.dtype:
@@ -305,6 +328,8 @@ def finish_landmarks(
     """
     L: np.ndarray
     idx: np.ndarray | None
+    if draw.method is not None:
+        _check_finite_rows(rows)
     if draw.method is None:
         assert draw.given is not None
         L, idx = draw.given, None
@@ -316,7 +341,9 @@ def finish_landmarks(
         idx = None
     else:
         assert draw.kernel is not None
-        local = recursive_rls_indices(rows, draw.n_landmarks, draw.kernel, rng, **draw.options)
+        # overflows are detected on the results (a clear error), not warned about
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            local = recursive_rls_indices(rows, draw.n_landmarks, draw.kernel, rng, **draw.options)
         L = _dense_rows(rows, local).astype(draw.dtype, copy=False)
         idx = local if draw.rows is None else draw.rows[local]
     return _drop_repeated(L, idx) if draw.unique else (L, idx)
@@ -340,7 +367,7 @@ def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
         return np.asarray(diag(X), dtype=np.float64).reshape(-1)
     n = X.shape[0]
     return np.array(
-        [float(np.asarray(kernel(X[i : i + 1], X[i : i + 1]))[0, 0]) for i in range(n)],
+        [float(_kernel_block(kernel, X[i : i + 1], X[i : i + 1])[0, 0]) for i in range(n)],
         dtype=np.float64,
     )
 
@@ -423,6 +450,7 @@ def select_landmarks(
         from .._dask._landmarks import select_landmarks_dask
 
         return select_landmarks_dask(X, n_landmarks, method, kernel=kernel, rng=rng, **options)
+    X = _rows_of(X)
     draw = _draw_method(
         X.shape[0],
         n_landmarks,
@@ -463,13 +491,35 @@ def _kmeans_centres(
         )
     else:
         model = KMeans(n_clusters=n_landmarks, max_iter=max_iter, n_init=n_init, random_state=seed)
+    # k-means is equivariant under scaling: data whose squared distances would overflow
+    # (or underflow) the float range is clustered at unit scale (a power of two, exact).
+    scale = _kmeans_scale(X)
+    if scale != 1.0:
+        X = X / scale
     # X was validated by the estimator: k-means need not scan it for NaN/inf again.
     with warnings.catch_warnings(), config_context(assume_finite=True):
         # Fewer distinct points than clusters: duplicate centres are handled by the
         # eigenvalue cut-off of the maps, no need to alarm the user here.
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(X)
-    return np.ascontiguousarray(model.cluster_centers_, dtype=dtype)
+    centres = np.asarray(model.cluster_centers_, dtype=np.float64) * scale
+    return np.ascontiguousarray(centres, dtype=dtype)
+
+
+def _kmeans_scale(X: Any) -> float:
+    """1, or the power of two to divide ``X`` by so that k-means' squared distances
+    neither overflow nor underflow ``X``'s float dtype."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.size == 0:
+        return 1.0
+    largest = float(max(values.max(), -values.min()))
+    info = np.finfo(_float_dtype(X))
+    d = max(X.shape[1], 1)
+    if largest == 0.0 or 1e5 * math.sqrt(float(info.tiny)) < largest < math.sqrt(
+        0.01 * float(info.max) / d
+    ):
+        return 1.0
+    return math.ldexp(1.0, math.frexp(largest)[1] - 1)
 
 
 def _ridge_leverage(
@@ -487,6 +537,17 @@ def _ridge_leverage(
         KS = _kernel_block(kernel, _dense_rows(X, block), S)
         out[start : start + block.shape[0]] = diag[block] - np.einsum("ij,ij->i", KS @ R, KS)
     return out
+
+
+def _refuse_non_finite_kernel(X: Any, what: str) -> None:
+    """Raise :class:`~kernelmaps.exceptions.NonFiniteOutputError` for leverage sampling."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    largest = float(max(values.max(), -values.min())) if values.size else 0.0
+    raise NonFiniteOutputError(
+        f"landmarks='leverage': {what} has non-finite values, the kernel overflowed for "
+        f"this data (largest |x| = {largest:.3g}); rescale the data or use a smaller gamma, "
+        "or landmarks='uniform' (limits: docs/LIMITS.md)."
+    )
 
 
 def recursive_rls_indices(
@@ -531,6 +592,8 @@ def recursive_rls_indices(
     for _ in range(n_levels):
         sizes.append(math.ceil(sizes[-1] / 2))
     diag = kernel_diagonal(kernel, X)
+    if not np.all(np.isfinite(diag)):
+        _refuse_non_finite_kernel(X, "k(x, x)")
 
     samp = np.arange(min(sizes[-1], n))
     weights = np.ones(samp.shape[0])
@@ -539,6 +602,8 @@ def recursive_rls_indices(
         chosen = perm[samp]
         S = _dense_rows(X, chosen)
         SKS = _kernel_block(kernel, S, S)
+        if not np.all(np.isfinite(SKS)):
+            _refuse_non_finite_kernel(X, "the kernel matrix of the sampled rows")
         SKS = 0.5 * (SKS + SKS.T)
         m_s = SKS.shape[0]
         WKW = SKS * weights[:, None] * weights[None, :]
@@ -551,8 +616,12 @@ def recursive_rls_indices(
             lam = (float(np.trace(WKW)) - float(np.sum(np.abs(top)))) / k
             lam = max(lam, 1e-6 * float(np.trace(WKW)) / m_s, np.finfo(float).tiny)
         A = SKS + np.diag(lam / weights**2)
-        R = scipy.linalg.pinvh(A)
+        if not np.all(np.isfinite(A)):
+            _refuse_non_finite_kernel(X, "the regularized kernel matrix of the sampled rows")
+        R = scipy.linalg.pinvh(A, check_finite=False)
         residual = np.maximum(_ridge_leverage(kernel, X, current, diag, S, R), 0.0)
+        if not np.all(np.isfinite(residual)):
+            _refuse_non_finite_kernel(X, "the ridge leverage scores")
         if level > 0:
             levs = np.minimum(1.0, oversample * residual / lam)
             samp = np.flatnonzero(rng.random(current.shape[0]) < levs)
@@ -724,6 +793,7 @@ def resolve_landmarks(
             stacklevel=stacklevel + 1,
             **options,
         )
+    X = _rows_of(X)
     draw = draw_landmarks(
         X.shape[0],
         X.shape[1],
