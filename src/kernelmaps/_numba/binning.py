@@ -9,8 +9,12 @@ one thread per core (:mod:`kernelmaps._parallel`).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+from numba import types
+
+from ._jit import array, kernel
+
+__all__ = ["grid_keys"]
 
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -20,8 +24,20 @@ _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 
 
-@numba.njit(cache=True, nogil=True)
-def grid_keys(X, shifts_t, pitches_t, keys):  # type: ignore[no-untyped-def]
+# ``keys`` is written one element per grid and row (a strided store whatever its
+# layout): 'A' serves the whole array and its column slices (row ranges) alike.
+@kernel(
+    {
+        "float64": types.void(
+            array("float64", 2, readonly=True),
+            array("float64", 2, readonly=True),
+            array("float64", 2, readonly=True),
+            array("uint64", 2, "A"),
+        )
+    },
+    nogil=True,
+)
+def _grid_keys(X, shifts_t, pitches_t, keys):  # type: ignore[no-untyped-def]
     """``keys[p, r]``: key of the bin of row ``r`` of ``X`` (float64) in grid ``p``.
 
     ``shifts_t`` and ``pitches_t`` are transposed, shape (d, n_grids), so that the inner
@@ -45,3 +61,25 @@ def grid_keys(X, shifts_t, pitches_t, keys):  # type: ignore[no-untyped-def]
                 h[p] = v
         for p in range(n_grids):
             keys[p, r] = h[p]
+
+
+def grid_keys(X: np.ndarray, shifts_t: np.ndarray, pitches_t: np.ndarray, keys: np.ndarray) -> None:
+    """``keys[p, r]``: key of the bin of row ``r`` of ``X`` in grid ``p`` (float64 rows).
+
+    ``keys`` (uint64, shape (n_grids, n)) may be any writable view, e.g. a column range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._numba.binning import grid_keys
+    >>> keys = np.empty((1, 3), dtype=np.uint64)
+    >>> grid_keys(np.array([[0.2], [0.7], [1.2]]), np.zeros((1, 1)), np.ones((1, 1)), keys)
+    >>> bool(keys[0, 0] == keys[0, 1]), bool(keys[0, 0] == keys[0, 2])
+    (True, False)
+    """
+    _grid_keys["float64"](
+        np.ascontiguousarray(X, dtype=np.float64),
+        np.ascontiguousarray(shifts_t, dtype=np.float64),
+        np.ascontiguousarray(pitches_t, dtype=np.float64),
+        keys,
+    )
