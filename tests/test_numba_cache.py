@@ -175,9 +175,19 @@ def test_every_layout_runs_the_one_compiled_version() -> None:
     expected = np.empty((5, 8))
     sketch.tensor_sketch_dense(X, 1.5, 1.0, hashes, sk_signs, expected)
     for X_other in _c_and_other_layouts(X):
-        out = np.empty((5, 2, 8))[:, 1]  # a slice, as in the FFT route's count sketches
-        sketch.tensor_sketch_dense(X_other, 1.5, 1.0, hashes, sk_signs, out)
+        # a slice, as in the FFT route's count sketches; Fortran order (through a buffer)
+        for out in (np.empty((5, 2, 8))[:, 1], np.empty((5, 8), order="F")):
+            sketch.tensor_sketch_dense(X_other, 1.5, 1.0, hashes, sk_signs, out)
+            np.testing.assert_array_equal(out, expected)
+    indptr = np.arange(0, 16, 3)  # every row: 3 non-zeros
+    data, indices = X.ravel(), np.tile(np.arange(3), 5)
+    for index in (np.int32, np.int64):
+        out = np.empty((5, 2, 8))[:, 0]
+        sketch.tensor_sketch_csr(
+            data, indices.astype(index), indptr.astype(index), 3, 1.5, 1.0, hashes, sk_signs, out
+        )
         np.testing.assert_array_equal(out, expected)
+    _single_version(sketch._tensor_sketch_csr)
     _single_version(sketch._tensor_sketch_dense)
 
     keys_expected = np.empty((2, 5), dtype=np.uint64)
@@ -187,6 +197,9 @@ def test_every_layout_runs_the_one_compiled_version() -> None:
         keys = np.zeros((2, 10), dtype=np.uint64)
         binning.grid_keys(X_other, shifts_t.T.copy().T, pitches_t, keys[:, 3:8])
         np.testing.assert_array_equal(keys[:, 3:8], keys_expected)
+        keys = np.zeros((2, 5), dtype=np.uint64, order="F")
+        binning.grid_keys(X_other, shifts_t, pitches_t, keys)
+        np.testing.assert_array_equal(keys, keys_expected)
     _single_version(binning._grid_keys)
 
 

@@ -42,7 +42,7 @@ import numba
 import numpy as np
 from numba import types
 
-__all__ = ["Kernel", "array", "cache_folder", "jit", "kernel", "kernels", "scalar"]
+__all__ = ["Kernel", "array", "cache_folder", "flat_rows", "jit", "kernel", "kernels", "scalar"]
 
 #: Serializes the building of dispatchers (and the temporary numba.config.CACHE_DIR).
 _LOCK = threading.RLock()
@@ -77,6 +77,45 @@ def array(dtype: Any, ndim: int, layout: str = "C", readonly: bool = False) -> t
     Array(float64, 2, 'C', True, aligned=True)
     """
     return types.Array(scalar(dtype), ndim, layout, readonly=readonly)
+
+
+def flat_rows(a: np.ndarray, width: int) -> tuple[np.ndarray, int] | None:
+    """The first ``width`` columns of the 2-d ``a`` as ``(flat buffer, row stride)``.
+
+    The flat buffer is a view from ``a[0, 0]`` to ``a[-1, width - 1]`` (no copy), for
+    any ``a`` whose rows are unit-stride and do not overlap; None for other layouts
+    (Fortran order, strided columns).  Row ``i`` is ``flat[i * stride : i * stride +
+    width]``: a kernel typed for a 1-d C-contiguous buffer serves C arrays and their
+    column ranges alike, with the unit stride that its loops need to vectorize (a 2-d
+    'A' array, the type that covers both, runs them up to 6x slower).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._numba._jit import flat_rows
+    >>> a = np.arange(12.0).reshape(3, 4)
+    >>> flat, stride = flat_rows(a[:, 1:3], 2)
+    >>> stride, flat
+    (4, array([ 1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10.]))
+    >>> flat_rows(np.asfortranarray(a), 4) is None
+    True
+    """
+    n = a.shape[0]
+    if a.flags.c_contiguous and a.shape[1] > 0:  # the common case, a cheap view
+        return a.reshape(-1), a.shape[1]
+    item = a.itemsize
+    if n == 0 or width == 0:
+        return np.empty(0, dtype=a.dtype), 0
+    row_step, column_step = a.strides
+    if (width > 1 and column_step != item) or row_step % item:
+        return None
+    stride = row_step // item if n > 1 else width
+    if n > 1 and stride < width:  # rows overlap, or run backwards
+        return None
+    flat = np.lib.stride_tricks.as_strided(
+        a, shape=((n - 1) * stride + width,), strides=(item,), writeable=a.flags.writeable
+    )
+    return flat, stride
 
 
 def _private_folder() -> str | None:

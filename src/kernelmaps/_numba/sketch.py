@@ -16,10 +16,12 @@ The numpy counterpart (the same sum through ``np.bincount``) and the FFT route l
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import types
 
-from ._jit import array, jit, kernel, scalar
+from ._jit import array, flat_rows, jit, kernel, scalar
 
 __all__ = ["tensor_sketch_csr", "tensor_sketch_dense"]
 
@@ -107,8 +109,9 @@ def _gather(values, positions, scale, scratch):  # type: ignore[no-untyped-def]
     return count
 
 
-# The output is written by scattered adds, which need no unit stride: one layout ('A')
-# serves the rows of a full output and the column slices of the FFT route's sketches.
+# The output arrives as a flat C-contiguous buffer with a row stride (``flat_rows``),
+# which serves whole outputs and the column slices of the FFT route's count sketches
+# with one compiled version (a 2-d 'A' output runs 15% slower).
 def _dense_signature(t: str) -> types.Type:
     return types.void(
         array(t, 2, readonly=True),
@@ -116,7 +119,9 @@ def _dense_signature(t: str) -> types.Type:
         scalar(t),
         array("int64", 2, readonly=True),
         array(t, 2, readonly=True),
-        array(t, 2, "A"),
+        array(t, 1),
+        types.int64,
+        types.int64,
     )
 
 
@@ -130,38 +135,52 @@ def _csr_signature(t: str, i: str) -> types.Type:
         scalar(t),
         array("int64", 2, readonly=True),
         array(t, 2, readonly=True),
-        array(t, 2, "A"),
+        array(t, 1),
+        types.int64,
+        types.int64,
     )
 
 
 @kernel({t: _dense_signature(t) for t in _FLOATS}, **_OPTIONS)
-def _tensor_sketch_dense(X, scale, constant, hashes, signs, out):  # type: ignore[no-untyped-def]
-    """Direct TensorSketch of the dense rows ``X`` (n, d) into ``out`` (n, D).
+def _tensor_sketch_dense(X, scale, constant, hashes, signs, out, stride, D):  # type: ignore[no-untyped-def]
+    """Direct TensorSketch of the dense rows ``X`` (n, d) into the rows of ``out``.
 
     ``x' = (scale x, constant)``: the constant coordinate has index ``d`` in ``hashes``
-    and ``signs`` (shape (p, d + 1)) and is skipped when ``constant == 0``.
+    and ``signs`` (shape (p, d + 1)) and is skipped when ``constant == 0``.  Row ``r``
+    of the output is ``out[r * stride : r * stride + D]``.
     """
     d = X.shape[1]
     columns = np.arange(d)
     scratch = _row_buffers(d + 1, hashes.shape[0], out.dtype)
     for r in range(X.shape[0]):
         count = _gather(X[r], columns, scale, scratch)
-        _sketch_row(count, constant, d, hashes, signs, out[r], scratch)
+        row = out[r * stride : r * stride + D]
+        _sketch_row(count, constant, d, hashes, signs, row, scratch)
 
 
 @kernel({(t, i): _csr_signature(t, i) for t in _FLOATS for i in _INDICES}, **_OPTIONS)
-def _tensor_sketch_csr(data, indices, indptr, n_features, scale, constant, hashes, signs, out):  # type: ignore[no-untyped-def]
+def _tensor_sketch_csr(  # type: ignore[no-untyped-def]
+    data, indices, indptr, n_features, scale, constant, hashes, signs, out, stride, D
+):
     """Direct TensorSketch of the CSR rows ``(data, indices, indptr)`` into ``out``."""
     scratch = _row_buffers(n_features + 1, hashes.shape[0], out.dtype)
     for r in range(indptr.shape[0] - 1):
         start, stop = indptr[r], indptr[r + 1]
         count = _gather(data[start:stop], indices[start:stop], scale, scratch)
-        _sketch_row(count, constant, n_features, hashes, signs, out[r], scratch)
+        row = out[r * stride : r * stride + D]
+        _sketch_row(count, constant, n_features, hashes, signs, row, scratch)
 
 
-def _output(out: np.ndarray) -> np.ndarray:
-    """``out`` if the kernels can write it in place (any layout), else a new buffer."""
-    return out if out.flags.writeable else np.empty_like(out)
+def _run(compiled: Any, args: tuple[Any, ...], out: np.ndarray) -> None:
+    """``compiled(*args, *flat_rows(out))``, through a C buffer for other layouts."""
+    D = out.shape[1]
+    rows = flat_rows(out, D) if out.flags.writeable else None
+    if rows is not None:
+        compiled(*args, rows[0], rows[1], D)
+        return
+    buffer = np.empty(out.shape, dtype=out.dtype)
+    compiled(*args, buffer.reshape(-1), D, D)
+    out[...] = buffer
 
 
 def tensor_sketch_dense(
@@ -188,17 +207,14 @@ def tensor_sketch_dense(
     array([[ 0.,  3., -5.,  0.]])
     """
     dtype = out.dtype
-    target = _output(out)
-    _tensor_sketch_dense[dtype.name](
+    args = (
         np.ascontiguousarray(X, dtype=dtype),
         dtype.type(scale),
         dtype.type(constant),
         np.ascontiguousarray(hashes, dtype=np.int64),
         np.ascontiguousarray(signs, dtype=dtype),
-        target,
     )
-    if target is not out:
-        out[...] = target
+    _run(_tensor_sketch_dense[dtype.name], args, out)
 
 
 def tensor_sketch_csr(
@@ -231,8 +247,7 @@ def tensor_sketch_csr(
     dtype = out.dtype
     index = np.result_type(indices.dtype, indptr.dtype)
     index = np.dtype(np.int32) if index == np.int32 else np.dtype(np.int64)
-    target = _output(out)
-    _tensor_sketch_csr[dtype.name, index.name](
+    args = (
         np.ascontiguousarray(data, dtype=dtype),
         np.ascontiguousarray(indices, dtype=index),
         np.ascontiguousarray(indptr, dtype=index),
@@ -241,7 +256,5 @@ def tensor_sketch_csr(
         dtype.type(constant),
         np.ascontiguousarray(hashes, dtype=np.int64),
         np.ascontiguousarray(signs, dtype=dtype),
-        target,
     )
-    if target is not out:
-        out[...] = target
+    _run(_tensor_sketch_csr[dtype.name, index.name], args, out)

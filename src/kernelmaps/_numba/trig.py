@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numba import types
 
-from ._jit import array, jit, kernel
+from ._jit import array, flat_rows, jit, kernel
 
 # pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 (fdlibm's pio2_1, pio2_2, pio2_2t)
 _PIO2_1 = 1.57079632673412561417e00
@@ -92,57 +92,72 @@ def _sin_cos(t: float) -> tuple[float, float]:
     return sin_t, cos_t
 
 
-# float64 only: float32 projections use numpy's own float32 sin and cos.  C-contiguous
-# arrays: the loops over a row vectorize only with unit stride (6x faster than 'A').
-@kernel(
-    {"float64": types.void(array("float64", 2, readonly=True), array("float64", 2), types.float64)},
-    **_OPTIONS,
-)
-def _cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
+# float64 only: float32 projections use numpy's own float32 sin and cos.
+#
+# The arrays arrive as flat C-contiguous buffers with a row stride (``flat_rows``):
+# row i is ``buffer[i * stride : i * stride + width]``, a unit-stride slice that the
+# loops vectorize.  One compiled version then serves whole arrays and their column ranges
+# alike (the cos/sin pairs of a wider projection, the column blocks of an output),
+# without copies; a 2-d 'A' (any layout) version runs the loops 6x slower, and a
+# version per layout would compile again for each.
+_INT = types.int64
+_IN = array("float64", 1, readonly=True)
+_OUT = array("float64", 1)
+
+
+@kernel({"float64": types.void(_IN, _INT, _INT, _INT, _OUT, _INT, types.float64)}, **_OPTIONS)
+def _cos_sin_into(
+    projection: np.ndarray,
+    p_stride: int,
+    n_rows: int,
+    L: int,
+    out: np.ndarray,
+    o_stride: int,
+    scale: float,
+) -> None:
     """``out[:, :L] = scale cos(P)``, ``out[:, L:2L] = scale sin(P)`` for P of shape (b, L)."""
-    n_rows, L = projection.shape
     for i in range(n_rows):
-        if not _row_is_small(projection[i], L):
+        p_row = projection[i * p_stride : i * p_stride + L]
+        cos_part = out[i * o_stride : i * o_stride + L]
+        sin_part = out[i * o_stride + L : i * o_stride + 2 * L]
+        if not _row_is_small(p_row, L):
             for j in range(L):
-                t = np.float64(projection[i, j])
-                out[i, j] = scale * math.cos(t)
-                out[i, L + j] = scale * math.sin(t)
+                t = np.float64(p_row[j])
+                cos_part[j] = scale * math.cos(t)
+                sin_part[j] = scale * math.sin(t)
             continue
         # The arguments are first copied into the sine half of the output row, so that
         # the loop reads and writes one array (two arrays defeat the vectorizer, which
         # cannot rule out their overlap).
-        cos_part = out[i, :L]
-        sin_part = out[i, L : 2 * L]
-        sin_part[:] = projection[i]
+        sin_part[:] = p_row
         for j in range(L):
             sin_t, cos_t = _sin_cos(np.float64(sin_part[j]))
             cos_part[j] = scale * cos_t
             sin_part[j] = scale * sin_t
 
 
-@kernel(
-    {"float64": types.void(array("float64", 2), array("float64", 1, readonly=True), types.float64)},
-    **_OPTIONS,
-)
-def _cos_shifted_into(projection: np.ndarray, offsets: np.ndarray, scale: float) -> None:
+@kernel({"float64": types.void(_OUT, _INT, _INT, _INT, _IN, types.float64)}, **_OPTIONS)
+def _cos_shifted_into(
+    projection: np.ndarray, stride: int, n_rows: int, L: int, offsets: np.ndarray, scale: float
+) -> None:
     """``P[:] = scale cos(P + offsets)`` in place, for P of shape (b, L)."""
-    n_rows, L = projection.shape
     for i in range(n_rows):
+        row = projection[i * stride : i * stride + L]
         for j in range(L):
-            projection[i, j] = projection[i, j] + offsets[j]
-        if not _row_is_small(projection[i], L):
+            row[j] = row[j] + offsets[j]
+        if not _row_is_small(row, L):
             for j in range(L):
-                projection[i, j] = scale * math.cos(np.float64(projection[i, j]))
+                row[j] = scale * math.cos(np.float64(row[j]))
             continue
         for j in range(L):
-            projection[i, j] = scale * _sin_cos(np.float64(projection[i, j]))[1]
+            row[j] = scale * _sin_cos(np.float64(row[j]))[1]
 
 
 def cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
     """``out[:, :L] = scale cos(P)``, ``out[:, L:2L] = scale sin(P)``, float64 (b, L) ``P``.
 
-    Any layout: ``P`` is made C-contiguous and a non-contiguous ``out`` is written
-    through a contiguous buffer, so that one compiled version serves every call.
+    Any layout: arrays whose rows are unit-stride (C order, column ranges) are used in
+    place; others go through a contiguous copy.
 
     Examples
     --------
@@ -154,20 +169,24 @@ def cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
     array([[2., 0., 0., 2.]])
     """
     compiled = _cos_sin_into["float64"]
-    projection = np.ascontiguousarray(projection, dtype=np.float64)
-    if out.flags.c_contiguous:
-        compiled(projection, out, float(scale))
+    n_rows, L = projection.shape
+    source = flat_rows(projection, L) if projection.dtype == np.float64 else None
+    if source is None:
+        source = flat_rows(np.ascontiguousarray(projection, dtype=np.float64), L)
+        assert source is not None
+    target = flat_rows(out, 2 * L) if out.flags.writeable else None
+    if target is None:
+        buffer = np.empty((n_rows, 2 * L))
+        compiled(*source, n_rows, L, buffer.reshape(-1), 2 * L, float(scale))
+        out[:, : 2 * L] = buffer
         return
-    L = projection.shape[1]
-    buffer = np.empty((projection.shape[0], 2 * L))
-    compiled(projection, buffer, float(scale))
-    out[:, : 2 * L] = buffer
+    compiled(*source, n_rows, L, *target, float(scale))
 
 
 def cos_shifted_into(projection: np.ndarray, offsets: np.ndarray, scale: float) -> None:
     """``P[:] = scale cos(P + offsets)`` in place, for a float64 ``P`` of shape (b, L).
 
-    Any layout (a non-contiguous ``P`` is computed in a contiguous copy).
+    Any layout (rows that are not unit-stride are computed in a contiguous copy).
 
     Examples
     --------
@@ -179,10 +198,13 @@ def cos_shifted_into(projection: np.ndarray, offsets: np.ndarray, scale: float) 
     array([[0.5, 0.5]])
     """
     compiled = _cos_shifted_into["float64"]
+    n_rows, L = projection.shape
     offsets = np.ascontiguousarray(offsets, dtype=np.float64)
-    if projection.flags.c_contiguous and projection.flags.writeable:
-        compiled(projection, offsets, float(scale))
+    rows = flat_rows(projection, L) if projection.flags.writeable else None
+    if rows is None or projection.dtype != np.float64:
+        buffer = np.array(projection, dtype=np.float64, order="C")
+        compiled(buffer.reshape(-1), L, n_rows, L, offsets, float(scale))
+        projection[...] = buffer
         return
-    buffer = np.array(projection, dtype=np.float64, order="C")
-    compiled(buffer, offsets, float(scale))
-    projection[...] = buffer
+    flat, stride = rows
+    compiled(flat, stride, n_rows, L, offsets, float(scale))
