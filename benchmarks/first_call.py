@@ -6,24 +6,30 @@ compiles a kernel the first time it runs it, which costs seconds, and keeps the 
 code in its on-disk cache for the next processes.  This script measures what a user
 waits for, in fresh subprocesses (``time.perf_counter``):
 
-* **first process**: the first ``fit`` + ``transform`` of the map in a process started
-  with an empty cache (``NUMBA_CACHE_DIR`` set to a new temporary folder for each map,
-  so that each map pays for every kernel it uses);
-* **later processes**: the same call in ``--later`` new processes on that cache (median);
+* **first process**: from ``import kernelmaps`` to the end of the first ``fit`` +
+  ``transform`` of the map, in a process started with an empty cache
+  (``NUMBA_CACHE_DIR`` set to a new temporary folder for each map, so that each map
+  pays for every kernel it uses), wall time and the CPU time of the process (which
+  depends less on what else the machine runs);
+* **later processes**: the same in ``--later`` new processes on that cache (median);
+* **read-only input**, **Fortran-order input**: one more process each on that cache,
+  whose data are read-only (as ``np.load(..., mmap_mode="r")`` gives) or in Fortran
+  order (as a pandas DataFrame's ``to_numpy()`` often gives);
 * **warm**: a second ``fit`` + ``transform`` in the same process, the work itself;
-* **import**: ``import kernelmaps`` (lazy: the maps' modules load on first use), median
-  over the processes;
-* the kernels the later processes loaded from the cache (hits) and compiled (misses),
-  from numba's dispatcher statistics; ``-`` for maps that run no compiled kernel.
+* **hits/misses**: the kernels a later process loaded from the cache (hits) and
+  compiled (misses), from numba's dispatcher statistics; ``-`` for maps that run no
+  compiled kernel.
 
 Every map of ``kernelmaps.feature_maps`` is measured, those without compiled kernels as
 a comparison, on dense float64 and float32 input and, for the maps with compiled
 kernels, CSR input (``--quick``: float64 dense only, one later process).
 
-``--default-cache`` leaves ``NUMBA_CACHE_DIR`` alone: numba then caches next to the
-installed package (``__pycache__``) or in the user's cache folder, as after
-``pip install "kernelmaps[fast]"``; the first process is then cold only on a fresh
-install.  ``--python`` runs the processes with another interpreter (e.g. a fresh venv).
+``--default-cache`` leaves ``NUMBA_CACHE_DIR`` alone: numba then caches where it does
+after ``pip install "kernelmaps[fast]"``, next to the installed package (``__pycache__``)
+or in the user's cache folder; kernelmaps' compiled files there (``*.nbi``, ``*.nbc``
+of its kernel modules, nothing else) are deleted before each map, so that its first
+process starts cold.  ``--python`` runs the processes with another interpreter (e.g. a
+fresh venv).
 
 Usage::
 
@@ -69,6 +75,8 @@ def _numba_stats() -> dict[str, dict[str, int]]:
         if not name.startswith("kernelmaps._numba.") or module is None:
             continue
         for attr, value in vars(module).items():
+            if isinstance(value, type):
+                continue
             dispatchers = getattr(value, "dispatchers", None)
             if callable(dispatchers):  # a kernel of fixed signatures (kernelmaps._numba._jit)
                 items = [(f"{attr}[{key}]", d) for key, d in dispatchers().items()]
@@ -85,34 +93,42 @@ def _numba_stats() -> dict[str, dict[str, int]]:
 
 
 def child(name: str, dtype: str, layout: str, n_rows: int) -> dict[str, Any]:
-    """One process: import, first fit + transform, a second one; times and cache statistics."""
+    """One process: first fit + transform, a second one; times and cache statistics.
+
+    ``layout``: ``dense`` (C order), ``csr``, ``readonly`` (C order, read-only, as
+    ``np.load(..., mmap_mode="r")`` gives) or ``fortran`` (as a pandas DataFrame's
+    ``to_numpy()`` often gives).
+    """
     import time
 
-    start = time.perf_counter()
-    import kernelmaps
-
-    imported = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     import numpy as np
     import scipy.sparse as sp
+
+    import kernelmaps
 
     rng = np.random.default_rng(0)
     X = np.abs(rng.standard_normal((n_rows, 20))).astype(dtype)
     if layout == "csr":
         X = sp.csr_matrix(np.where(X > 1.0, X, 0.0))
+    elif layout == "readonly":
+        X.setflags(write=False)
+    elif layout == "fortran":
+        X = np.asfortranarray(X)
 
-    def call() -> float:
-        t = time.perf_counter()
+    def call() -> None:
         cls = getattr(kernelmaps, name)
         seed = {"random_state": 0} if "random_state" in cls().get_params() else {}
         cls(**seed, **PARAMS[name]).fit(X).transform(X)
-        return time.perf_counter() - t
 
-    first = call()
-    warm = call()
+    call()
+    first, first_cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    t = time.perf_counter()
+    call()
     return {
-        "import": imported - start,
         "first": first,
-        "warm": warm,
+        "first cpu": first_cpu,
+        "warm": time.perf_counter() - t,
         "numba": _numba_stats(),
     }
 
@@ -138,22 +154,59 @@ def _counts(stats: dict[str, dict[str, int]]) -> str:
     return f"{hits}/{misses}"
 
 
+#: Prints the folder where numba caches kernelmaps' kernels for the interpreter.
+_WHERE = "from kernelmaps._numba import trig; print(trig._sin_cos.stats.cache_path)"
+_KERNEL_MODULES = ("binning.", "hadamard.", "sketch.", "trig.")
+
+
+def _empty_default_cache(python: str) -> None:
+    """Delete kernelmaps' compiled files from numba's default cache folder."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    done = subprocess.run([python, "-c", _WHERE], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"cannot find numba's cache folder: {done.stderr.strip()[-300:]}")
+    folder = Path(done.stdout.strip().splitlines()[-1])
+    for path in folder.glob("*.nb[ic]"):
+        if path.name.startswith(_KERNEL_MODULES):
+            path.unlink()
+
+
+_OTHER = ("readonly", "fortran")
+
+
 def measure(case: tuple[str, str, str], args: argparse.Namespace) -> dict[str, Any]:
-    """First process on an empty cache, then ``args.later`` processes on that cache."""
+    """First process on an empty cache, then ``args.later`` processes on that cache.
+
+    For dense input, two more processes on that cache: read-only data, Fortran order.
+    """
     env = dict(os.environ)
+    name, dtype, layout = case
     with tempfile.TemporaryDirectory(prefix="kernelmaps-first-call-") as cache:
-        if not args.default_cache:
+        if args.default_cache:
+            env.pop("NUMBA_CACHE_DIR", None)
+            _empty_default_cache(args.python)
+        else:
             env["NUMBA_CACHE_DIR"] = cache
         runs = [_run(args.python, case, args.rows, env) for _ in range(1 + args.later)]
+        others = {
+            kind: _run(args.python, (name, dtype, kind), args.rows, env)
+            for kind in (_OTHER if layout == "dense" else ())
+        }
     first, later = runs[0], runs[1:]
     return {
-        "map": case[0],
-        "dtype": case[1],
-        "input": case[2],
+        "map": name,
+        "dtype": dtype,
+        "input": layout,
         "first process": first["first"],
+        "first process cpu": first["first cpu"],
         "later processes": statistics.median(r["first"] for r in later) if later else None,
+        "later processes cpu": statistics.median(r["first cpu"] for r in later) if later else None,
+        **{f"{kind} input": others[kind]["first"] if kind in others else None for kind in _OTHER},
+        **{
+            f"{kind} hits/misses": _counts(others[kind]["numba"]) if kind in others else "-"
+            for kind in _OTHER
+        },
         "warm": statistics.median(r["warm"] for r in runs),
-        "import": statistics.median(r["import"] for r in runs),
         "kernels": sorted(first["numba"]),
         "first process hits/misses": _counts(first["numba"]),
         "later hits/misses": _counts(later[-1]["numba"]) if later else "-",
@@ -170,17 +223,26 @@ def _cases(args: argparse.Namespace) -> list[tuple[str, str, str]]:
     return cases
 
 
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def _table(rows: list[dict[str, Any]]) -> str:
     head = (
-        "| map | dtype | input | first process (s) | later processes (s) | warm (s) "
-        "| import (s) | cache hits/misses, later |\n|---|---|---|---:|---:|---:|---:|---|"
+        "| map | dtype | input | first process (s) | CPU | later processes (s) | CPU "
+        "| hits/misses | read-only input (s) | hits/misses | Fortran-order input (s) "
+        "| hits/misses | warm (s) |\n"
+        "|---|---|---|---:|---:|---:|---:|---|---:|---|---:|---|---:|"
     )
     lines = [head]
     for r in rows:
-        later = "-" if r["later processes"] is None else f"{r['later processes']:.2f}"
         lines.append(
-            f"| {r['map']} | {r['dtype']} | {r['input']} | {r['first process']:.2f} | {later} "
-            f"| {r['warm']:.2f} | {r['import']:.2f} | {r['later hits/misses']} |"
+            f"| {r['map']} | {r['dtype']} | {r['input']} | {_seconds(r['first process'])} "
+            f"| {_seconds(r['first process cpu'])} | {_seconds(r['later processes'])} "
+            f"| {_seconds(r['later processes cpu'])} | {r['later hits/misses']} "
+            f"| {_seconds(r['readonly input'])} | {r['readonly hits/misses']} "
+            f"| {_seconds(r['fortran input'])} | {r['fortran hits/misses']} "
+            f"| {_seconds(r['warm'])} |"
         )
     return "\n".join(lines)
 
@@ -193,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="MAP", choices=list(PARAMS))
     parser.add_argument("--python", default=sys.executable, help="interpreter of the processes")
     parser.add_argument(
-        "--default-cache", action="store_true", help="leave NUMBA_CACHE_DIR to the environment"
+        "--default-cache",
+        action="store_true",
+        help="numba's default cache folder (kernelmaps' files there deleted before each map)",
     )
     parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -217,9 +281,11 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(
             f"{row['map']:30s} {row['dtype']:8s} {row['input']:6s}"
-            f"  first {row['first process']:6.2f} s"
-            f"  later {row['later processes'] or 0:5.2f} s  warm {row['warm']:5.2f} s"
-            f"  cache {row['later hits/misses']}  {' '.join(row['kernels'])}",
+            f"  first {_seconds(row['first process'])} s"
+            f"  later {_seconds(row['later processes'])} s ({row['later hits/misses']})"
+            f"  read-only {_seconds(row['readonly input'])} s ({row['readonly hits/misses']})"
+            f"  Fortran {_seconds(row['fortran input'])} s ({row['fortran hits/misses']})"
+            f"  {' '.join(row['kernels'])}",
             flush=True,
         )
     print()

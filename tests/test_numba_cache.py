@@ -25,9 +25,11 @@ pytest.importorskip("numba")
 
 import numba.core.caching
 
+import kernelmaps
 from kernelmaps._numba import _jit, binning, hadamard, sketch, trig
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+#: The folder holding the kernelmaps under test, for the child processes.
+PACKAGE_ROOT = str(Path(kernelmaps.__file__).resolve().parents[1])
 
 #: Runs every map with compiled kernels on one kind of input; prints the kernels' cache
 #: statistics (hits, misses, signatures) as JSON.
@@ -76,7 +78,8 @@ CHILD = textwrap.dedent(
 
 
 def _run_child(kind: str) -> dict[str, list[int]]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    path = os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
     env.pop("KERNELMAPS_ENGINE", None)
     done = subprocess.run(
         [sys.executable, "-c", CHILD, kind], env=env, capture_output=True, text=True, check=False
