@@ -307,8 +307,9 @@ class Kernel:
             dispatcher = self._dispatchers.get(key)
             if dispatcher is None:
                 dispatcher = _dispatcher(self.py_func, self.options)
-                dispatcher.compile(self.signatures[key])  # or loads it from the cache
-                dispatcher.disable_compile()  # no other specialization, ever
+                if hasattr(dispatcher, "compile"):  # not the function itself (NUMBA_DISABLE_JIT)
+                    dispatcher.compile(self.signatures[key])  # or loads it from the cache
+                    dispatcher.disable_compile()  # no other specialization, ever
                 self._dispatchers[key] = dispatcher
         return dispatcher
 
