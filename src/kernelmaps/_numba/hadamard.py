@@ -5,13 +5,15 @@ The maps run their row blocks on one thread per core (:mod:`kernelmaps._parallel
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+from numba import types
+
+from ._jit import array, jit, kernel
 
 __all__ = ["fastfood_rows", "fwht_rows", "sorf_rows"]
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _butterfly8(
     row: np.ndarray, s: int, x0: float, x1: float, x2: float, x3: float,
     x4: float, x5: float, x6: float, x7: float,
@@ -43,7 +45,7 @@ def _butterfly8(
     row[s + 7] = z3 - z7
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _fwht_radix8(row: np.ndarray) -> None:  # pragma: no cover - compiled
     """Stages ``h = 1, 2, 4`` of the transform, fused into one 8-point pass in registers."""
     for s in range(0, row.shape[0], 8):
@@ -53,7 +55,7 @@ def _fwht_radix8(row: np.ndarray) -> None:  # pragma: no cover - compiled
         )  # fmt: skip
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _fwht_radix8_scaled(
     row: np.ndarray, src: np.ndarray, mult: np.ndarray
 ) -> None:  # pragma: no cover - compiled
@@ -80,7 +82,7 @@ def _fwht_radix8_scaled(
             )  # fmt: skip
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _fwht_radix8_gathered(
     row: np.ndarray, src: np.ndarray, index: np.ndarray, mult: np.ndarray
 ) -> None:  # pragma: no cover - compiled
@@ -94,7 +96,7 @@ def _fwht_radix8_gathered(
         )  # fmt: skip
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _fwht_radix4(row: np.ndarray, h: int) -> None:  # pragma: no cover - compiled
     """Stages ``h`` and ``2 h`` in one pass: 4-point butterflies over contiguous runs.
 
@@ -121,7 +123,7 @@ def _fwht_radix4(row: np.ndarray, h: int) -> None:  # pragma: no cover - compile
             q3[j] = u1 - u3
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _fwht_radix2(row: np.ndarray, h: int) -> None:  # pragma: no cover - compiled
     """Stage ``h``: butterflies ``(x, y) -> (x + y, x - y)`` over contiguous runs."""
     n = row.shape[0]
@@ -135,7 +137,7 @@ def _fwht_radix2(row: np.ndarray, h: int) -> None:  # pragma: no cover - compile
             hi[j] = x - y
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _fwht_stages_from_8(row: np.ndarray) -> None:  # pragma: no cover - compiled
     """Stages ``h = 8, 16, ...`` of the transform (two at a time, then one if odd)."""
     n = row.shape[0]
@@ -150,7 +152,7 @@ def _fwht_stages_from_8(row: np.ndarray) -> None:  # pragma: no cover - compiled
         _fwht_radix2(row, h)
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _fwht_small(row: np.ndarray) -> None:  # pragma: no cover - compiled
     """Every stage, one at a time (rows shorter than 8)."""
     h = 1
@@ -159,7 +161,7 @@ def _fwht_small(row: np.ndarray) -> None:  # pragma: no cover - compiled
         h *= 2
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _fwht_row(row: np.ndarray) -> None:  # pragma: no cover - compiled
     """Unnormalized Walsh-Hadamard transform of one contiguous row, in place.
 
@@ -178,7 +180,7 @@ def _fwht_row(row: np.ndarray) -> None:  # pragma: no cover - compiled
     _fwht_stages_from_8(row)
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _fwht_row_scaled(
     row: np.ndarray, src: np.ndarray, mult: np.ndarray
 ) -> None:  # pragma: no cover - compiled
@@ -193,7 +195,7 @@ def _fwht_row_scaled(
     _fwht_stages_from_8(row)
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _fwht_row_gathered(
     row: np.ndarray, src: np.ndarray, index: np.ndarray, mult: np.ndarray
 ) -> None:  # pragma: no cover - compiled
@@ -207,15 +209,32 @@ def _fwht_row_gathered(
     _fwht_stages_from_8(row)
 
 
-@numba.njit(cache=True, nogil=True)
-def fwht_rows(a: np.ndarray) -> None:  # pragma: no cover - compiled
+#: The float types of the kernels (the maps compute in the dtype of their input).
+_FLOATS = ("float32", "float64")
+
+
+@kernel({t: types.void(array(t, 2)) for t in _FLOATS}, nogil=True)
+def _fwht_rows(a: np.ndarray) -> None:  # pragma: no cover - compiled
     """In-place unnormalized Walsh-Hadamard transform of every row of ``a`` (b, 2^k)."""
     for i in range(a.shape[0]):
         _fwht_row(a[i])
 
 
-@numba.njit(cache=True, nogil=True)
-def fastfood_rows(
+@kernel(
+    {
+        t: types.void(
+            array(t, 2, readonly=True),
+            array(t, 2, readonly=True),
+            array("int64", 2, readonly=True),
+            array(t, 2, readonly=True),
+            array(t, 2, readonly=True),
+            array(t, 2),
+        )
+        for t in _FLOATS
+    },
+    nogil=True,
+)
+def _fastfood_rows(
     X: np.ndarray,
     signs: np.ndarray,
     permutations: np.ndarray,
@@ -242,8 +261,19 @@ def fastfood_rows(
                 row[k] *= scales[j, k]
 
 
-@numba.njit(cache=True, nogil=True)
-def sorf_rows(
+@kernel(
+    {
+        t: types.void(
+            array(t, 2, readonly=True),
+            array(t, 3, readonly=True),
+            array(t, 2, readonly=True),
+            array(t, 2),
+        )
+        for t in _FLOATS
+    },
+    nogil=True,
+)
+def _sorf_rows(
     X: np.ndarray, signs: np.ndarray, scales: np.ndarray, out: np.ndarray
 ) -> None:  # pragma: no cover - compiled
     """SORF projections ``out[i, block j] = s_j * H D_j1 H D_j2 H D_j3 x_i``, row by row.
@@ -272,3 +302,99 @@ def sorf_rows(
             _fwht_row(row)
             for k in range(d):
                 row[k] *= scales[j, k]
+
+
+def _contiguous(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _writable_contiguous(out: np.ndarray) -> bool:
+    return bool(out.flags.c_contiguous and out.flags.writeable)
+
+
+def fwht_rows(a: np.ndarray) -> None:
+    """In-place unnormalized Walsh-Hadamard transform of every row of ``a`` (b, 2^k).
+
+    float32 or float64; a non-contiguous ``a`` is transformed in a contiguous copy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._numba.hadamard import fwht_rows
+    >>> a = np.array([[1.0, 0.0, 0.0, 0.0]])
+    >>> fwht_rows(a)
+    >>> a
+    array([[1., 1., 1., 1.]])
+    """
+    compiled = _fwht_rows[a.dtype.name]
+    if _writable_contiguous(a):
+        compiled(a)
+        return
+    buffer = np.array(a, order="C")
+    compiled(buffer)
+    a[...] = buffer
+
+
+def fastfood_rows(
+    X: np.ndarray,
+    signs: np.ndarray,
+    permutations: np.ndarray,
+    gaussians: np.ndarray,
+    scales: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """Fastfood projections ``out[i, block j] = s_j * H G_j Pi_j H B_j x_i``, row by row.
+
+    The compiled version of the dtype of ``out`` (float32 or float64); the other arrays
+    are brought to it and to C order (no copy when they already are).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._numba.hadamard import fastfood_rows
+    >>> ones, out = np.ones((1, 2)), np.empty((1, 2))
+    >>> fastfood_rows(np.array([[1.0, 0.0]]), ones, np.array([[1, 0]]), ones, ones, out)
+    >>> out
+    array([[2., 0.]])
+    """
+    dtype = out.dtype
+    compiled = _fastfood_rows[dtype.name]
+    args = (
+        _contiguous(X, dtype),
+        _contiguous(signs, dtype),
+        _contiguous(permutations, np.dtype(np.int64)),
+        _contiguous(gaussians, dtype),
+        _contiguous(scales, dtype),
+    )
+    if _writable_contiguous(out):
+        compiled(*args, out)
+        return
+    buffer = np.empty(out.shape, dtype=dtype)
+    compiled(*args, buffer)
+    out[...] = buffer
+
+
+def sorf_rows(X: np.ndarray, signs: np.ndarray, scales: np.ndarray, out: np.ndarray) -> None:
+    """SORF projections ``out[i, block j] = s_j * H D_j1 H D_j2 H D_j3 x_i``, row by row.
+
+    The compiled version of the dtype of ``out`` (float32 or float64); the other arrays
+    are brought to it and to C order (no copy when they already are).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._numba.hadamard import sorf_rows
+    >>> out = np.empty((1, 2))
+    >>> sorf_rows(np.array([[1.0, 0.0]]), np.ones((1, 3, 2)), np.ones((1, 2)), out)
+    >>> out
+    array([[2., 2.]])
+    """
+    dtype = out.dtype
+    compiled = _sorf_rows[dtype.name]
+    args = (_contiguous(X, dtype), _contiguous(signs, dtype), _contiguous(scales, dtype))
+    if _writable_contiguous(out):
+        compiled(*args, out)
+        return
+    buffer = np.empty(out.shape, dtype=dtype)
+    compiled(*args, buffer)
+    out[...] = buffer

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+from numba import types
+
+from ._jit import array, flat_rows, jit, kernel
 
 # pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 (fdlibm's pio2_1, pio2_2, pio2_2t)
 _PIO2_1 = 1.57079632673412561417e00
@@ -51,10 +53,12 @@ _C4 = -2.75573143513906633035e-07
 _C5 = 2.08757232129817482790e-09
 _C6 = -1.13596475577881948265e-11
 
-_OPTIONS = {"cache": True, "nogil": True, "fastmath": {"contract"}}
+_OPTIONS = {"nogil": True, "fastmath": {"contract"}}
+
+__all__ = ["cos_shifted_into", "cos_sin_into"]
 
 
-@numba.njit(inline="always", **_OPTIONS)
+@jit(inline="always", **_OPTIONS)
 def _row_is_small(row: np.ndarray, n: int) -> bool:
     small = True
     for j in range(n):
@@ -67,7 +71,7 @@ def _row_is_small(row: np.ndarray, n: int) -> bool:
 # vectorizer turns into SIMD code.
 
 
-@numba.njit(inline="always", **_OPTIONS)
+@jit(inline="always", **_OPTIONS)
 def _sin_cos(t: float) -> tuple[float, float]:
     """``(sin t, cos t)`` for ``|t| <= _LIMIT``: reduction, polynomials, quadrant."""
     k = (t * _INV_PIO2 + _ROUND) - _ROUND
@@ -88,39 +92,119 @@ def _sin_cos(t: float) -> tuple[float, float]:
     return sin_t, cos_t
 
 
-@numba.njit(**_OPTIONS)
-def cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
+# float64 only: float32 projections use numpy's own float32 sin and cos.
+#
+# The arrays arrive as flat C-contiguous buffers with a row stride (``flat_rows``):
+# row i is ``buffer[i * stride : i * stride + width]``, a unit-stride slice that the
+# loops vectorize.  One compiled version then serves whole arrays and their column ranges
+# alike (the cos/sin pairs of a wider projection, the column blocks of an output),
+# without copies; a 2-d 'A' (any layout) version runs the loops 6x slower, and a
+# version per layout would compile again for each.
+_INT = types.int64
+_IN = array("float64", 1, readonly=True)
+_OUT = array("float64", 1)
+
+
+@kernel({"float64": types.void(_IN, _INT, _INT, _INT, _OUT, _INT, types.float64)}, **_OPTIONS)
+def _cos_sin_into(
+    projection: np.ndarray,
+    p_stride: int,
+    n_rows: int,
+    L: int,
+    out: np.ndarray,
+    o_stride: int,
+    scale: float,
+) -> None:
     """``out[:, :L] = scale cos(P)``, ``out[:, L:2L] = scale sin(P)`` for P of shape (b, L)."""
-    n_rows, L = projection.shape
     for i in range(n_rows):
-        if not _row_is_small(projection[i], L):
+        p_row = projection[i * p_stride : i * p_stride + L]
+        cos_part = out[i * o_stride : i * o_stride + L]
+        sin_part = out[i * o_stride + L : i * o_stride + 2 * L]
+        if not _row_is_small(p_row, L):
             for j in range(L):
-                t = np.float64(projection[i, j])
-                out[i, j] = scale * math.cos(t)
-                out[i, L + j] = scale * math.sin(t)
+                t = np.float64(p_row[j])
+                cos_part[j] = scale * math.cos(t)
+                sin_part[j] = scale * math.sin(t)
             continue
         # The arguments are first copied into the sine half of the output row, so that
         # the loop reads and writes one array (two arrays defeat the vectorizer, which
         # cannot rule out their overlap).
-        cos_part = out[i, :L]
-        sin_part = out[i, L : 2 * L]
-        sin_part[:] = projection[i]
+        sin_part[:] = p_row
         for j in range(L):
             sin_t, cos_t = _sin_cos(np.float64(sin_part[j]))
             cos_part[j] = scale * cos_t
             sin_part[j] = scale * sin_t
 
 
-@numba.njit(**_OPTIONS)
-def cos_shifted_into(projection: np.ndarray, offsets: np.ndarray, scale: float) -> None:
+@kernel({"float64": types.void(_OUT, _INT, _INT, _INT, _IN, types.float64)}, **_OPTIONS)
+def _cos_shifted_into(
+    projection: np.ndarray, stride: int, n_rows: int, L: int, offsets: np.ndarray, scale: float
+) -> None:
     """``P[:] = scale cos(P + offsets)`` in place, for P of shape (b, L)."""
-    n_rows, L = projection.shape
     for i in range(n_rows):
+        row = projection[i * stride : i * stride + L]
         for j in range(L):
-            projection[i, j] = projection[i, j] + offsets[j]
-        if not _row_is_small(projection[i], L):
+            row[j] = row[j] + offsets[j]
+        if not _row_is_small(row, L):
             for j in range(L):
-                projection[i, j] = scale * math.cos(np.float64(projection[i, j]))
+                row[j] = scale * math.cos(np.float64(row[j]))
             continue
         for j in range(L):
-            projection[i, j] = scale * _sin_cos(np.float64(projection[i, j]))[1]
+            row[j] = scale * _sin_cos(np.float64(row[j]))[1]
+
+
+def cos_sin_into(projection: np.ndarray, out: np.ndarray, scale: float) -> None:
+    """``out[:, :L] = scale cos(P)``, ``out[:, L:2L] = scale sin(P)``, float64 (b, L) ``P``.
+
+    Any layout: arrays whose rows are unit-stride (C order, column ranges) are used in
+    place; others go through a contiguous copy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._numba.trig import cos_sin_into
+    >>> out = np.empty((1, 4))
+    >>> cos_sin_into(np.array([[0.0, np.pi / 2]]), out, 2.0)
+    >>> out.round(12)
+    array([[2., 0., 0., 2.]])
+    """
+    compiled = _cos_sin_into["float64"]
+    n_rows, L = projection.shape
+    source = flat_rows(projection, L) if projection.dtype == np.float64 else None
+    if source is None:
+        source = flat_rows(np.ascontiguousarray(projection, dtype=np.float64), L)
+        assert source is not None
+    target = flat_rows(out, 2 * L) if out.flags.writeable else None
+    if target is None:
+        buffer = np.empty((n_rows, 2 * L))
+        compiled(*source, n_rows, L, buffer.reshape(-1), 2 * L, float(scale))
+        out[:, : 2 * L] = buffer
+        return
+    compiled(*source, n_rows, L, *target, float(scale))
+
+
+def cos_shifted_into(projection: np.ndarray, offsets: np.ndarray, scale: float) -> None:
+    """``P[:] = scale cos(P + offsets)`` in place, for a float64 ``P`` of shape (b, L).
+
+    Any layout (rows that are not unit-stride are computed in a contiguous copy).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._numba.trig import cos_shifted_into
+    >>> P = np.array([[0.0, np.pi]])
+    >>> cos_shifted_into(P, np.array([0.0, np.pi]), 0.5)
+    >>> P.round(12)
+    array([[0.5, 0.5]])
+    """
+    compiled = _cos_shifted_into["float64"]
+    n_rows, L = projection.shape
+    offsets = np.ascontiguousarray(offsets, dtype=np.float64)
+    rows = flat_rows(projection, L) if projection.flags.writeable else None
+    if rows is None or projection.dtype != np.float64:
+        buffer = np.array(projection, dtype=np.float64, order="C")
+        compiled(buffer.reshape(-1), L, n_rows, L, offsets, float(scale))
+        projection[...] = buffer
+        return
+    flat, stride = rows
+    compiled(flat, stride, n_rows, L, offsets, float(scale))
