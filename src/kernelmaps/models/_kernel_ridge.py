@@ -26,7 +26,7 @@ from ._base import (
     validate_regression_data,
 )
 from ._checks import check_solution
-from ._ridge_solvers import ridge_inverse, rounding_level
+from ._ridge_solvers import cholesky_solve_clear, ridge_inverse, rounding_level
 
 __all__ = ["EXACT_MEMORY_WARNING_BYTES", "KernelRidge"]
 
@@ -219,13 +219,10 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         n, alpha = K.shape[0], float(self.alpha)
         level = n * _EPS * max(float(np.max(np.diag(K))), 0.0)
         K[np.diag_indices_from(K)] += alpha
-        try:
-            factor = scipy.linalg.cho_factor(K, lower=True, overwrite_a=True, check_finite=False)
-        except scipy.linalg.LinAlgError:
-            factor = None
-        if factor is not None and float(np.min(np.diag(factor[0]))) ** 2 > level:
-            return scipy.linalg.cho_solve(factor, Y, check_finite=False)
-        del K, factor
+        solution = cholesky_solve_clear(K, Y, level)
+        if solution is not None:
+            return solution
+        del K
         check_memory(
             16.0 * n * n,
             f"KernelRidge's eigendecomposition of the {n} x {n} kernel matrix (K + alpha I "

@@ -173,17 +173,30 @@ def solve_cholesky(G: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
     dim = G.shape[0]
     if dim == 0:
         return np.zeros_like(C, dtype=np.float64)
-    A = G.copy()
     level = dim * _EPS * max(float(np.max(np.diag(G))), 0.0)
+    A = G.copy()
     A[np.diag_indices(dim)] += alpha
+    solution = cholesky_solve_clear(A, C, level)
+    if solution is not None:
+        return solution
+    del A
+    return _eigen_solve(G, C, alpha)
+
+
+def cholesky_solve_clear(A: np.ndarray, C: np.ndarray, level: float) -> np.ndarray | None:
+    """``A^-1 C`` by Cholesky (``A`` overwritten), or None when ``A`` is near singular.
+
+    None when the factorisation fails or a squared pivot of the factor is at or below
+    ``level`` (the rounding level ``n eps max A_ii`` of the caller): the caller then
+    solves by an eigendecomposition.
+    """
     try:
         factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
     except scipy.linalg.LinAlgError:
-        factor = None
-    if factor is not None and float(np.min(np.diag(factor[0]))) ** 2 > level:
+        return None
+    if float(np.min(np.diag(factor[0]))) ** 2 > level:
         return scipy.linalg.cho_solve(factor, C, check_finite=False)
-    del A, factor
-    return _eigen_solve(G, C, alpha)
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
