@@ -171,6 +171,7 @@ class Outcome:
     kind: str
     what: str = ""
     detail: str = ""
+    message: str = ""  # the whole message of a clear error
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.what}" + (f" ({self.detail})" if self.detail else "")
@@ -218,7 +219,9 @@ def classify_exception(exc: BaseException, *, extra_clear: tuple[type, ...] = ()
         return Outcome(FAILURE, "multi-line message", f"{name}: {_short(stripped)}")
     if len(stripped) > MAX_MESSAGE:
         return Outcome(FAILURE, "message too long", f"{name}: {len(stripped)} characters")
-    return Outcome(CLEAR_ERROR, name, _short(stripped, 160))
+    if "\ufeff" in stripped:
+        return Outcome(FAILURE, "invisible BOM character in the message", _short(stripped))
+    return Outcome(CLEAR_ERROR, name, _short(stripped, 160), stripped)
 
 
 def check_finite_array(
@@ -748,6 +751,7 @@ class FileSpec:
     target: str | None = None
     explicit_nonfinite: bool = False
     note: str = ""
+    tags: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         size = "-" if self.content is None else f"{len(self.content)} bytes"
@@ -844,6 +848,10 @@ def _apply_compression(
     return name + suffix, packed, defect == "none"
 
 
+def _tags(*parts: str, intact: bool) -> tuple[str, ...]:
+    return (*parts, *(() if intact else ("broken-compression",)))
+
+
 @st.composite
 def csv_files(draw: Any, *, header_names: tuple[str, ...] = ("a", "b", "y")) -> FileSpec:
     """CSV files: valid, or with one defect of header, cell, row, encoding or compression.
@@ -928,9 +936,10 @@ def csv_files(draw: Any, *, header_names: tuple[str, ...] = ("a", "b", "y")) -> 
     else:
         data = text.encode("utf-8")
     note = [header_kind, defect, repr(sep), encoding]
-    name = draw(st.sampled_from(("data.csv", "data.tsv", "data.txt")))
-    name, data, _ = _apply_compression(draw, name, data, note)
-    return FileSpec(name, "csv", data, target, explicit, " ".join(note))
+    name = draw(st.sampled_from(("fuzzdata.csv", "fuzzdata.tsv", "fuzzdata.txt")))
+    name, data, intact = _apply_compression(draw, name, data, note)
+    tags = _tags(header_kind, defect, encoding, intact=intact)
+    return FileSpec(name, "csv", data, target, explicit, " ".join(note), tags)
 
 
 SVM_DEFECTS = (
@@ -1007,10 +1016,12 @@ def svmlight_files(draw: Any) -> FileSpec:
     if defect == "garbage":
         data = draw(st.binary(min_size=1, max_size=200))
     note = [defect]
-    name, data, _ = _apply_compression(
-        draw, draw(st.sampled_from(("data.svm", "data.libsvm"))), data, note
+    name, data, intact = _apply_compression(
+        draw, draw(st.sampled_from(("fuzzdata.svm", "fuzzdata.libsvm"))), data, note
     )
-    return FileSpec(name, "svmlight", data, None, explicit, " ".join(note))
+    return FileSpec(
+        name, "svmlight", data, None, explicit, " ".join(note), _tags(defect, intact=intact)
+    )
 
 
 NPY_KINDS = (
@@ -1110,7 +1121,7 @@ def npy_files(draw: Any, *, n_cols: int = 3) -> FileSpec:
     elif kind == "empty":
         data = b""
     target = draw(st.sampled_from(("-1", "0", None, "5", "x")))
-    return FileSpec("data.npy", "npy", data, target, explicit, kind)
+    return FileSpec("fuzzdata.npy", "npy", data, target, explicit, kind, (kind,))
 
 
 NPZ_KINDS = (
@@ -1179,19 +1190,48 @@ def npz_files(draw: Any, *, n_cols: int = 3) -> FileSpec:
     elif kind == "empty":
         data = b""
     target = draw(st.sampled_from((None, "y", "X", "nope", "0")))
-    return FileSpec("data.npz", "npz", data, target, explicit, kind)
+    return FileSpec("fuzzdata.npz", "npz", data, target, explicit, kind, (kind,))
 
 
 @st.composite
 def odd_paths(draw: Any) -> FileSpec:
     """A folder where a file is expected, a missing file, a file of unknown format."""
     kind = draw(st.sampled_from(("dir", "missing", "unknown_suffix", "no_suffix")))
-    name = draw(st.sampled_from(("data.csv", "data.npy", "data.svm", "data.npz", "data.csv.gz")))
+    name = draw(
+        st.sampled_from(
+            ("fuzzdata.csv", "fuzzdata.npy", "fuzzdata.svm", "fuzzdata.npz", "fuzzdata.csv.gz")
+        )
+    )
     if kind == "unknown_suffix":
-        return FileSpec("data.pdf", kind, b"a,b,y\n1,2,3\n", "y", False, kind)
+        return FileSpec("fuzzdata.pdf", kind, b"a,b,y\n1,2,3\n", "y", False, kind)
     if kind == "no_suffix":
-        return FileSpec("data", kind, b"a,b,y\n1,2,3\n", "y", False, kind)
+        return FileSpec("fuzzdata", kind, b"a,b,y\n1,2,3\n", "y", False, kind)
     return FileSpec(name, kind, None, "y", False, kind)
+
+
+def file_expectations(spec: FileSpec, outcome: Outcome) -> Outcome:
+    """What a file's defects demand beyond a clear error: duplicate column names refused,
+    a negative svmlight index reported as such."""
+    if outcome.kind == FAILURE or "broken-compression" in spec.tags:
+        return outcome
+    tags = set(spec.tags)
+    if (
+        outcome.kind == CORRECT
+        and spec.kind == "csv"
+        and tags & {"duplicate", "duplicate_target"}
+        and not tags & {"garbage", "utf-16", "latin-1"}
+    ):
+        return Outcome(FAILURE, "duplicate column names accepted", spec.note)
+    if (
+        outcome.kind == CLEAR_ERROR
+        and spec.kind == "svmlight"
+        and "negative_index" in tags
+        and "negative" not in outcome.message.lower()
+    ):
+        return Outcome(
+            FAILURE, "a negative feature index reported as another problem", outcome.detail
+        )
+    return outcome
 
 
 def data_files(*, header_names: tuple[str, ...] = ("a", "b", "y")) -> st.SearchStrategy[FileSpec]:

@@ -175,7 +175,15 @@ def judge_run(command: str, run: CliRun, folder: Path, outputs: dict[str, Path])
     for pattern in INTERNAL_MESSAGES:
         if pattern.search(message):
             return Outcome(FAILURE, "internal error text shown", _fuzz._short(message))
-    return Outcome(CLEAR_ERROR, f"exit {run.code}", _fuzz._short(message, 160))
+    if "\ufeff" in message:
+        return Outcome(FAILURE, "invisible BOM character in the message", _fuzz._short(message))
+    if command == "compare" and "every cell failed" in message:
+        return Outcome(
+            FAILURE,
+            "every cell failed: the input passed the checks, then no cell could run",
+            _fuzz._short(run.err, 300),
+        )
+    return Outcome(CLEAR_ERROR, f"exit {run.code}", _fuzz._short(message, 160), message)
 
 
 def _finite_cells(path: Path, column: str | None = None) -> Outcome:
@@ -252,11 +260,11 @@ def example_folder(workspace: Workspace) -> Iterator[Path]:
 class FileCase:
     command: str
     spec: FileSpec
-    give_target: bool
+    target: str  # "file": the file's own target option; "none"; "bogus": --target nope
     to_file: bool
 
     def __repr__(self) -> str:
-        return f"{self.command} {self.spec!r} give_target={self.give_target} to_file={self.to_file}"
+        return f"{self.command} {self.spec!r} target={self.target} to_file={self.to_file}"
 
 
 @st.composite
@@ -264,7 +272,7 @@ def file_cases(draw: Any) -> FileCase:
     return FileCase(
         command=draw(st.sampled_from(("fit", "predict", "compare"))),
         spec=draw(_fuzz.data_files()),
-        give_target=draw(st.sampled_from((True, True, True, False))),
+        target=draw(st.sampled_from(("file", "file", "file", "none", "bogus"))),
         to_file=draw(st.booleans()),
     )
 
@@ -272,7 +280,11 @@ def file_cases(draw: Any) -> FileCase:
 def file_case_argv(
     case: FileCase, ws: Workspace, data: Path, folder: Path
 ) -> tuple[list[str], dict[str, Path]]:
-    target = ["--target", case.spec.target] if case.give_target and case.spec.target else []
+    target: list[str] = []
+    if case.target == "file" and case.spec.target:
+        target = ["--target", case.spec.target]
+    elif case.target == "bogus":
+        target = ["--target", "nope"]
     if case.command == "fit":
         model = folder / "m.skops"
         argv = ["fit", str(data), *target, "--n-components", "16", "-o", str(model)]
@@ -286,13 +298,24 @@ def file_case_argv(
     return argv, {"results": results}
 
 
+def judge_file_case(case: FileCase, outcome: Outcome) -> Outcome:
+    """What the file and the options demand beyond exit codes and one line."""
+    outcome = _fuzz.file_expectations(case.spec, outcome)
+    if outcome.kind == CORRECT and case.target == "bogus" and case.command != "predict":
+        return Outcome(FAILURE, "--target ignored", "--target nope")
+    stem = case.spec.name.split(".")[0]  # compare names a data set by its file's stem
+    if outcome.kind == CLEAR_ERROR and stem not in outcome.message:
+        return Outcome(FAILURE, "error does not name the data file", outcome.detail)
+    return outcome
+
+
 def test_data_files(workspace: Workspace) -> None:
     def execute(case: FileCase, failures: Failures) -> None:
         with example_folder(workspace) as folder:
             data = case.spec.write(folder)
             argv, outputs = file_case_argv(case, workspace, data, folder)
             outcome = judge_run(case.command, run_cli(argv), folder, outputs)
-        check(f"cli:{case.command}", repr(case), outcome, failures)
+        check(f"cli:{case.command}", repr(case), judge_file_case(case, outcome), failures)
 
     fuzz(file_cases(), execute, ci_examples=150)
 
@@ -381,6 +404,14 @@ def test_model_files(workspace: Workspace) -> None:
             )
             if marker.exists():
                 outcome = Outcome(FAILURE, "a model file ran code", "the payload's folder exists")
+            elif outcome.kind == CLEAR_ERROR and "model.skops" not in outcome.message:
+                outcome = Outcome(FAILURE, "error does not name the model file", outcome.detail)
+            elif (
+                outcome.kind == CLEAR_ERROR
+                and case.kind == "directory"
+                and not re.search(r"folder|directory", outcome.message)
+            ):
+                outcome = Outcome(FAILURE, "a folder reported as another problem", outcome.detail)
         check("cli:predict", repr(case), outcome, failures)
 
     strategy = st.builds(

@@ -409,30 +409,41 @@ def _value_label(value: Any) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class ParamCase:
+    """One or two parameters of a table estimator set to values of their pools."""
+
     name: str
     index: int
-    param: str
-    value_index: int
+    settings: tuple[tuple[str, int], ...]  # (parameter, index in its pool of values)
     X: ArraySpec
 
-    def values(self) -> tuple[Any, ...]:
+    def values(self) -> dict[str, Any]:
         cls = getattr(kernelmaps, self.name)
-        return parameter_values(cls, self.param)
-
-    @property
-    def value(self) -> Any:
-        return self.values()[self.value_index]
+        given = {}
+        for param, i in self.settings:
+            value = parameter_values(cls, param)[i]
+            if isinstance(value, (list, dict)):
+                value = type(value)(value)
+            elif isinstance(value, np.ndarray):
+                value = value.copy()
+            given[param] = value
+        return given
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in CHECK_PARAMS[self.name][self.index].items())
-        return (
-            f"{self.name}({params}).set_params({self.param}={_value_label(self.value)}) "
-            f"X={self.X!r}"
-        )
+        given = ", ".join(f"{k}={_value_label(v)}" for k, v in self.values().items())
+        return f"{self.name}({params}).set_params({given}) X={self.X!r}"
 
 
 def parameter_values(cls: type, param: str) -> tuple[Any, ...]:
     return _string_options(cls, param) + SPECIFIC_VALUES.get(param, ()) + GENERIC_VALUES
+
+
+def _numeric_parameter(cls: type, param: str) -> bool:
+    """Whether ``param`` is a number constrained by an interval, and not also a boolean."""
+    constraints = getattr(cls, "_parameter_constraints", {}).get(param, [])
+    numeric = any(type(c).__name__ == "Interval" for c in constraints)
+    boolean = any(c == "boolean" or c is bool for c in constraints)
+    return numeric and not boolean
 
 
 @st.composite
@@ -440,33 +451,43 @@ def param_cases(draw: Any, name: str) -> ParamCase:
     cls = getattr(kernelmaps, name)
     index = draw(st.integers(0, len(CHECK_PARAMS[name]) - 1))
     params = sorted(cls(**CHECK_PARAMS[name][index]).get_params(deep=False))
-    param = draw(st.sampled_from(params))
-    value_index = draw(st.integers(0, len(parameter_values(cls, param)) - 1))
+    chosen = draw(st.lists(st.sampled_from(params), min_size=1, max_size=2, unique=True))
+    settings = tuple(
+        (param, draw(st.integers(0, len(parameter_values(cls, param)) - 1), label=param))
+        for param in chosen
+    )
     X = ArraySpec(
         n_rows=draw(st.sampled_from((6, 1, 12))),
         n_cols=draw(st.sampled_from((3, 1))),
         dtype=draw(st.sampled_from(("float64", "float32"))),
-        values=draw(st.sampled_from(("positive", "extreme_all"))),
+        values=draw(st.sampled_from(("positive", "extreme_all", "duplicates", "normal"))),
         magnitude=100.0,
         nonneg=True,
         seed=draw(st.integers(0, 2**16)),
     )
-    return ParamCase(name, index, param, value_index, X)
+    return ParamCase(name, index, settings, X)
 
 
 def run_param_case(case: ParamCase) -> Outcome:
-    estimator = clone(getattr(kernelmaps, case.name)(**CHECK_PARAMS[case.name][case.index]))
+    cls = getattr(kernelmaps, case.name)
+    estimator = clone(cls(**CHECK_PARAMS[case.name][case.index]))
     X = case.X.build()
     y = make_y("binary" if case.name in CLASSIFIERS else "normal", case.X.n_rows, 0)
-    value = case.value
-    if isinstance(value, (list, dict, np.ndarray)):
-        value = type(value)(value) if not isinstance(value, np.ndarray) else value.copy()
+    given = case.values()
 
     def run() -> Any:
-        fitted = estimator.set_params(**{case.param: value}).fit(X, y)
+        fitted = estimator.set_params(**given).fit(X, y)
         return fitted, _apply(fitted, X)
 
-    return judged_call(run, lambda result: check_outputs(result[0], X, case.X.n_rows, result[1]))
+    def judge(result: Any) -> Outcome:
+        for param, value in given.items():
+            if isinstance(value, (bool, np.bool_)) and _numeric_parameter(cls, param):
+                return Outcome(
+                    FAILURE, "accepted a bool for a numeric parameter", f"{param}={value}"
+                )
+        return check_outputs(result[0], X, case.X.n_rows, result[1])
+
+    return judged_call(run, judge)
 
 
 @pytest.mark.parametrize("name", ESTIMATORS)
@@ -961,7 +982,7 @@ def test_data_loaders(loader: str) -> None:
                 judge_dataset(spec, kwargs.get("dense", True)),
                 extra_clear=(FileNotFoundError,) if spec.kind == "missing" else (),
             )
-            outcome = run_call(call)
+            outcome = _fuzz.file_expectations(spec, run_call(call))
             leftovers = _fuzz.leftover_temporaries(Path(folder))
         if outcome.kind != FAILURE and leftovers:
             outcome = Outcome(FAILURE, "temporary files left", repr(leftovers))
