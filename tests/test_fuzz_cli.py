@@ -177,6 +177,10 @@ def judge_run(command: str, run: CliRun, folder: Path, outputs: dict[str, Path])
             return Outcome(FAILURE, "internal error text shown", _fuzz._short(message))
     if "\ufeff" in message:
         return Outcome(FAILURE, "invisible BOM character in the message", _fuzz._short(message))
+    if command != "compare" and re.search(r"The '\w+' parameter of \w+ must be", message):
+        return Outcome(
+            FAILURE, "an estimator's parameter error shown for an option", _fuzz._short(message)
+        )
     if command == "compare" and "every cell failed" in message:
         return Outcome(
             FAILURE,
