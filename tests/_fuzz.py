@@ -60,8 +60,9 @@ if PROFILE not in ("ci", "long"):
 
 #: Time budget of one example; the examples take milliseconds.
 DEADLINE_SECONDS = 10.0
-#: A call still running after this long is stopped and reported as a hang.
-HANG_SECONDS = 30.0
+#: A call still running after this long is stopped and reported as a hang; the test then
+#: runs no further examples (one hang per test bounds the time of a broken run).
+HANG_SECONDS = 15.0
 #: Examples per test in the long profile.
 LONG_EXAMPLES = 2000
 #: ``KERNELMAPS_FUZZ_SHRINK=1``: stop a test at its first failure and let Hypothesis
@@ -153,7 +154,6 @@ INTERNAL_MESSAGES = tuple(
         r"codec can't (de|en)code",
         r"you can load it unsafely",
         r"^Object arrays cannot be loaded when allow_pickle=False",
-        r"^Unknown label type",
     )
 )
 
@@ -472,6 +472,8 @@ def fuzz(
     @fuzz_settings(ci_examples)
     @given(example=strategy)
     def examples(example: Any) -> None:
+        if any(outcome.what.startswith("hang") for _, outcome, _ in failures):
+            return
         execute(example, failures)
 
     examples()
@@ -513,7 +515,19 @@ def write_report(path: str) -> None:
 
 # -- arrays --------------------------------------------------------------------------------
 
-DENSE_DTYPES = ("float64", "float32", "int64", "int32", "uint8", "bool", "object", "float16")
+#: Dense dtypes (the floats repeated: they reach the numerics more often).
+DENSE_DTYPES = (
+    "float64",
+    "float32",
+    "float64",
+    "float32",
+    "int64",
+    "int32",
+    "uint8",
+    "bool",
+    "object",
+    "float16",
+)
 SPARSE_DTYPES = ("float64", "float32", "int64", "int32", "bool")
 LAYOUTS = ("C", "F", "strided", "reversed", "readonly", "list")
 SPARSE_FORMATS = ("csr", "csc", "coo", "bsr", "lil", "dok", "dia")

@@ -253,7 +253,7 @@ def test_estimator_inputs(name: str) -> None:
     def execute(case: EstimatorCase, failures: Failures) -> None:
         check(f"estimator:{name}", repr(case), run_estimator_case(case), failures)
 
-    fuzz(estimator_cases(name), execute, ci_examples=50)
+    fuzz(estimator_cases(name), execute, ci_examples=60)
 
 
 # -- estimators: parameters ----------------------------------------------------------------
@@ -495,7 +495,7 @@ def test_estimator_parameters(name: str) -> None:
     def execute(case: ParamCase, failures: Failures) -> None:
         check(f"estimator:{name}", repr(case), run_param_case(case), failures)
 
-    fuzz(param_cases(name), execute, ci_examples=40)
+    fuzz(param_cases(name), execute, ci_examples=60)
 
 
 # -- public functions ----------------------------------------------------------------------
