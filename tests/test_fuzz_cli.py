@@ -77,6 +77,7 @@ def _quiet_main(argv: list[str]) -> int:
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
     """Files every example starts from; the working folder is a temporary one (compare's
     default output folder is relative)."""
+    _fuzz.warm_up()
     root = tmp_path_factory.mktemp("fuzz-cli")
     good = _fuzz.good_csv(root / "good.csv")
     model = root / "model.skops"

@@ -33,7 +33,6 @@ from ._fuzz import (
     Failures,
     Outcome,
     array_specs,
-    call_guarded,
     check,
     check_finite_array,
     check_finite_scalar,
@@ -65,17 +64,7 @@ def test_every_public_estimator_is_fuzzed() -> None:
 
 @pytest.fixture(scope="module", autouse=True)
 def _compiled() -> None:
-    """Fit and transform every instance once before the examples: the first call of a
-    compiled kernel is slow (numba), and would count against an example's time budget."""
-    X = np.random.default_rng(0).uniform(0.1, 1.0, size=(8, 3))
-    y = np.arange(8) % 2
-    for name, param_sets in CHECK_PARAMS.items():
-        for params in param_sets:
-            for dtype in (np.float64, np.float32):
-                estimator = clone(getattr(kernelmaps, name)(**params))
-                Xd = X.astype(dtype)
-                # a failure here is found again by the examples
-                call_guarded(lambda e=estimator, Xd=Xd: _apply(e.fit(Xd, y), Xd))
+    _fuzz.warm_up()
 
 
 # -- estimators: inputs --------------------------------------------------------------------
