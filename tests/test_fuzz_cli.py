@@ -235,7 +235,7 @@ def judge_success(command: str, run: CliRun, outputs: dict[str, Path]) -> Outcom
                         return Outcome(FAILURE, "non-finite prediction printed", repr(cell))
             return Outcome(CORRECT)
         if not target.is_file():
-            return Outcome(FAILURE, "exit 0 but no predictions file", f"-o {str(target)!r}")
+            return Outcome(FAILURE, "exit 0 but no predictions file", str(target))
         return _finite_cells(target)
     elif command == "compare":
         results = outputs["results"] / "results.csv"
@@ -610,6 +610,9 @@ def test_options(workspace: Workspace) -> None:
         with example_folder(workspace) as folder:
             argv, outputs = option_case_argv(case, workspace, folder)
             outcome = judge_run(case.command, run_cli(argv), folder, outputs)
+        accepted = outcome.kind == CORRECT or outcome.what.startswith("exit 0 but no")
+        if accepted and ("-o", "") in case.options:
+            outcome = Outcome(FAILURE, "an empty -o accepted", "the output went elsewhere")
         check(f"cli:{case.command}", repr(case), outcome, failures)
 
     fuzz(option_cases(), execute, ci_examples=150)

@@ -248,29 +248,32 @@ def test_estimator_inputs(name: str) -> None:
 # -- estimators: parameters ----------------------------------------------------------------
 
 
+# The user kernels take keyword parameters: estimators pass ``kernel_params`` to them.
+
+
 def _dense(X: Any) -> np.ndarray:
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
 
 
-def kernel_linear(X: Any, Y: Any = None) -> np.ndarray:
+def kernel_linear(X: Any, Y: Any = None, **params: Any) -> np.ndarray:
     """A valid user kernel (of dense or sparse input)."""
     X = _dense(X)
     Y = X if Y is None else _dense(Y)
     return X @ Y.T
 
 
-def kernel_wrong_shape(X: Any, Y: Any = None) -> np.ndarray:
+def kernel_wrong_shape(X: Any, Y: Any = None, **params: Any) -> np.ndarray:
     """A user kernel returning a matrix of the wrong shape."""
     return np.ones((2, 2))
 
 
-def kernel_nan(X: Any, Y: Any = None) -> np.ndarray:
+def kernel_nan(X: Any, Y: Any = None, **params: Any) -> np.ndarray:
     """A user kernel returning NaN."""
     Y = X if Y is None else Y
     return np.full((np.shape(X)[0], np.shape(Y)[0]), np.nan)
 
 
-def kernel_one_d(X: Any, Y: Any = None) -> np.ndarray:
+def kernel_one_d(X: Any, Y: Any = None, **params: Any) -> np.ndarray:
     """A user kernel returning a vector."""
     return np.ones(np.shape(X)[0])
 
