@@ -48,6 +48,7 @@ import scipy.sparse as sp
 
 from .._task_settings import TaskSettings
 from ..feature_maps import row_blocks
+from ..kernels import one_line_errors
 from ..models._base import FLOAT_DTYPES, as_row_sliceable
 from ..models._falkon import NystroemMatvec
 from ._reduce import tree_sum
@@ -145,7 +146,8 @@ def check_dask_targets(estimator: Any, X: Any, y: Any) -> tuple[Any, int]:
     else:
         from sklearn.utils import check_array
 
-        y = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
+        with one_line_errors():
+            y = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
         if y.ndim not in (1, 2):
             raise ValueError(f"y must be 1-D or 2-D; got shape {y.shape}.")
         check_length(y.shape[0])
@@ -206,7 +208,7 @@ def _build_chunk(
     messages, its ``K_b^T Y_b`` formed while the cached blocks are filled."""
     from sklearn.utils import check_array
 
-    with settings.applied():
+    with settings.applied(), one_line_errors(name):
         X = check_array(
             X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, input_name="X", estimator=name
         )

@@ -55,6 +55,7 @@ from sklearn.utils.validation import _assert_all_finite, _check_sample_weight, _
 
 from .._array_types import is_dask_array
 from .._task_settings import TaskSettings
+from ..kernels import one_line_errors
 from ..models._base import as_row_sliceable
 from ..models._checks import check_statistics, check_weight_values
 from ..models._feature_ridge import (
@@ -140,8 +141,11 @@ class RowWork:
         X = as_row_sliceable(X)
         if check:
             values = X.data if sp.issparse(X) else X
-            _assert_all_finite(values, input_name="X", estimator_name=self.estimator_name)
-            _assert_all_finite(np.asarray(y), input_name="y", estimator_name=self.estimator_name)
+            with one_line_errors(self.estimator_name):
+                _assert_all_finite(values, input_name="X", estimator_name=self.estimator_name)
+                _assert_all_finite(
+                    np.asarray(y), input_name="y", estimator_name=self.estimator_name
+                )
         Y = self.targets(y)
         if w is None:
             weights = np.ones(X.shape[0])

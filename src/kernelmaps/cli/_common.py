@@ -72,6 +72,25 @@ def positive_int(text: str) -> int:
     return int(_number(text, int, "a positive integer"))
 
 
+def random_seed(text: str) -> int:
+    """An argument type: a random seed, an integer in ``[0, 2**32 - 1]`` (what
+    scikit-learn's ``random_state`` accepts).
+
+    Examples
+    --------
+    >>> from kernelmaps.cli._common import random_seed
+    >>> random_seed("0"), random_seed("4294967295")
+    (0, 4294967295)
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
+    if not 0 <= value <= 2**32 - 1:
+        raise argparse.ArgumentTypeError(f"expected a seed between 0 and 4294967295, got {value}")
+    return value
+
+
 def positive_float(text: str) -> float:
     """An argument type: a finite number > 0.
 

@@ -10,7 +10,15 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import NonFiniteOutputError
-from ._common import EXIT_OK, UserError, add_command, load_user_data, positive_float, positive_int
+from ._common import (
+    EXIT_OK,
+    UserError,
+    add_command,
+    load_user_data,
+    positive_float,
+    positive_int,
+    random_seed,
+)
 
 EXAMPLES = """examples:
   kernelmaps fit train.csv --target price -o model.skops
@@ -80,7 +88,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="G",
         help="kernel bandwidth (default: the median heuristic)",
     )
-    add("--seed", type=int, default=0, help="random seed (default: 0)")
+    add("--seed", type=random_seed, default=0, help="random seed, 0 to 2**32 - 1 (default: 0)")
     add(
         "--keep-statistics",
         action="store_true",

@@ -64,21 +64,29 @@ def _load_model(path: str) -> Any:
 
 
 def _load_rows(saved: Any, path: str) -> tuple[np.ndarray, Any]:
-    """The rows of ``path`` in the model's column order, and their target if present."""
+    """The rows of ``path`` in the model's column order, and their target if present.
+
+    A column mismatch is reported with the file's name.
+    """
     from ..datasets import file_format, load_csv
+    from ..experiments import ColumnMismatchError
 
     by_name = file_format(path) == "csv" and saved.data_format == "csv"
     if not by_name:
         ds, _ = load_user_data(path, None, for_fit=False)
-        return saved.check_columns(ds, by_name=False), ds.y
-    try:
-        ds = load_csv(path, saved.target)
         y_true = ds.y
-    except ValueError as exc:
-        if saved.target is None or f"no column named {saved.target!r}" not in str(exc):
-            raise
-        ds, y_true = load_csv(path, None), None
-    return saved.check_columns(ds, by_name=True), y_true
+    else:
+        try:
+            ds = load_csv(path, saved.target)
+            y_true = ds.y
+        except ValueError as exc:
+            if saved.target is None or f"no column named {saved.target!r}" not in str(exc):
+                raise
+            ds, y_true = load_csv(path, None), None
+    try:
+        return saved.check_columns(ds, by_name=by_name), y_true
+    except ColumnMismatchError as exc:
+        raise UserError(f"{path}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,7 +24,9 @@ import gzip
 import io
 import lzma
 import math
+import numbers
 import os
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -702,6 +704,16 @@ def load_svmlight(
     >>> data.shape, data.y.tolist()
     ((3, 3), [1.0, -1.0, 1.0])
     """
+    if n_features is not None and (
+        isinstance(n_features, bool)
+        or not isinstance(n_features, numbers.Integral)
+        or n_features < 1
+    ):
+        raise ValueError(f"n_features must be None or an int >= 1; got {n_features!r}.")
+    if zero_based != "auto" and not isinstance(zero_based, (bool, np.bool_)):
+        raise ValueError(f"zero_based must be True, False or 'auto'; got {zero_based!r}.")
+    if not isinstance(dense, (bool, np.bool_)):
+        raise TypeError(f"dense must be True or False; got {dense!r}.")
     path = Path(path)
     _check_exists(path)
     with _reading(path):
@@ -841,7 +853,8 @@ def _read_array(
             )
         fh.seek(start)
         return fmt.read_array(fh, allow_pickle=False)
-    except ValueError as exc:
+    except (ValueError, SyntaxError, tokenize.TokenError, EOFError) as exc:
+        # a corrupt header fails in numpy's parser (literal_eval, tokenize)
         if isinstance(exc, DataFileError):
             raise
         raise DataFileError(

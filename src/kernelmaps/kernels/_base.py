@@ -14,6 +14,7 @@ the base classes it derives from, what the feature maps need from it:
 from __future__ import annotations
 
 import dataclasses
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
@@ -96,7 +97,8 @@ def get_kernel_class(name: str) -> type[Kernel]:
         ) from None
 
 
-def _as_float_array(X: Any) -> np.ndarray | sp.spmatrix:
+def _as_float_array(X: Any, name: str = "X") -> np.ndarray | sp.spmatrix:
+    """``X`` as a float64 array or CSR matrix with finite values, or a clear error."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         # scikit-learn's sparse distance kernels take 32-bit indices only.
@@ -104,8 +106,17 @@ def _as_float_array(X: Any) -> np.ndarray | sp.spmatrix:
             X = sp.csr_matrix(
                 (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
             )
-        return X
-    return np.asarray(X, dtype=np.float64)
+    else:
+        X = np.asarray(X, dtype=np.float64)
+    values = X.data if sp.issparse(X) else X
+    if not _all_finite(values):
+        what = "NaN" if np.isnan(values).any() else "infinity"
+        raise ValueError(
+            f"Input {name} contains {what}; kernels are defined on finite values only: "
+            "impute the missing values (e.g. with sklearn.impute.SimpleImputer) or drop "
+            "those rows."
+        )
+    return X
 
 
 def _diag_input(X: Any) -> np.ndarray | sp.spmatrix:
@@ -166,7 +177,7 @@ class Kernel(ABC):
         Computed in float64; returned as float32 only when both inputs are float32.
         """
         X_ = _as_float_array(X)
-        Y_ = X_ if Y is None else _as_float_array(Y)
+        Y_ = X_ if Y is None else _as_float_array(Y, "Y")
         if X_.ndim != 2 or Y_.ndim != 2:
             raise ValueError(
                 f"Expected 2D arrays, got X with shape {X_.shape} and Y with shape {Y_.shape}."
@@ -174,6 +185,11 @@ class Kernel(ABC):
         if X_.shape[1] != Y_.shape[1]:
             raise ValueError(
                 f"X has {X_.shape[1]} features but Y has {Y_.shape[1]}; they must match."
+            )
+        if X_.shape[0] == 0 or Y_.shape[0] == 0:
+            raise ValueError(
+                f"{self!r}: X has {X_.shape[0]} rows and Y has {Y_.shape[0]}; a kernel matrix "
+                "needs at least one row in each."
             )
         kernel = self.resolve(X_.shape[1])
         dtype = _result_dtype(X, X if Y is None else Y)
@@ -240,13 +256,22 @@ class Kernel(ABC):
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
+def _finite_number(value: Any) -> bool:
+    """Whether the real number ``value`` is finite as a float (a Python int beyond
+    float64's range, such as ``10**400``, is not; ``2**64`` is)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def _check_positive(owner: str, name: str, value: Any, allow_none: bool = True) -> None:
     if value is None and allow_none:
         return
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float, np.integer, np.floating))
-        or not np.isfinite(value)
+        or not _finite_number(value)
         or value <= 0
     ):
         raise ValueError(f"{owner}: {name} must be a positive finite number; got {value!r}.")
@@ -356,7 +381,21 @@ def make_kernel(kernel: str | Kernel, **params: Any) -> Kernel:
             f"Kernel {kernel!r} does not take parameter(s) {unknown}; it takes "
             f"{sorted(accepted) or 'no parameters'}."
         )
-    return cls(**{k: v for k, v in params.items() if k in accepted and v is not None})
+    given = {k: v for k, v in params.items() if k in accepted and v is not None}
+    missing = [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.name not in given
+        and f.default is dataclasses.MISSING
+        and f.default_factory is dataclasses.MISSING
+    ]
+    if missing:
+        raise ValueError(
+            f"Kernel {kernel!r} needs parameter(s) {missing}, which have no default; give "
+            f"them (e.g. kernel_params={{{missing[0]!r}: ...}}) or pass a "
+            f"{cls.__name__}(...) object as the kernel."
+        )
+    return cls(**given)
 
 
 def resolve_kernel(

@@ -61,17 +61,35 @@ def _check_degree(owner: str, degree: Any) -> None:
 def squared_row_norms(X: Any) -> np.ndarray:
     """``|x|^2`` of every row of a dense or sparse ``X``, in float64.
 
+    ``X`` must be 2D with finite values; a row whose squared norm overflows float64
+    (``|x|`` beyond about 1.3e154) raises
+    :class:`~kernelmaps.exceptions.NonFiniteOutputError`.
+
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.kernels._dot_product import squared_row_norms
+    >>> from kernelmaps.kernels import squared_row_norms
     >>> squared_row_norms(np.array([[0.0, 1.0], [1.0, 1.0]])).tolist()
     [1.0, 2.0]
     """
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
-    Xd = np.asarray(X, dtype=np.float64)
-    return np.einsum("ij,ij->i", Xd, Xd)
+    out = _squared_row_norms(_diag_input(X))
+    if not _all_finite(out):
+        row = int(np.flatnonzero(~np.isfinite(out))[0])
+        raise NonFiniteOutputError(
+            f"The squared norm of row {row} of X overflows float64 (|x|^2 beyond "
+            f"{np.finfo(np.float64).max:.3g}); rescale the data (limits: docs/LIMITS.md)."
+        )
+    return out
+
+
+def _squared_row_norms(X: Any) -> np.ndarray:
+    """``|x|^2`` of every row of a float64 ``X`` (dense or sparse), unchecked: inf where
+    it overflows."""
+    with np.errstate(over="ignore"):
+        if sp.issparse(X):
+            return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        Xd = np.asarray(X, dtype=np.float64)
+        return np.einsum("ij,ij->i", Xd, Xd)
 
 
 def _finite_coefficient(kernel: Kernel, n: int, log_value: float) -> float:
@@ -132,7 +150,7 @@ class DotProductKernel(Kernel):
         kernel = self.resolve(X.shape[1])
         assert isinstance(kernel, DotProductKernel)
         with np.errstate(over="ignore", invalid="ignore"):
-            out = kernel._f(squared_row_norms(X))
+            out = kernel._f(_squared_row_norms(X))
         if not _all_finite(out):
             kernel._refuse_overflow(X, X)
         return out

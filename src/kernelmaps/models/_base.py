@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
 from ..exceptions import NonFiniteOutputError
-from ..kernels import Kernel, check_kernel_matrix
+from ..kernels import Kernel, check_kernel_matrix, one_line_errors
 
 __all__ = [
     "FLOAT_DTYPES",
@@ -20,6 +20,7 @@ __all__ = [
     "kernel_matrix",
     "output_dtype",
     "predict_in_blocks",
+    "validate_model_data",
     "validate_regression_data",
 ]
 
@@ -56,7 +57,7 @@ def validate_regression_data(estimator: Any, X: Any, y: Any, *, reset: bool = Tr
     >>> X.dtype, y.shape
     (dtype('float64'), (2,))
     """
-    X, y = validate_data(
+    X, y = validate_model_data(
         estimator,
         X,
         y,
@@ -67,6 +68,25 @@ def validate_regression_data(estimator: Any, X: Any, y: Any, *, reset: bool = Tr
         reset=reset,
     )
     return as_row_sliceable(X), y
+
+
+def validate_model_data(estimator: Any, *args: Any, **kwargs: Any) -> Any:
+    """scikit-learn's ``validate_data`` with its multi-line messages (NaN input, 1D
+    input) re-raised as one line naming the estimator and the fix
+    (:func:`~kernelmaps.kernels.one_line_errors`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import FeatureRidge
+    >>> from kernelmaps.models._base import validate_model_data
+    >>> validate_model_data(FeatureRidge(), np.array([[np.nan]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: Input X contains NaN: FeatureRidge does not accept missing values; ...
+    """
+    with one_line_errors(type(estimator).__name__):
+        return validate_data(estimator, *args, **kwargs)
 
 
 def kernel_matrix(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:
@@ -140,7 +160,9 @@ def predict_in_blocks(
     >>> predict_in_blocks(model, np.eye(3), (), blocks, lambda X: lambda Xb: Xb.sum(axis=1))
     array([1., 1., 1.])
     """
-    X = validate_data(estimator, X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=False)
+    X = validate_model_data(
+        estimator, X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=False
+    )
     X = as_row_sliceable(X)
     out = np.empty((X.shape[0], *out_shape), dtype=output_dtype(X))
     predict_block = predictor(X)

@@ -45,10 +45,10 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._array_types import dask_rowwise, is_dask_array
-from ._base import FLOAT_DTYPES
+from ._base import FLOAT_DTYPES, validate_model_data
 from ._feature_ridge import _StreamingRidgeMixin
 
 __all__ = ["FeatureRidgeClassifier"]
@@ -163,7 +163,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             fit_classifier(self, X, y, sample_weight)
             return self
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES)
+        X, y = validate_model_data(self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES)
         self._set_classes(y)
         self._fit_targets(X, self._encode(y), sample_weight)
         return self
@@ -203,7 +203,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
 
             partial_fit_classifier(self, X, y, sample_weight, first)
             return self
-        X, y = validate_data(
+        X, y = validate_model_data(
             self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=first
         )
         check_classification_targets(y)

@@ -22,13 +22,14 @@ from sklearn import config_context
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _memory
 from .._array_types import dask_rowwise, is_dask_array
 from .._memory import check_memory
 from ..feature_maps import RandomFourierFeatures, row_blocks
+from ..kernels import StrictInterval
 from ._base import as_row_sliceable, predict_in_blocks, validate_regression_data
 from ._checks import check_sample_weight, check_solution, check_statistics, check_sums
 from ._ridge_solvers import LooTerms, dual_problem, solve_dual, solve_ridge
@@ -125,7 +126,7 @@ class _StreamingRidgeMixin(BaseEstimator):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "feature_map": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
-        "alpha": [Interval(Real, 0.0, None, closed="neither")],
+        "alpha": [StrictInterval(Real, 0.0, None, closed="neither")],
         "alphas": ["array-like", None],
         "alpha_selection": [StrOptions({"auto", "loo", "gcv"})],
         "fit_intercept": ["boolean"],

@@ -10,14 +10,13 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_types import dask_rowwise, is_dask_array
 from .._memory import check_memory
 from ..exceptions import NonFiniteOutputError
 from ..feature_maps import row_blocks
-from ..kernels import kernel_parameter_constraints, resolve_estimator_kernel
+from ..kernels import StrictInterval, kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import (
     KernelLike,
     KernelRegressorMixin,
@@ -124,7 +123,7 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
-        "alpha": [Interval(Real, 0.0, None, closed="neither")],
+        "alpha": [StrictInterval(Real, 0.0, None, closed="neither")],
     }
 
     def __init__(

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_types import dask_rowwise, is_dask_array
@@ -22,6 +22,7 @@ from ..kernels import (
     Gaussian,
     Kernel,
     LandmarkKernel,
+    StrictInterval,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
@@ -224,12 +225,12 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"uniform", "kmeans", "leverage"}), "array-like"],
-        "alpha": [Interval(Real, 0.0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0.0, None, closed="neither")],
-        "cache_size": [Interval(Real, 0.0, None, closed="left")],
+        "alpha": [StrictInterval(Real, 0.0, None, closed="neither")],
+        "max_iter": [StrictInterval(Integral, 1, None, closed="left")],
+        "tol": [StrictInterval(Real, 0.0, None, closed="neither")],
+        "cache_size": [StrictInterval(Real, 0.0, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 

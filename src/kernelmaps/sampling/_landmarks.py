@@ -70,6 +70,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._array_types import is_dask_array
 from ..exceptions import NonFiniteOutputError
 from ..kernels import check_kernel_matrix
+from ._arguments import check_count, check_generator, check_kernel, check_rows
 
 __all__ = [
     "KMEANS_MINIBATCH_THRESHOLD",
@@ -126,19 +127,6 @@ def _as_float_dtype(dtype: Any) -> np.dtype:
     return dtype if dtype in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float64)
 
 
-def _rows_of(X: Any) -> Any:
-    """``X`` as rows that can be indexed: a 2D ndarray, or a CSR/CSC matrix."""
-    if sp.issparse(X):
-        return X if X.format in ("csr", "csc") else X.tocsr()
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(
-            f"Expected a 2D array of rows (n_samples, n_features), got shape {X.shape}; "
-            "reshape your data, e.g. with array.reshape(-1, 1) for a single feature."
-        )
-    return X
-
-
 def _check_finite_rows(rows: Any) -> None:
     values = rows.data if sp.issparse(rows) else np.asarray(rows)
     if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
@@ -187,7 +175,9 @@ def landmark_sample_size(n_landmarks: int) -> int:
     >>> landmark_sample_size(100), landmark_sample_size(10_000)
     (100000, 200000)
     """
-    return max(LANDMARK_SAMPLE_SIZE, _SAMPLE_ROWS_PER_LANDMARK * int(n_landmarks))
+    return max(
+        LANDMARK_SAMPLE_SIZE, _SAMPLE_ROWS_PER_LANDMARK * check_count(n_landmarks, "n_landmarks")
+    )
 
 
 @dataclass(frozen=True)
@@ -362,6 +352,8 @@ def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
     >>> kernel_diagonal(Gaussian(gamma=1.0), np.zeros((3, 2))).tolist()
     [1.0, 1.0, 1.0]
     """
+    check_kernel(kernel)
+    X = check_rows(X)
     diag = getattr(kernel, "diag", None)
     if diag is not None:
         return np.asarray(diag(X), dtype=np.float64).reshape(-1)
@@ -446,11 +438,15 @@ def select_landmarks(
     >>> L.shape, idx.shape
     ((3, 2), (3,))
     """
+    n_landmarks = check_count(n_landmarks, "n_landmarks")
+    check_generator(rng)
+    if kernel is not None:
+        check_kernel(kernel)
     if is_dask_array(X):
         from .._dask._landmarks import select_landmarks_dask
 
         return select_landmarks_dask(X, n_landmarks, method, kernel=kernel, rng=rng, **options)
-    X = _rows_of(X)
+    X = check_rows(X)
     draw = _draw_method(
         X.shape[0],
         n_landmarks,
@@ -578,8 +574,11 @@ def recursive_rls_indices(
     >>> recursive_rls_indices(X, 10, Gaussian(gamma=0.5), np.random.default_rng(0)).shape
     (10,)
     """
+    X = check_rows(X)
+    s = check_count(n_landmarks, "n_landmarks")
+    check_kernel(kernel)
+    check_generator(rng)
     n = X.shape[0]
-    s = n_landmarks
     if s >= n:
         return np.arange(n)
     s_level = math.ceil(math.sqrt((n * s + s**3) / (4 * n))) if accelerated else s
@@ -778,6 +777,10 @@ def resolve_landmarks(
     >>> L.ravel().tolist()
     [0.0, 1.0, 2.0, 3.0, 4.0]
     """
+    n_landmarks = check_count(n_landmarks, name)
+    check_generator(rng)
+    if kernel is not None:
+        check_kernel(kernel)
     if is_dask_array(X):
         from .._dask._landmarks import resolve_landmarks_dask
 
@@ -793,7 +796,7 @@ def resolve_landmarks(
             stacklevel=stacklevel + 1,
             **options,
         )
-    X = _rows_of(X)
+    X = check_rows(X)
     draw = draw_landmarks(
         X.shape[0],
         X.shape[1],

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from .._memory import check_memory
 from .._parallel import parallel_rows, single_threaded_blas
+from ._arguments import check_count, check_generator
 
 __all__ = ["orthogonal_directions"]
 
@@ -53,8 +55,15 @@ def orthogonal_directions(
     >>> bool(np.allclose(W @ W.T, np.eye(3)))
     True
     """
-    d = dimension
+    n_directions = check_count(n_directions, "n_directions")
+    d = check_count(dimension, "dimension")
+    check_generator(rng)
     n_blocks = -(-n_directions // d)
+    check_memory(
+        8.0 * n_blocks * d * d,
+        f"orthogonal_directions: {n_blocks} Gaussian {d} x {d} blocks",
+        "draw fewer directions or reduce the dimension",
+    )
     # Block b is out[b * d:(b + 1) * d], drawn exactly as rng.standard_normal((d, d)).
     out = rng.standard_normal((n_blocks * d, d))
 
