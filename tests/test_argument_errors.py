@@ -1,0 +1,237 @@
+"""Bad arguments of the public functions and estimators give one-line errors naming the
+problem: each case here is a class of failure the fuzz suite (``tests/test_fuzz_*.py``)
+found, pinned by its smallest input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kernelmaps import (
+    FeatureRidge,
+    FeatureRidgeClassifier,
+    KernelRidge,
+    NystroemKernelRidge,
+    RandomFourierFeatures,
+    RandomMaclaurinFeatures,
+)
+from kernelmaps.datasets import load_npy, load_svmlight
+from kernelmaps.exceptions import InsufficientMemoryError, NonFiniteOutputError
+from kernelmaps.kernels import (
+    AdditiveChi2,
+    Gaussian,
+    HistogramIntersection,
+    MaclaurinKernel,
+    SkewedChi2,
+    make_kernel,
+    squared_row_norms,
+)
+from kernelmaps.sampling import (
+    kernel_diagonal,
+    landmark_sample_size,
+    orthogonal_directions,
+    recursive_rls_indices,
+    resolve_landmarks,
+    select_landmarks,
+    uniform_points,
+)
+from kernelmaps.sampling._qmc import _halton_scramble_bytes
+
+RNG = np.random.default_rng
+
+
+def _one_line(info: pytest.ExceptionInfo[BaseException]) -> str:
+    message = str(info.value)
+    assert "\n" not in message.strip(), message
+    return message
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        KernelRidge(kernel="laplacian", alpha=0.1),
+        FeatureRidge(RandomFourierFeatures(n_components=8, random_state=0)),
+        NystroemKernelRidge(n_components=4, random_state=0),
+        FeatureRidgeClassifier(RandomFourierFeatures(n_components=8, random_state=0)),
+    ],
+    ids=lambda m: type(m).__name__,
+)
+def test_models_refuse_nan_in_one_line(model) -> None:
+    X = RNG(0).random((12, 3))
+    y = np.arange(12) % 2
+    bad = X.copy()
+    bad[4, 1] = np.nan
+    with pytest.raises(ValueError, match="contains NaN") as info:
+        model.fit(bad, y)
+    assert type(model).__name__ in _one_line(info)
+    model.fit(X, y)
+    with pytest.raises(ValueError, match="contains NaN") as info:
+        model.predict(bad)
+    _one_line(info)
+
+
+@pytest.mark.parametrize(
+    ("model", "name"),
+    [
+        (NystroemKernelRidge(cache_size=False), "cache_size"),
+        (NystroemKernelRidge(n_components=True), "n_components"),
+        (NystroemKernelRidge(max_iter=True), "max_iter"),
+        (KernelRidge(alpha=True), "alpha"),
+        (FeatureRidge(alpha=True), "alpha"),
+    ],
+)
+def test_model_parameters_refuse_bools(model, name) -> None:
+    with pytest.raises(ValueError, match=name):
+        model.fit(RNG(0).random((10, 2)), np.arange(10.0))
+
+
+def test_kernel_parameters_beyond_int64_and_missing_ones() -> None:
+    # 2**64 is a valid (huge) gamma; 10**400 does not fit a float and is refused.
+    rff = RandomFourierFeatures(n_components=4, kernel="chi2", gamma=2**64, random_state=0)
+    with pytest.raises(ValueError, match="shift-invariant"):
+        rff.fit(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="positive finite number") as info:
+        make_kernel("rbf", gamma=10**400)
+    _one_line(info)
+    with pytest.raises(ValueError, match=r"needs parameter\(s\) \['coefficients'\]"):
+        RandomMaclaurinFeatures(kernel="maclaurin", random_state=0).fit(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="coefficients"):
+        NystroemKernelRidge(kernel="maclaurin", random_state=0).fit(np.ones((3, 2)), [1, 2, 3])
+
+
+@pytest.mark.parametrize(
+    "kernel", [AdditiveChi2(), SkewedChi2(), HistogramIntersection(), Gaussian(gamma=1.0)]
+)
+def test_kernels_refuse_empty_and_non_finite_input(kernel) -> None:
+    with pytest.raises(ValueError, match="at least one row"):
+        kernel(np.zeros((0, 2)))
+    with pytest.raises(ValueError, match="at least one row"):
+        kernel(np.ones((2, 2)), np.zeros((0, 2)))
+    for value, word in ((np.nan, "NaN"), (np.inf, "infinity")):
+        X = np.ones((2, 2))
+        X[1, 0] = value
+        with pytest.raises(ValueError, match=f"Input X contains {word}") as info:
+            kernel(X)
+        _one_line(info)
+        with pytest.raises(ValueError, match=f"Input Y contains {word}"):
+            kernel(np.ones((1, 2)), X)
+        with pytest.raises(ValueError, match=f"Input X contains {word}"):
+            kernel.diag(X)
+        with pytest.raises(ValueError, match=f"Input X contains {word}"):
+            kernel(sp.csr_matrix(X))
+
+
+def test_squared_row_norms_checks_its_input_and_its_result() -> None:
+    assert squared_row_norms([[1, 2], [0, 0]]).tolist() == [5.0, 0.0]
+    assert squared_row_norms(sp.coo_matrix([[3.0, 4.0]])).tolist() == [25.0]
+    with pytest.raises(ValueError, match="contains NaN"):
+        squared_row_norms([[np.nan, 1.0]])
+    with pytest.raises(NonFiniteOutputError, match="row 1"):
+        squared_row_norms([[1.0, 1.0], [1e200, 0.0]])
+    with pytest.raises(ValueError, match="2D"):
+        squared_row_norms([1.0, 2.0])
+    # the maps keep the unchecked norms: a series that diverges is named as such
+    kernel = MaclaurinKernel(lambda n: 1.0, radius=1.0)  # 1 / (1 - t)
+    with pytest.raises(ValueError, match="radius of convergence"):
+        RandomMaclaurinFeatures(kernel=kernel, random_state=0).fit(np.array([[1e200, 0.0]]))
+
+
+GOOD_X = np.arange(24.0).reshape(12, 2)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: uniform_points(4, 2, "sobol", rng=np.random.RandomState(0)), TypeError,
+         "numpy.random.Generator"),
+        (lambda: uniform_points(-1, 2, "halton"), ValueError, "n_points must be an int >= 0"),
+        (lambda: uniform_points(4, 0, "halton"), ValueError, "dimension must be an int >= 1"),
+        (lambda: uniform_points(4, True, "halton"), TypeError, "dimension must be an int"),
+        (lambda: uniform_points(4, 2.0, "halton"), TypeError, "dimension must be an int"),
+        (lambda: uniform_points(4, 2, ["sobol"]), ValueError, "method must be one of"),
+        (lambda: uniform_points(4, 2, "sobol", scramble="yes"), TypeError, "scramble"),
+        (lambda: uniform_points(4, 21202, "sobol"), ValueError, "up to dimension 21201"),
+        (lambda: uniform_points(3, 10**12, "sobol"), ValueError, "up to dimension 21201"),
+        (lambda: uniform_points(10**12, 3, "sobol"), InsufficientMemoryError, "points"),
+        (lambda: uniform_points(64, 10**6, "halton"), InsufficientMemoryError, "permutations"),
+        (lambda: orthogonal_directions(3, 2, None), TypeError, "numpy.random.Generator"),
+        (lambda: orthogonal_directions(0, 2, RNG(0)), ValueError, "n_directions"),
+        (lambda: orthogonal_directions(10**7, 10**6, RNG(0)), InsufficientMemoryError,
+         "Gaussian"),
+        (lambda: select_landmarks(GOOD_X, None, "uniform", rng=RNG(0)), TypeError,
+         "n_landmarks must be an int"),
+        (lambda: select_landmarks(GOOD_X, 2, "uniform", rng=None), TypeError,
+         "numpy.random.Generator"),
+        (lambda: select_landmarks(GOOD_X, 2, "leverage", kernel="rbf", rng=RNG(0)), TypeError,
+         "kernel must be callable"),
+        (lambda: select_landmarks(GOOD_X[0], 2, "uniform", rng=RNG(0)), ValueError, "2D"),
+        (lambda: select_landmarks(np.zeros((0, 2)), 2, "uniform", rng=RNG(0)), ValueError,
+         "at least one row"),
+        (lambda: select_landmarks(np.array([["a", "b"]]), 1, "uniform", rng=RNG(0)),
+         ValueError, "must hold numbers"),
+        (lambda: recursive_rls_indices(GOOD_X, "3", Gaussian(gamma=1.0), RNG(0)), TypeError,
+         "n_landmarks must be an int"),
+        (lambda: recursive_rls_indices(GOOD_X.tolist(), 0, Gaussian(gamma=1.0), RNG(0)),
+         ValueError, "n_landmarks must be an int >= 1"),
+        (lambda: resolve_landmarks(GOOD_X, "kmeans", 2, rng=np.random.RandomState(0)),
+         TypeError, "numpy.random.Generator"),
+        (lambda: resolve_landmarks(GOOD_X, "uniform", -1, rng=RNG(0)), ValueError,
+         "n_components must be an int >= 1"),
+        (lambda: kernel_diagonal(None, GOOD_X), TypeError, "kernel must be callable"),
+        (lambda: landmark_sample_size(True), TypeError, "n_landmarks"),
+    ],
+)  # fmt: skip
+def test_sampling_functions_check_their_arguments(call, error, match) -> None:
+    with pytest.raises(error, match=match) as info:
+        call()
+    _one_line(info)
+
+
+def test_sampling_functions_accept_array_likes() -> None:
+    rows = GOOD_X.astype(int).tolist()
+    L, idx = select_landmarks(rows, 3, "uniform", rng=RNG(0))
+    assert L.shape == (3, 2) and L.dtype == np.float64 and idx.shape == (3,)
+    kernel = Gaussian(gamma=0.1)
+    assert recursive_rls_indices(rows, 4, kernel, RNG(0)).shape == (4,)
+    assert kernel_diagonal(lambda A, B: A @ B.T, rows)[1] == 2.0**2 + 3.0**2
+    L, _ = resolve_landmarks(sp.coo_matrix(GOOD_X), "uniform", 2, rng=RNG(0))
+    assert L.shape == (2, 2)
+    assert uniform_points(0, 3, "sobol").shape == (0, 3)
+
+
+def test_halton_scramble_bytes_is_scipys_allocation() -> None:
+    """The estimate counts scipy's permutations exactly: ceil(54 / log2 p) - 1 int64
+    permutations of p digits for each of the first ``d`` primes."""
+    primes = [2, 3, 5, 7, 11]
+    expected = sum(8 * p * (int(np.ceil(54 / np.log2(p))) - 1) for p in primes)
+    assert _halton_scramble_bytes(5) == expected
+    assert _halton_scramble_bytes(10**6) >= 4.0 * 10**12
+
+
+def test_svmlight_loader_arguments(tmp_path) -> None:
+    path = tmp_path / "d.svm"
+    path.write_text("1 1:0.5 2:1.0\n-1 2:2.0\n")
+    for kwargs, match in (
+        ({"n_features": -1}, "n_features must be None or an int >= 1"),
+        ({"n_features": True}, "n_features"),
+        ({"n_features": 2.5}, "n_features"),
+        ({"zero_based": "yes"}, "zero_based must be True, False or 'auto'"),
+        ({"dense": "no"}, "dense must be True or False"),
+    ):
+        with pytest.raises((ValueError, TypeError), match=match):
+            load_svmlight(path, **kwargs)
+    assert load_svmlight(path, n_features=3).X.shape == (2, 3)
+
+
+def test_npy_with_a_corrupt_header_is_named(tmp_path) -> None:
+    path = tmp_path / "bad.npy"
+    np.save(path, np.ones((3, 2)))
+    raw = bytearray(path.read_bytes())
+    start = raw.index(b"{")
+    raw[start : start + 24] = b"{'descr': nonsense, 'sh"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match="bad.npy") as info:
+        load_npy(path)
+    assert "not a readable .npy array" in _one_line(info)
