@@ -232,6 +232,6 @@ def test_npy_with_a_corrupt_header_is_named(tmp_path) -> None:
     start = raw.index(b"{")
     raw[start : start + 24] = b"{'descr': nonsense, 'sh"
     path.write_bytes(bytes(raw))
-    with pytest.raises(ValueError, match="bad.npy") as info:
+    with pytest.raises(ValueError, match=r"bad\.npy") as info:
         load_npy(path)
     assert "not a readable .npy array" in _one_line(info)
