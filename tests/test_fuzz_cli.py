@@ -182,7 +182,12 @@ def judge_run(command: str, run: CliRun, folder: Path, outputs: dict[str, Path])
         return Outcome(
             FAILURE, "an estimator's parameter error shown for an option", _fuzz._short(message)
         )
-    if command == "compare" and "every cell failed" in message:
+    refused = ("NonFiniteOutputError", "InsufficientMemoryError")
+    if (
+        command == "compare"
+        and "every cell failed" in message
+        and not any(f"(the first: {name}: " in message for name in refused)
+    ):
         return Outcome(
             FAILURE,
             "every cell failed: the input passed the checks, then no cell could run",

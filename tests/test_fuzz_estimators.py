@@ -426,8 +426,27 @@ class ParamCase:
         return f"{self.name}({params}).set_params({given}) X={self.X!r}"
 
 
+#: Parameters whose cost has a Python-level term per unit (per grid, per sample step) of
+#: 5-30 microseconds, whatever the data: a million of them take 15-30 s even on one row,
+#: which the time guard would report as a hang.  The cost is linear and documented
+#: (docs/LIMITS.md, "Cost per grid and per step"); values of 10^6 are not tried for them,
+#: 10^12 still is (it must be refused by the memory check, at once).
+LINEAR_PYTHON_COST: dict[tuple[str, str], int] = {
+    ("RandomBinningFeatures", "n_grids"): 10**5,
+    ("AdditiveChi2Sampler", "sample_steps"): 10**5,
+}
+
+
 def parameter_values(cls: type, param: str) -> tuple[Any, ...]:
-    return _string_options(cls, param) + SPECIFIC_VALUES.get(param, ()) + GENERIC_VALUES
+    values = _string_options(cls, param) + SPECIFIC_VALUES.get(param, ()) + GENERIC_VALUES
+    limit = LINEAR_PYTHON_COST.get((cls.__name__, param))
+    if limit is not None:
+        values = tuple(
+            v
+            for v in values
+            if not (isinstance(v, int) and not isinstance(v, bool) and limit < v < 10**9)
+        )
+    return values
 
 
 def _numeric_parameter(cls: type, param: str) -> bool:

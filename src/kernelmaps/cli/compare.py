@@ -270,6 +270,8 @@ def run(args: argparse.Namespace) -> int:
     from ._cluster import cell_executor, check_options
 
     config = _build_config(args)
+    if args.output is not None and not args.output.strip():
+        raise UserError("-o/--output is empty; give a folder name (it is created if needed).")
     out_dir = Path(args.output or DEFAULT_OUTPUT)
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(
@@ -328,8 +330,18 @@ def run(args: argparse.Namespace) -> int:
             f"{f['seed']} failed: {f['message']}",
             file=sys.stderr,
         )
+    if not result.rows and not result.failures:
+        raise UserError(
+            f"no result to report: the metrics asked for ({', '.join(config.metrics)}) do not "
+            "apply to these data sets (accuracy is measured on classification data, rmse on "
+            "regression data); ask for one that does, e.g. --metrics fro_error."
+        )
     if not result.rows:
-        print("kernelmaps compare: error: every cell failed; nothing to report.", file=sys.stderr)
+        print(
+            f"kernelmaps compare: error: every cell failed (the first: "
+            f"{result.failures[0]['message']}); nothing to report.",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     error_metric = next(
         (m for m in ("fro_error", "spectral_error", "max_error") if m in config.metrics),

@@ -1145,6 +1145,12 @@ def load_file(
     if fmt == "csv":
         return load_csv(path, None if target is None else str(target))
     if fmt == "svmlight":
+        if target is not None:
+            raise DataFileError(
+                Path(path),
+                f"a svmlight file carries its target (the first value of each line), so "
+                f"target={target!r} does not apply; drop it.",
+            )
         return load_svmlight(path)
     if fmt == "npy":
         return load_npy(path, target)

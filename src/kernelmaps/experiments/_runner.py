@@ -49,6 +49,7 @@ import dataclasses
 import datetime as _dt
 import errno
 import json
+import math
 import os
 import platform
 import socket
@@ -138,6 +139,44 @@ class PreparedData:
     n_features: int
 
 
+def _scale(how: str, X_fit: np.ndarray, X_eval: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if how == "minmax":
+        lo, hi = X_fit.min(axis=0), X_fit.max(axis=0)
+        span = np.where(hi > lo, hi - lo, 1.0)
+        return (X_fit - lo) / span, (X_eval - lo) / span
+    if how == "standard":
+        mu, sd = X_fit.mean(axis=0), X_fit.std(axis=0)
+        sd = np.where(sd > 0, sd, 1.0)
+        return (X_fit - mu) / sd, (X_eval - mu) / sd
+    return X_fit, X_eval
+
+
+def _scaled(
+    config: DatasetConfig, X_fit: np.ndarray, X_eval: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The fit and held-out rows scaled by ``config.preprocess``, finite or a clear error.
+
+    Both scalings are invariant under a common factor, so data whose differences or sums
+    of squares overflow (values near the float64 limit) is divided first by a power of
+    two (exactly) and scaled again; the ordinary case is computed as written.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        A, B = _scale(config.preprocess, X_fit, X_eval)
+        if np.isfinite(A).all() and np.isfinite(B).all():
+            return A, B
+        if config.preprocess != "none":
+            top = float(max(np.abs(X_fit).max(initial=0.0), np.abs(X_eval).max(initial=0.0)))
+            unit = math.ldexp(1.0, math.frexp(top)[1] - 1) if top > 0 else 1.0
+            A, B = _scale(config.preprocess, X_fit / unit, X_eval / unit)
+            if np.isfinite(A).all() and np.isfinite(B).all():
+                return A, B
+    raise ValueError(
+        f"{config.display}: the {config.preprocess} scaling of the rows overflows float64 "
+        "(values near the float limit, or held-out rows far outside the fit rows); "
+        "rescale the data."
+    )
+
+
 def prepare_data(config: DatasetConfig, data_home: str | None = None) -> PreparedData:
     """Load a data set, draw its fit and held-out rows and scale them.
 
@@ -164,15 +203,7 @@ def prepare_data(config: DatasetConfig, data_home: str | None = None) -> Prepare
     rng = np.random.default_rng(config.data_seed)
     order = rng.permutation(n)
     fit_rows, eval_rows = order[:n_fit], order[n_fit : n_fit + n_eval]
-    X_fit, X_eval = X[fit_rows], X[eval_rows]
-    if config.preprocess == "minmax":
-        lo, hi = X_fit.min(axis=0), X_fit.max(axis=0)
-        span = np.where(hi > lo, hi - lo, 1.0)
-        X_fit, X_eval = (X_fit - lo) / span, (X_eval - lo) / span
-    elif config.preprocess == "standard":
-        mu, sd = X_fit.mean(axis=0), X_fit.std(axis=0)
-        sd = np.where(sd > 0, sd, 1.0)
-        X_fit, X_eval = (X_fit - mu) / sd, (X_eval - mu) / sd
+    X_fit, X_eval = _scaled(config, X[fit_rows], X[eval_rows])
     y = None if ds.y is None else np.asarray(ds.y)
     return PreparedData(
         name=config.display,
@@ -385,8 +416,10 @@ def _parse_record(raw: bytes) -> tuple[dict[str, Any] | None, str]:
     if record.get("kernel") is not None and not isinstance(record["kernel"], str):
         return None, f"'kernel' is {record['kernel']!r}, not a name"
     gamma = record.get("gamma")
-    if gamma is not None and (not isinstance(gamma, (int, float)) or isinstance(gamma, bool)):
-        return None, f"'gamma' is {gamma!r}, not a number"
+    if gamma is not None and (
+        not isinstance(gamma, (int, float)) or isinstance(gamma, bool) or not math.isfinite(gamma)
+    ):
+        return None, f"'gamma' is {gamma!r}, not a finite number"
     if record["status"] == "failed":
         if not isinstance(record.get("message"), str):
             return None, "the failed record has no message"
@@ -399,6 +432,8 @@ def _parse_record(raw: bytes) -> tuple[dict[str, Any] | None, str]:
     for name, value in metrics.items():
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             return None, f"metric {name!r} is {value!r}, not a number"
+        if not math.isfinite(value):  # json reads NaN and Infinity; a cell never writes them
+            return None, f"metric {name!r} is {value!r}, not a finite number"
     caught = record.get("warnings", [])
     if not isinstance(caught, list) or not all(isinstance(w, str) for w in caught):
         return None, "'warnings' is not a list of messages"

@@ -10,6 +10,7 @@ import numpy as np
 import scipy.fft
 import scipy.sparse as sp
 
+from .._memory import check_memory
 from ..kernels import (
     HomogeneousPolynomial,
     Kernel,
@@ -165,6 +166,12 @@ class TensorSketch(BaseFeatureMap):
             degree, gamma, coef0 = kernel.degree, 1.0, 0.0
         d = X.shape[1]
         D = self.n_components
+        check_memory(
+            16.0 * degree * (d + 1),
+            f"{type(self).__name__}: the hashes and signs of {degree} count sketches of "
+            f"{d + 1} coordinates",
+            "lower the degree",
+        )
         self.kernel_ = kernel
         self.hashes_ = rng.integers(0, D, size=(degree, d + 1))
         self.signs_ = 2 * rng.integers(0, 2, size=(degree, d + 1)) - 1
@@ -192,6 +199,8 @@ class TensorSketch(BaseFeatureMap):
         p = self._degree
         if p == 1:
             return "direct"
+        if p * math.log(max(self._n_coordinates(), 1)) > 700.0:
+            return "fft"  # d'^p would overflow a float (and is far beyond the direct limit)
         terms = float(self._n_coordinates()) ** p
         fft_cost = (p + 1) * self.n_components * max(math.log2(self.n_components), 1.0)
         factor = direct_cost_factor()

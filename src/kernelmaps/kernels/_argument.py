@@ -20,7 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 
-from ._base import Kernel, kernel_names, resolve_kernel
+from ..exceptions import NonFiniteOutputError
+from ._base import Kernel, _all_finite, kernel_names, resolve_kernel
 
 __all__ = [
     "CallableKernel",
@@ -39,7 +40,9 @@ def one_line_errors(owner: str | None = None) -> Iterator[None]:
 
     ``check_array`` explains NaN input and 1D input over several lines (the second one
     printing the whole array); every bad input of kernelmaps gets one line naming the
-    problem and the fix.  ``owner`` names the estimator in the NaN message.
+    problem and the fix.  ``owner`` names the estimator in the NaN message.  numpy's
+    floating-point warnings are silenced inside (the finiteness check sums the input
+    first, and ``inf + -inf`` warns before the input is refused with its message).
 
     Examples
     --------
@@ -53,7 +56,8 @@ def one_line_errors(owner: str | None = None) -> Iterator[None]:
     ValueError: Expected 2D array, got 1D array instead. Reshape your data either ...
     """
     try:
-        yield
+        with np.errstate(over="ignore", invalid="ignore"):
+            yield
     except ValueError as error:
         message = str(error)
         if type(error) is not ValueError or "\n" not in message.strip():
@@ -205,7 +209,8 @@ def check_kernel_matrix(
     source: str = "The kernel callable",
     what: str = "kernel matrix k(X, Y)",
 ) -> np.ndarray:
-    """``K`` as a dense float64 array of shape ``(n_rows, n_cols)``, or a clear error.
+    """``K`` as a dense float64 array of shape ``(n_rows, n_cols)`` with finite values, or
+    a clear error (:class:`~kernelmaps.exceptions.NonFiniteOutputError` for NaN or inf).
 
     Parameters
     ----------
@@ -245,6 +250,12 @@ def check_kernel_matrix(
         raise ValueError(
             f"{source} returned an array of shape {K.shape} for {inputs}; it must return "
             f"{expected}."
+        )
+    if not _all_finite(K):
+        raise NonFiniteOutputError(
+            f"{source} returned NaN or infinite values in the {what} ({K.shape[0]} x "
+            f"{K.shape[1]}); a kernel must give finite values: check the kernel and the "
+            "scale of the data (limits: docs/LIMITS.md)."
         )
     return K
 

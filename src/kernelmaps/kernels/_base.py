@@ -17,6 +17,7 @@ import dataclasses
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
@@ -238,6 +239,7 @@ class Kernel(ABC):
 
     def resolve(self, n_features: int) -> Kernel:
         """Copy with data-dependent defaults (``gamma=None``) filled in."""
+        _check_n_features(self, n_features)
         if getattr(self, "gamma", 0.0) is None:
             return dataclasses.replace(self, gamma=1.0 / n_features)  # type: ignore[call-arg]
         return self
@@ -263,6 +265,15 @@ def _finite_number(value: Any) -> bool:
         return math.isfinite(float(value))
     except OverflowError:
         return False
+
+
+def _check_n_features(kernel: Kernel, n_features: Any) -> None:
+    """Refuse a number of input columns that is not an int >= 1 (``resolve``)."""
+    if isinstance(n_features, bool) or not isinstance(n_features, Integral) or n_features < 1:
+        raise ValueError(
+            f"{kernel!r}: n_features must be an int >= 1 (the number of columns of the "
+            f"data); got {n_features!r}."
+        )
 
 
 def _check_positive(owner: str, name: str, value: Any, allow_none: bool = True) -> None:

@@ -36,7 +36,14 @@ import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
 from ..exceptions import NonFiniteOutputError
-from ._base import Kernel, _all_finite, _check_positive, _diag_input, register_kernel
+from ._base import (
+    Kernel,
+    _all_finite,
+    _check_positive,
+    _diag_input,
+    _finite_number,
+    register_kernel,
+)
 
 __all__ = [
     "DotProductKernel",
@@ -216,7 +223,7 @@ class Polynomial(DotProductKernel):
         if (
             isinstance(self.coef0, bool)
             or not isinstance(self.coef0, (int, float, np.integer, np.floating))
-            or not np.isfinite(self.coef0)
+            or not _finite_number(self.coef0)
             or self.coef0 < 0
         ):
             raise ValueError(

@@ -35,6 +35,7 @@ from sklearn.utils import gen_batches
 from ._base import (
     BinnableKernel,
     ShiftInvariantKernel,
+    _check_n_features,
     _check_positive,
     _largest_magnitude,
     register_kernel,
@@ -324,6 +325,7 @@ class Matern(ShiftInvariantKernel):
             raise ValueError("Matern: give gamma or length_scale, not both.")
 
     def resolve(self, n_features: int) -> Matern:
+        _check_n_features(self, n_features)
         if self.gamma is None and self.length_scale is None:
             return dataclasses.replace(self, gamma=1.0 / n_features)
         return self

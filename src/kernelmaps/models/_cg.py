@@ -98,10 +98,11 @@ def conjugate_gradient(
             "conjugate_gradient: the right-hand side b holds inf or NaN; give finite values."
         )
     n, k = B.shape
-    # The iteration is linear in b: each column is solved divided by its largest entry
-    # (a power of 2, exact) so that the squared norms cannot overflow, then multiplied back.
+    # The iteration is linear in b: each column is solved divided by a power of 2 close to
+    # its largest entry (exact; the entries are then below 2 in magnitude) so that the
+    # squared norms cannot overflow, then multiplied back.
     top = np.max(np.abs(B), axis=0) if n else np.zeros(k)
-    unit = np.where(top > 0, np.exp2(np.ceil(np.log2(np.where(top > 0, top, 1.0)))), 1.0)
+    unit = np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1] - 1), 1.0)
     B = B / unit
     b_norm = np.linalg.norm(B, axis=0)
     scale = np.where(b_norm > 0, b_norm, 1.0)

@@ -165,7 +165,10 @@ class _StreamingRidgeMixin(BaseEstimator):
     def _check_alphas(self) -> np.ndarray | None:
         if self.alphas is None:
             return None
-        alphas = np.asarray(self.alphas, dtype=np.float64).reshape(-1)
+        try:
+            alphas = np.asarray(self.alphas, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            alphas = np.empty(0)  # refused just below, with the fix
         if alphas.size == 0 or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):
             raise ValueError(
                 f"alphas must be a non-empty list of positive finite numbers; got "

@@ -294,7 +294,9 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         )
         K_mm = landmark_gram(kernel, L)
         work = _work_dtype(kernel, X)
-        cache_rows = int(self.cache_size * 2**20 // (m * work.itemsize))
+        # at most every row (a huge cache_size means all of them); Python floats do not
+        # overflow to a warning
+        cache_rows = int(min(float(self.cache_size) * 2**20 / (m * work.itemsize), n))
         block_kernel = _landmark_kernel(kernel, L, work)
         matvec: GramOperator
         if is_dask_array(X):

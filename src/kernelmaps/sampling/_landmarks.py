@@ -639,10 +639,22 @@ def recursive_rls_indices(
     return np.sort(perm[samp])
 
 
+def _short_repr(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _given_landmarks(landmarks: Any, n_features: int, dtype: np.dtype) -> np.ndarray:
     """Landmarks given as an array: dense, in X's float dtype, shape and values checked."""
     L = landmarks.toarray() if sp.issparse(landmarks) else landmarks
-    L = np.asarray(L, dtype=np.float64)
+    try:
+        L = np.asarray(L, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"landmarks must be a method name ({', '.join(map(repr, LANDMARK_METHODS))}) or "
+            f"an array of shape (m, {n_features}); got {type(landmarks).__name__} "
+            f"{_short_repr(landmarks)}."
+        ) from None
     d = n_features
     if L.ndim != 2 or L.shape[1] != d or L.shape[0] < 1:
         detail = (
