@@ -5,6 +5,8 @@ found, pinned by its smallest input.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,19 +15,24 @@ from kernelmaps import (
     FeatureRidge,
     FeatureRidgeClassifier,
     KernelRidge,
+    Nystroem,
     NystroemKernelRidge,
     RandomFourierFeatures,
     RandomMaclaurinFeatures,
+    TensorSketch,
 )
-from kernelmaps.datasets import load_npy, load_svmlight
+from kernelmaps.datasets import load_file, load_npy, load_svmlight
 from kernelmaps.exceptions import InsufficientMemoryError, NonFiniteOutputError
+from kernelmaps.experiments import DatasetConfig, prepare_data
 from kernelmaps.kernels import (
     AdditiveChi2,
     Gaussian,
     HistogramIntersection,
     MaclaurinKernel,
     SkewedChi2,
+    check_kernel_matrix,
     make_kernel,
+    resolve_kernel,
     squared_row_norms,
 )
 from kernelmaps.sampling import (
@@ -235,3 +242,126 @@ def test_npy_with_a_corrupt_header_is_named(tmp_path) -> None:
     with pytest.raises(ValueError, match=r"bad\.npy") as info:
         load_npy(path)
     assert "not a readable .npy array" in _one_line(info)
+
+
+def test_kernel_matrices_are_checked_finite() -> None:
+    with pytest.raises(NonFiniteOutputError, match="NaN or infinite"):
+        check_kernel_matrix(np.array([[1.0, -np.inf], [0.0, 1.0]], dtype=np.float16), 2, None)
+    K = check_kernel_matrix([[1, 0], [0, 1]], 2, 2)
+    assert K.dtype == np.float64
+    with pytest.raises(NonFiniteOutputError, match="callable returned NaN"):
+        Nystroem(kernel=lambda A, B: np.full((len(A), len(B)), np.nan), n_components=3,
+                 random_state=0).fit(GOOD_X)  # fmt: skip
+    with pytest.raises(NonFiniteOutputError, match="k\\(x, x\\) of row 0"):
+        kernel_diagonal(lambda A, B: np.full((len(A), len(B)), np.inf), GOOD_X)
+
+
+@pytest.mark.parametrize("kernel", ["polynomial", "rbf", "matern", "laplacian"])
+@pytest.mark.parametrize("n_features", [0, -1, True, 2.0])
+def test_kernels_resolve_for_a_positive_number_of_columns(kernel, n_features) -> None:
+    with pytest.raises(ValueError, match="n_features must be an int >= 1"):
+        resolve_kernel(kernel, n_features)
+
+
+def test_orthogonal_directions_of_small_blocks_are_batched_exactly() -> None:
+    """The batched QR of many small blocks gives the loop's directions, bit for bit."""
+    import scipy.linalg
+
+    for d, n in ((1, 7), (3, 10), (8, 64), (64, 130)):
+        W = orthogonal_directions(n, d, RNG(5))
+        G = RNG(5).standard_normal((-(-n // d) * d, d))
+        for b in range(-(-n // d)):
+            k = min(d, n - b * d)
+            q, r = scipy.linalg.qr(G[b * d : (b + 1) * d, :k], mode="economic")
+            expected = q.T * np.where(np.diag(r) < 0.0, -1.0, 1.0)[:, None]
+            np.testing.assert_array_equal(W[b * d : b * d + k], expected)
+
+
+def test_tensor_sketch_huge_degrees() -> None:
+    X = RNG(0).random((4, 3))
+    with pytest.raises(InsufficientMemoryError, match="count sketches"):
+        TensorSketch(n_components=16, degree=10**12, coef0=0.0, random_state=0).fit(X)
+    # d'^p overflows a float: the FFT route, no OverflowError
+    model = TensorSketch(n_components=16, degree=2000, gamma=0.1, random_state=0).fit(X)
+    assert model._route() == "fft"
+
+
+def test_falkon_cache_and_targets_at_the_float_limit() -> None:
+    X = RNG(0).random((30, 2))
+    y = X.sum(axis=1)
+    plain = NystroemKernelRidge(n_components=8, random_state=0).fit(X, y).predict(X)
+    for cache in (1e308, np.float32(1e38), 0.0):
+        model = NystroemKernelRidge(n_components=8, cache_size=cache, random_state=0)
+        np.testing.assert_array_equal(model.fit(X, y).predict(X), plain)
+    # the CG scales each target column by a power of two below it (2^1024 overflowed):
+    # one row, one landmark, k = 1: (1 + alpha) c = y
+    for target in (1e308, -1.7e308):
+        model = NystroemKernelRidge(n_components=1, alpha=0.5, kernel="laplacian", tol=1e-12)
+        pred = model.fit(np.ones((1, 1)), [target]).predict(np.ones((1, 1)))
+        np.testing.assert_allclose(pred, [target / 1.5], rtol=1e-9)
+
+
+def test_parameters_of_the_wrong_type() -> None:
+    X = RNG(0).random((10, 2))
+    with pytest.raises(ValueError, match="alphas must be a non-empty list"):
+        FeatureRidge(alphas={}).fit(X, X.sum(axis=1))
+    with pytest.raises(ValueError, match="landmarks must be a method name"):
+        Nystroem(landmarks={}, n_components=3).fit(X)
+
+
+def test_load_file_refuses_a_target_for_svmlight(tmp_path) -> None:
+    path = tmp_path / "d.svm"
+    path.write_text("1 1:0.5 2:1.0\n-1 2:2.0\n")
+    with pytest.raises(ValueError, match="carries its target") as info:
+        load_file(path, target="y")
+    assert "d.svm" in _one_line(info)
+
+
+def test_compare_scaling_is_overflow_safe(tmp_path) -> None:
+    X = np.clip(RNG(0).normal(size=(40, 3)), -4.0, 4.0) * (1.7e308 / 4.0)
+    path = tmp_path / "huge.csv"
+    np.savetxt(path, np.column_stack([X, X[:, 0] > 0]), delimiter=",", header="a,b,c,y",
+               comments="", fmt="%.17g")  # fmt: skip
+    for how, bound in (("minmax", 1.0), ("standard", 5.0)):
+        data = prepare_data(DatasetConfig(str(path), target="y", n_fit=30, n_eval=10,
+                                          preprocess=how))  # fmt: skip
+        assert np.abs(data.X_fit).max() <= bound * (1 + 1e-12)
+        assert np.all(np.isfinite(data.X_eval))
+    # the ordinary case is computed as written, bit for bit
+    small = tmp_path / "small.csv"
+    np.savetxt(small, np.column_stack([X / 1e307, X[:, 0] > 0]), delimiter=",",
+               header="a,b,c,y", comments="", fmt="%.17g")  # fmt: skip
+    data = prepare_data(DatasetConfig(str(small), target="y", n_fit=30, n_eval=10))
+    raw = np.loadtxt(small, delimiter=",", skiprows=1)[:, :3]
+    order = np.random.default_rng(0).permutation(40)
+    fit = raw[order[:30]]
+    lo, hi = fit.min(axis=0), fit.max(axis=0)
+    np.testing.assert_array_equal(data.X_fit, (fit - lo) / (hi - lo))
+
+
+def test_compare_refusals(tmp_path, capsys) -> None:
+    from kernelmaps.cli import main
+
+    path = tmp_path / "good.csv"
+    X = RNG(0).normal(size=(60, 3))
+    np.savetxt(path, np.column_stack([X, X.sum(axis=1)]), delimiter=",", header="a,b,c,y",
+               comments="")  # fmt: skip
+    base = ["compare", "--datasets", str(path), "--target", "y", "--methods", "rff-mc",
+            "--n-components", "8", "--seeds", "1", "--n-fit", "20", "--n-eval", "10",
+            "--no-plot", "-q"]  # fmt: skip
+    assert main([*base, "-o", ""]) == 2
+    assert "-o/--output is empty" in capsys.readouterr().err
+    assert main([*base, "--metrics", "accuracy", "-o", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert "do not apply to these data sets" in err and "every cell failed" not in err
+    # a NaN metric in the log (json reads NaN) is skipped and its cell computed again
+    out = tmp_path / "r"
+    assert main([*base, "-o", str(out)]) == 0
+    log = out / "cells.jsonl"
+    record = json.loads(log.read_text().splitlines()[0])
+    record["metrics"] = {name: float("nan") for name in record["metrics"]}
+    log.write_text(json.dumps(record) + "\n")
+    assert main([*base, "-o", str(out)]) == 0
+    assert "not a finite number; the line is skipped" in capsys.readouterr().err
+    with open(out / "results.csv") as fh:
+        assert "nan" not in fh.read().lower()

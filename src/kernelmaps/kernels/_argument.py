@@ -208,6 +208,7 @@ def check_kernel_matrix(
     *,
     source: str = "The kernel callable",
     what: str = "kernel matrix k(X, Y)",
+    finite: bool = True,
 ) -> np.ndarray:
     """``K`` as a dense float64 array of shape ``(n_rows, n_cols)`` with finite values, or
     a clear error (:class:`~kernelmaps.exceptions.NonFiniteOutputError` for NaN or inf).
@@ -222,6 +223,9 @@ def check_kernel_matrix(
         What returned ``K``, for the message.
     what : str, default="kernel matrix k(X, Y)"
         What it must return, for the message.
+    finite : bool, default=True
+        Refuse NaN and inf; ``False`` leaves them to a caller that explains them better
+        (an overflow of the data it knows about).
 
     Returns
     -------
@@ -251,7 +255,7 @@ def check_kernel_matrix(
             f"{source} returned an array of shape {K.shape} for {inputs}; it must return "
             f"{expected}."
         )
-    if not _all_finite(K):
+    if finite and not _all_finite(K):
         raise NonFiniteOutputError(
             f"{source} returned NaN or infinite values in the {what} ({K.shape[0]} x "
             f"{K.shape[1]}); a kernel must give finite values: check the kernel and the "

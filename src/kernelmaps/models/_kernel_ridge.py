@@ -14,7 +14,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._array_types import dask_rowwise, is_dask_array
 from .._memory import check_memory
-from ..exceptions import NonFiniteOutputError
 from ..feature_maps import row_blocks
 from ..kernels import StrictInterval, kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import (
@@ -194,15 +193,9 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         return self
 
     def _kernel_matrix(self, kernel: Any, X: Any) -> np.ndarray:
-        """``k(X, X)``, refused with a clear error when it holds inf or NaN."""
-        K = kernel_matrix(kernel, X, X)
-        if not np.all(np.isfinite(K)):
-            raise NonFiniteOutputError(
-                "KernelRidge: the kernel matrix k(X, X) holds inf or NaN (the kernel "
-                "overflowed float64 for these inputs); rescale X (e.g. standardise its "
-                "columns) or use a smaller gamma."
-            )
-        return K
+        """``k(X, X)``; inf or NaN is refused with a clear error by the kernels (an
+        overflow) and by :func:`~kernelmaps.kernels.check_kernel_matrix` (a callable)."""
+        return kernel_matrix(kernel, X, X)
 
     def _solve(self, K: np.ndarray, remake: Callable[[], np.ndarray], Y: np.ndarray) -> Any:
         """``(K + alpha I)^{-1} Y``: Cholesky (overwriting ``K``), else the eigen solution.

@@ -354,6 +354,18 @@ def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
     """
     check_kernel(kernel)
     X = check_rows(X)
+    out = _kernel_diagonal(kernel, X)
+    if not np.all(np.isfinite(out)):
+        row = int(np.flatnonzero(~np.isfinite(out))[0])
+        raise NonFiniteOutputError(
+            f"kernel_diagonal: k(x, x) of row {row} is not finite, the kernel overflowed for "
+            "this data; rescale the data or the kernel's parameters (limits: docs/LIMITS.md)."
+        )
+    return out
+
+
+def _kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
+    """``k(x, x)`` of the rows of a checked ``X``, NaN or inf left to the caller."""
     diag = getattr(kernel, "diag", None)
     if diag is not None:
         return np.asarray(diag(X), dtype=np.float64).reshape(-1)
@@ -365,7 +377,8 @@ def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
 
 
 def _kernel_block(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:
-    return check_kernel_matrix(kernel(X, Y), X.shape[0], Y.shape[0])
+    # NaN and inf are refused by the callers, naming the overflow and the alternatives
+    return check_kernel_matrix(kernel(X, Y), X.shape[0], Y.shape[0], finite=False)
 
 
 def select_landmarks(
@@ -590,7 +603,7 @@ def recursive_rls_indices(
     sizes = [n]
     for _ in range(n_levels):
         sizes.append(math.ceil(sizes[-1] / 2))
-    diag = kernel_diagonal(kernel, X)
+    diag = _kernel_diagonal(kernel, X)
     if not np.all(np.isfinite(diag)):
         _refuse_non_finite_kernel(X, "k(x, x)")
 
