@@ -6,12 +6,14 @@ found, pinned by its smallest input.
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from kernelmaps import (
+    CompactRandomFeatures,
     FeatureRidge,
     FeatureRidgeClassifier,
     KernelRidge,
@@ -21,7 +23,7 @@ from kernelmaps import (
     RandomMaclaurinFeatures,
     TensorSketch,
 )
-from kernelmaps.datasets import load_file, load_npy, load_svmlight
+from kernelmaps.datasets import load_file, load_npy, load_npz, load_svmlight
 from kernelmaps.exceptions import InsufficientMemoryError, NonFiniteOutputError
 from kernelmaps.experiments import DatasetConfig, prepare_data
 from kernelmaps.kernels import (
@@ -365,3 +367,47 @@ def test_compare_refusals(tmp_path, capsys) -> None:
     assert "not a finite number; the line is skipped" in capsys.readouterr().err
     with open(out / "results.csv") as fh:
         assert "nan" not in fh.read().lower()
+
+
+@pytest.mark.parametrize("xor", [0xFF, 0x01])
+def test_npz_with_any_byte_flipped_loads_or_is_named(tmp_path, xor) -> None:
+    """Every single-byte corruption of an archive gives a data set or a DataFileError
+    (a damaged directory made zipfile seek before the start: a leaked OSError)."""
+    from kernelmaps.datasets import DataFileError
+
+    good = tmp_path / "good.npz"
+    np.savez(good, X=np.arange(12.0).reshape(4, 3), y=np.arange(4.0))
+    data = good.read_bytes()
+    path = tmp_path / "flipped.npz"
+    for i in range(len(data)):
+        path.write_bytes(data[:i] + bytes([data[i] ^ xor]) + data[i + 1 :])
+        try:
+            loaded = load_npz(path)
+        except DataFileError as exc:
+            assert "flipped.npz" in str(exc) and "\n" not in str(exc)
+        else:
+            assert np.all(np.isfinite(loaded.X))
+            assert loaded.y is None or loaded.X.shape[0] == loaded.y.shape[0]
+
+
+def test_tensor_sketch_direct_route_bounds_its_scratch() -> None:
+    """The compiled direct sum keeps (d + 1)^(p - 1) partial products per row, also
+    without the constant coordinate: one column at degree 30 took 2^29 of them."""
+    X = RNG(0).random((5, 1)) * 0.5
+    model = TensorSketch(n_components=16, degree=30, coef0=0.0, gamma=1.0, random_state=0)
+    assert model.fit(X)._route() == "fft"
+    assert np.all(np.isfinite(model.transform(X)))
+    low = TensorSketch(n_components=16, degree=3, coef0=0.0, gamma=1.0, random_state=0)
+    assert low.fit(X)._route() == "direct"
+
+
+def test_huge_sizes_and_gammas_are_refused_or_computed() -> None:
+    X = RNG(1).random((6, 3))
+    with pytest.raises(InsufficientMemoryError, match="projection"):
+        CompactRandomFeatures(n_components=2**64, up_factor=np.int64(7), random_state=0).fit(X)
+    # gamma = 1e308 with one landmark: 2 gamma overflows, the exact route is used
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # n_components capped at n_samples
+        model = NystroemKernelRidge(n_components=4, gamma=1e308, random_state=0)
+        pred = model.fit(X[:1], [1.0]).predict(X)
+    assert np.all(np.isfinite(pred))

@@ -182,7 +182,11 @@ def judge_run(command: str, run: CliRun, folder: Path, outputs: dict[str, Path])
         return Outcome(
             FAILURE, "an estimator's parameter error shown for an option", _fuzz._short(message)
         )
-    refused = ("NonFiniteOutputError", "InsufficientMemoryError")
+    # Every cell failing is a failure of the checks before the run, unless each cell refused
+    # the data itself with a clear error (above: no internal text in the line), as a chi2
+    # kernel refuses held-out rows that min-max scaling made negative, or a map refuses
+    # values near the float limit.
+    refused = ("NonFiniteOutputError", "InsufficientMemoryError", "ValueError")
     if (
         command == "compare"
         and "every cell failed" in message

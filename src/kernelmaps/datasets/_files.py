@@ -20,6 +20,7 @@ import codecs
 import contextlib
 import csv
 import dataclasses
+import errno
 import gzip
 import io
 import lzma
@@ -1017,7 +1018,10 @@ def load_npz(
         try:
             with zipfile.ZipFile(fh) as archive:
                 return _npz_dataset(path, archive, target, name)
-        except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
+        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError) as exc:
+            # a damaged directory can send zipfile to seek before the start (EINVAL)
+            if isinstance(exc, OSError) and exc.errno != errno.EINVAL:
+                raise
             raise DataFileError(
                 path,
                 f"is not a readable .npz archive ({exc}); the file is damaged or cut short: "

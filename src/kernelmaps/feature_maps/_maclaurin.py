@@ -429,8 +429,8 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         kernel = self._resolve_dot_product_kernel(X)
-        D = self.n_components
-        L = self.up_factor * D
+        D = int(self.n_components)
+        L = int(self.up_factor) * D  # Python ints: no overflow before the memory check
         self._check_memory(
             (2.0 if self.projection != "sparse" else 5.0) * 8.0 * L * D,
             f"the {L} x {D} projection (up_factor * n_components rows)",

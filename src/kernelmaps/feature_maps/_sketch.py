@@ -201,6 +201,11 @@ class TensorSketch(BaseFeatureMap):
             return "direct"
         if p * math.log(max(self._n_coordinates(), 1)) > 700.0:
             return "fft"  # d'^p would overflow a float (and is far beyond the direct limit)
+        if (p - 1) * math.log(self.hashes_.shape[1]) > math.log(_MAX_DIRECT_TERMS):
+            # the compiled direct sum keeps (d + 1)^(p - 1) partial products per row
+            # whether or not the constant coordinate is used (1 x 1 data at degree 30:
+            # 2^29 of them, 4 GiB per thread)
+            return "fft"
         terms = float(self._n_coordinates()) ** p
         fft_cost = (p + 1) * self.n_components * max(math.log2(self.n_components), 1.0)
         factor = direct_cost_factor()
@@ -241,7 +246,8 @@ class TensorSketch(BaseFeatureMap):
         # rfft keeps single precision: float32 -> complex64 -> float32.
         spectra = scipy.fft.rfft(C, axis=-1)
         del C
-        product = spectra[:, 0]
-        for k in range(1, self._degree):
-            product *= spectra[:, k]
+        # the product of the degree spectra, in order (one reduction, not a Python loop:
+        # the same products as spectra[:, 0] * spectra[:, 1] * ..., bit for bit)
+        product = np.multiply.reduce(spectra, axis=1)
+        del spectra
         np.fft.irfft(product, n=self.n_components, axis=-1, out=out)

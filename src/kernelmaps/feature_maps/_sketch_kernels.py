@@ -164,6 +164,11 @@ def _direct_numpy(
     out[:] = sums.reshape(x.shape[0], D)
 
 
+#: Up to this many count sketches, one compiled call each; beyond, the per-call cost
+#: (about 45 microseconds) outweighs it and the one sparse product below runs instead.
+_NUMBA_MAX_SKETCHES = 16
+
+
 def count_sketches(
     X: Any,
     hashes: np.ndarray,
@@ -186,7 +191,7 @@ def count_sketches(
     p, d1 = hashes.shape
     d = d1 - 1
     D = n_components
-    if numba_enabled():
+    if numba_enabled() and p <= _NUMBA_MAX_SKETCHES:
         C = np.empty((X.shape[0], p, D), dtype=dtype)
         for k in range(p):
             _direct_numba(X, hashes[k : k + 1], signs[k : k + 1], scale, constant, C[:, k])
@@ -203,6 +208,8 @@ def count_sketches(
     C = np.ascontiguousarray(safe_sparse_dot(X, S, dense_output=True), dtype=dtype)
     C = C.reshape(X.shape[0], p, D)
     if constant:
-        for k in range(p):
-            C[:, k, hashes[k, d]] += dtype.type(signs[k, d] * constant)
+        # one bucket per sketch k (distinct (k, bucket) pairs): the same additions as a
+        # loop over k, at once
+        shift = (signs[:, d] * constant).astype(dtype)
+        C[:, np.arange(p), hashes[:, d]] += shift
     return C

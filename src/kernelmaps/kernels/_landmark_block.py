@@ -74,10 +74,11 @@ class LandmarkKernel:
             Lc = L64 - mu
             m, d = L64.shape
             right = np.empty((d + 2, m))
-            right[:d] = (2.0 * gamma) * Lc.T
-            right[d] = 1.0
-            right[d + 1] = -gamma * np.einsum("ij,ij->i", Lc, Lc)
+            # a huge gamma overflows here (2 gamma = inf, inf * 0 = NaN): checked just below
             with np.errstate(over="ignore", invalid="ignore"):
+                right[:d] = (2.0 * gamma) * Lc.T
+                right[d] = 1.0
+                right[d + 1] = -gamma * np.einsum("ij,ij->i", Lc, Lc)
                 right_cast = np.ascontiguousarray(right, dtype=self.dtype)
                 finite = bool(np.isfinite(right_cast).all())
             # landmarks (or a gamma) beyond the range of the dtype, or spread so far that
