@@ -31,6 +31,7 @@ from kernelmaps.kernels import (
     Gaussian,
     HistogramIntersection,
     MaclaurinKernel,
+    Matern,
     SkewedChi2,
     check_kernel_matrix,
     make_kernel,
@@ -411,3 +412,38 @@ def test_huge_sizes_and_gammas_are_refused_or_computed() -> None:
         model = NystroemKernelRidge(n_components=4, gamma=1e308, random_state=0)
         pred = model.fit(X[:1], [1.0]).predict(X)
     assert np.all(np.isfinite(pred))
+
+
+def test_transform_blocks_fit_the_available_memory(monkeypatch) -> None:
+    """Rows of large temporaries are transformed in blocks that fit half the available
+    memory (here 256 MiB): TensorSketch at degree 10^6 holds 3 * 10^6 sketches per row."""
+    import kernelmaps._memory
+
+    X = RNG(0).random((6, 1)).astype(np.float32) * 0.5
+    model = TensorSketch(n_components=16, degree=10**6, coef0=0.0, gamma=1.0, random_state=0)
+    model.fit(X)
+    monkeypatch.setattr(kernelmaps._memory, "available_memory", lambda: 256 * 2**20)
+    assert model._memory_block_rows(model._block_bytes_per_row(X)) == 1
+    assert np.all(np.isfinite(model.transform(X)))
+    monkeypatch.setattr(kernelmaps._memory, "available_memory", lambda: 64 * 2**20)
+    with pytest.raises(InsufficientMemoryError, match="a single row"):
+        model.transform(X)
+
+
+def test_matern_at_the_largest_gammas() -> None:
+    X = np.array([[0.0], [1.0], [2.0]])
+    np.testing.assert_array_equal(Matern(gamma=1e308)(X), np.eye(3))
+    assert Matern(gamma=0.5).scale == 1.0  # the ordinary formula, bit for bit
+
+
+def test_user_kernels_that_overflow_are_refused_without_warnings() -> None:
+    def linear(A, B):
+        return np.asarray(A) @ np.asarray(B).T
+
+    X = np.full((4, 3), 1e200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(NonFiniteOutputError, match="k\\(x, x\\) of row 0"):
+            kernel_diagonal(linear, X)
+        with pytest.raises(NonFiniteOutputError, match="landmarks='leverage'"):
+            recursive_rls_indices(X, 2, linear, RNG(0))

@@ -33,9 +33,10 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import _memory
 from .._array_types import dask_rowwise, is_dask_array
 from .._memory import check_memory
-from .._parallel import run_blocks
+from .._parallel import n_threads, run_blocks
 from .._random import check_random_state
 from ..exceptions import NonFiniteOutputError
 from ..kernels import Kernel, one_line_errors
@@ -552,11 +553,31 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
                 self._check_block(X, block, None)
         return block
 
+    def _memory_block_rows(self, bytes_per_row: float) -> int | None:
+        """Rows per block such that the blocks running at once hold at most half of the
+        available memory, for rows of 1 MiB of temporaries or more (``working_memory``
+        bounds the others); a single row that does not fit is refused."""
+        if bytes_per_row < 2**20:
+            return None
+        self._check_memory(
+            bytes_per_row,
+            "the temporaries of transform for a single row",
+            "lower the size parameters of the map (n_components, degree, ...)",
+        )
+        available = _memory.available_memory()
+        if available is None:
+            return None
+        workers = n_threads() if self._parallel_blocks else 1
+        return max(1, int(available // 2 // (bytes_per_row * workers)))
+
     def _run_row_blocks(self, work: Callable[[slice], None], X: Any, n_elements: int) -> None:
         """``work(rows)`` over the row blocks of ``X``, on threads if the map allows it."""
-        blocks = list(
-            row_blocks(X.shape[0], self._block_bytes_per_row(X), max_rows=self._max_block_rows)
-        )
+        bytes_per_row = self._block_bytes_per_row(X)
+        max_rows = self._max_block_rows
+        memory_rows = self._memory_block_rows(bytes_per_row)
+        if memory_rows is not None:
+            max_rows = memory_rows if max_rows is None else min(max_rows, memory_rows)
+        blocks = list(row_blocks(X.shape[0], bytes_per_row, max_rows=max_rows))
         if self._parallel_blocks:
             run_blocks(work, blocks, n_elements)
         else:

@@ -337,7 +337,10 @@ class Matern(ShiftInvariantKernel):
             return float(self.length_scale)
         if self.gamma is None:
             raise ValueError("Matern: gamma is not resolved yet; call resolve(n_features).")
-        return 1.0 / math.sqrt(2.0 * self._g)
+        g = self._g
+        if 2.0 * g < math.inf:
+            return 1.0 / math.sqrt(2.0 * g)
+        return 1.0 / (math.sqrt(2.0) * math.sqrt(g))  # 2 gamma overflows beyond 9e307
 
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
         D, scale = scaled_squared_distances(X, Y, 1.0 / self.scale / self.scale)

@@ -354,7 +354,8 @@ def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
     """
     check_kernel(kernel)
     X = check_rows(X)
-    out = _kernel_diagonal(kernel, X)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+        out = _kernel_diagonal(kernel, X)
     if not np.all(np.isfinite(out)):
         row = int(np.flatnonzero(~np.isfinite(out))[0])
         raise NonFiniteOutputError(
@@ -591,6 +592,14 @@ def recursive_rls_indices(
     s = check_count(n_landmarks, "n_landmarks")
     check_kernel(kernel)
     check_generator(rng)
+    # an overflow of the kernel is refused by name below (not warned about)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _recursive_rls_indices(X, s, kernel, rng, accelerated)
+
+
+def _recursive_rls_indices(
+    X: Any, s: int, kernel: Callable[..., Any], rng: np.random.Generator, accelerated: bool
+) -> np.ndarray:
     n = X.shape[0]
     if s >= n:
         return np.arange(n)
