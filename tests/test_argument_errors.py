@@ -310,6 +310,8 @@ def test_parameters_of_the_wrong_type() -> None:
         FeatureRidge(alphas={}).fit(X, X.sum(axis=1))
     with pytest.raises(ValueError, match="landmarks must be a method name"):
         Nystroem(landmarks={}, n_components=3).fit(X)
+    with pytest.raises(ValueError, match="beyond the range of X's dtype float32"):
+        NystroemKernelRidge(landmarks=np.full((2, 2), 1e200)).fit(X.astype(np.float32), X[:, 0])
 
 
 def test_load_file_refuses_a_target_for_svmlight(tmp_path) -> None:
@@ -354,6 +356,12 @@ def test_compare_refusals(tmp_path, capsys) -> None:
             "--no-plot", "-q"]  # fmt: skip
     assert main([*base, "-o", ""]) == 2
     assert "-o/--output is empty" in capsys.readouterr().err
+    # every cell refusing its input: one error line naming the data set and the first error
+    ika = [*base, "--methods", "ika", "--n-components", "5000", "-o", str(tmp_path / "i")]
+    assert main(ika) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("kernelmaps compare: error: every cell failed")
+    assert "the first, good / ika / D=5000 / seed 0: ValueError: n_components=5000" in last
     assert main([*base, "--metrics", "accuracy", "-o", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
     assert "do not apply to these data sets" in err and "every cell failed" not in err

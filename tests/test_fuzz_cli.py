@@ -190,7 +190,7 @@ def judge_run(command: str, run: CliRun, folder: Path, outputs: dict[str, Path])
     if (
         command == "compare"
         and "every cell failed" in message
-        and not any(f"(the first: {name}: " in message for name in refused)
+        and not re.search(rf"; the first, [^:]*: ({'|'.join(refused)}): ", message)
     ):
         return Outcome(
             FAILURE,

@@ -337,9 +337,11 @@ def run(args: argparse.Namespace) -> int:
             "regression data); ask for one that does, e.g. --metrics fro_error."
         )
     if not result.rows:
+        first = result.failures[0]
         print(
-            f"kernelmaps compare: error: every cell failed (the first: "
-            f"{result.failures[0]['message']}); nothing to report.",
+            f"kernelmaps compare: error: every cell failed, nothing to report; the first, "
+            f"{first['dataset']} / {first['method']} / D={first['n_components']} / seed "
+            f"{first['seed']}: {first['message']}",
             file=sys.stderr,
         )
         return EXIT_FAILED

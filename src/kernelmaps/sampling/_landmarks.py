@@ -690,7 +690,15 @@ def _given_landmarks(landmarks: Any, n_features: int, dtype: np.dtype) -> np.nda
         )
     if not np.all(np.isfinite(L)):
         raise ValueError("landmarks contain NaN or infinity; give finite landmarks.")
-    return L.astype(dtype, copy=False)
+    with np.errstate(over="ignore"):
+        cast = L.astype(dtype, copy=False)
+    if not np.all(np.isfinite(cast)):
+        raise ValueError(
+            f"landmarks hold values up to {float(np.max(np.abs(L))):.3g}, beyond the range of "
+            f"X's dtype {np.dtype(dtype).name}; give landmarks on the scale of X, or pass X "
+            "as float64."
+        )
+    return cast
 
 
 def _drop_repeated(L: np.ndarray, idx: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
