@@ -455,3 +455,24 @@ def test_user_kernels_that_overflow_are_refused_without_warnings() -> None:
             kernel_diagonal(linear, X)
         with pytest.raises(NonFiniteOutputError, match="landmarks='leverage'"):
             recursive_rls_indices(X, 2, linear, RNG(0))
+
+
+def test_spectral_error_of_an_exact_approximation_is_zero() -> None:
+    """A constant kernel matrix is approximated exactly by RFF on constant rows: the error
+    operator is 0, where ARPACK stopped with "starting vector is zero"."""
+    from kernelmaps import feature_map_error
+
+    X = np.full((6, 3), 0.5, dtype=np.float32, order="F")
+    model = RandomFourierFeatures(random_state=0).fit(X)
+    for Y in (None, X[:4].copy()):
+        error = feature_map_error(model, X, Y, norm="spectral", relative=True, block_rows=2)
+        assert error == 0.0
+
+
+def test_gaussian_landmark_block_at_the_float_limit() -> None:
+    X = sp.coo_matrix(np.array([[1.7e308, -1.7e308], [-1.7e308, 1.7e308], [1.7e308, 1.7e308]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)  # n_components capped at n_samples
+        model = NystroemKernelRidge(n_components=3, random_state=0).fit(X, [1.0, 2.0, 3.0])
+    assert np.all(np.isfinite(model.predict(X)))

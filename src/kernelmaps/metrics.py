@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, eigsh, svds
+from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh, svds
 from sklearn import get_config
 from sklearn.utils import check_array, gen_batches
 
@@ -236,9 +236,15 @@ class _Residual:
         if symmetric:
             # K and K - ZZ^T are symmetric: Lanczos on the operator itself, one pass each.
             op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
-            vals = eigsh(
-                op, k=1, which="LM", v0=rng.standard_normal(n), tol=1e-8, return_eigenvectors=False
-            )
+            v0 = rng.standard_normal(n)
+            try:
+                vals = eigsh(op, k=1, which="LM", v0=v0, tol=1e-8, return_eigenvectors=False)
+            except ArpackError:
+                # ARPACK stops when the operator maps its start vector to 0 exactly: the zero
+                # operator (an exact approximation of a constant kernel matrix)
+                if not np.any(matvec(v0)):
+                    return 0.0
+                raise
             return float(np.abs(vals[0]))
 
         def rmatvec(u: np.ndarray) -> np.ndarray:
@@ -249,9 +255,13 @@ class _Residual:
             return acc
 
         op = LinearOperator((n, m), matvec=matvec, rmatvec=rmatvec, dtype=np.float64)
-        s = svds(
-            op, k=1, return_singular_vectors=False, v0=rng.standard_normal(min(n, m)), tol=1e-8
-        )
+        v0 = rng.standard_normal(min(n, m))
+        try:
+            s = svds(op, k=1, return_singular_vectors=False, v0=v0, tol=1e-8)
+        except ArpackError:
+            if not np.any(matvec(rng.standard_normal(m))):
+                return 0.0  # the zero operator (a random vector is mapped to 0 only by it)
+            raise
         return float(s[0])
 
 

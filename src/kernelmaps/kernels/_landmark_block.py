@@ -68,14 +68,15 @@ class LandmarkKernel:
         if self.fast:
             gamma = float(kernel.gamma)  # type: ignore[attr-defined]
             L64 = np.asarray(landmarks, dtype=np.float64)
-            mu = L64.mean(axis=0) if L64.shape[0] else np.zeros(L64.shape[1])
-            # the same (rounded) centre on both sides, so that x - l is unchanged
-            mu = mu.astype(self.dtype).astype(np.float64)
-            Lc = L64 - mu
             m, d = L64.shape
             right = np.empty((d + 2, m))
-            # a huge gamma overflows here (2 gamma = inf, inf * 0 = NaN): checked just below
+            # landmarks near the float limit (their mean) or a huge gamma (2 gamma = inf,
+            # inf * 0 = NaN) overflow here: checked just below, the exact route then
             with np.errstate(over="ignore", invalid="ignore"):
+                mu = L64.mean(axis=0) if L64.shape[0] else np.zeros(L64.shape[1])
+                # the same (rounded) centre on both sides, so that x - l is unchanged
+                mu = mu.astype(self.dtype).astype(np.float64)
+                Lc = L64 - mu
                 right[:d] = (2.0 * gamma) * Lc.T
                 right[d] = 1.0
                 right[d + 1] = -gamma * np.einsum("ij,ij->i", Lc, Lc)
