@@ -75,6 +75,13 @@ _SIGNATURES = (
 _RANGE = "beyond the float64 range (about 1.8e308 in absolute value)"
 
 
+def _cause(exc: BaseException, limit: int = 200) -> str:
+    """The text of a reader's exception for a one-line message: whitespace collapsed, cut
+    to ``limit`` characters (zipfile quotes whole damaged headers, raw bytes included)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class DataFileError(ValueError):
     """A data file that cannot be read as asked; the message names the file and line.
 
@@ -188,10 +195,10 @@ def _stream_problem(path: Path, exc: BaseException) -> str:
             "incomplete download or copy?); copy the file again."
         )
     if compression is None:
-        return f"could not be read ({exc}); the file is damaged: copy it again."
+        return f"could not be read ({_cause(exc)}); the file is damaged: copy it again."
     kind = _COMPRESSION_NAMES[compression]
     return (
-        f"is not a valid {kind} file ({exc}); copy it again, or drop the {compression} "
+        f"is not a valid {kind} file ({_cause(exc)}); copy it again, or drop the {compression} "
         f"suffix if the file is not {kind}-compressed."
     )
 
@@ -321,7 +328,7 @@ def _read_header(path: Path, fh: IO[str], delimiter: str | None) -> tuple[list[s
     try:
         names = next(csv.reader([first], delimiter=sep))
     except csv.Error as exc:
-        raise DataFileError(path, f"the header is not valid CSV ({exc}).", 1) from None
+        raise DataFileError(path, f"the header is not valid CSV ({_cause(exc)}).", 1) from None
     header = [h.strip() for h in names]
     _check_unique(path, header)
     return header, sep
@@ -390,7 +397,9 @@ def _read_rows(
             line_numbers.append(line)
     except csv.Error as exc:
         raise DataFileError(
-            path, f"not valid CSV ({exc}); check the quoting of that line.", reader.line_num + 1
+            path,
+            f"not valid CSV ({_cause(exc)}); check the quoting of that line.",
+            reader.line_num + 1,
         ) from None
     if not rows:
         raise DataFileError(path, "holds a header but no data rows.", 2)
@@ -723,7 +732,7 @@ def load_svmlight(
         except (ValueError, RuntimeError, OverflowError, UnicodeDecodeError) as exc:
             line, why = _find_bad_svmlight_line(path, n_features, zero_based)
             if line is None:
-                why = f"{why} ({exc})"
+                why = f"{why} ({_cause(exc)})"
             raise DataFileError(path, why + ".", line) from None
         if X.shape[0] == 0:
             raise DataFileError(
@@ -859,7 +868,8 @@ def _read_array(
         if isinstance(exc, DataFileError):
             raise
         raise DataFileError(
-            path, f"{key} is not a readable .npy array ({exc}); save it again with numpy.save."
+            path,
+            f"{key} is not a readable .npy array ({_cause(exc)}); save it again with numpy.save.",
         ) from None
 
 
@@ -1024,8 +1034,8 @@ def load_npz(
                 raise
             raise DataFileError(
                 path,
-                f"is not a readable .npz archive ({exc}); the file is damaged or cut short: "
-                "save or copy it again.",
+                f"is not a readable .npz archive ({_cause(exc)}); the file is damaged or cut "
+                "short: save or copy it again.",
             ) from None
 
 

@@ -20,7 +20,15 @@ from typing import Any
 
 import numpy as np
 
-from ._files import DataFileError, Dataset, _reading, infer_task, load_csv, load_svmlight
+from ._files import (
+    DataFileError,
+    Dataset,
+    _cause,
+    _reading,
+    infer_task,
+    load_csv,
+    load_svmlight,
+)
 
 __all__ = ["DATA_HOME_SETS", "HomeInfo", "get_data_home", "list_data_home", "load_from_home"]
 
@@ -75,7 +83,9 @@ def _headerless(path: Path, target_col: int | None) -> tuple[np.ndarray, np.ndar
         try:
             A = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
         except ValueError as exc:
-            raise DataFileError(path, f"could not be read ({exc}); copy the file again.") from None
+            raise DataFileError(
+                path, f"could not be read ({_cause(exc)}); copy the file again."
+            ) from None
     if target_col is None:
         return A, None
     return np.delete(A, target_col, axis=1), A[:, target_col]
@@ -98,7 +108,8 @@ def _arrays(path: Path, *keys: str) -> list[np.ndarray]:
             raise
         except (ValueError, zipfile.BadZipFile) as exc:
             raise DataFileError(
-                path, f"is not a readable .npz archive ({exc}); copy the original file again."
+                path,
+                f"is not a readable .npz archive ({_cause(exc)}); copy the original file again.",
             ) from None
 
 
@@ -302,7 +313,7 @@ def load_from_home(
     except ValueError as exc:
         if isinstance(exc, DataFileError):
             raise
-        raise DataFileError(paths[0], f"could not be read ({exc}).") from None
+        raise DataFileError(paths[0], f"could not be read ({_cause(exc)}).") from None
     ds = Dataset(
         name=name,
         X=X,
