@@ -349,8 +349,10 @@ def run(args: argparse.Namespace) -> int:
         (m for m in ("fro_error", "spectral_error", "max_error") if m in config.metrics),
         config.metrics[0],
     )
+    _write_verdicts(out_dir)
     if not args.quiet:
-        _report(result, error_metric, elapsed, out_dir)
+        names = {m.display: m.name for m in config.methods}
+        _report(result, error_metric, elapsed, out_dir, names)
     if not args.no_plot:
         _figure(result.rows, error_metric, out_dir, args.quiet)
     return EXIT_OK
@@ -372,16 +374,42 @@ def _print_warning(
     print(f"warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
-def _report(result: Any, error_metric: str, elapsed: float, out_dir: Path) -> None:
-    """The tables, the bandwidths and what was written."""
+def _write_verdicts(out_dir: Path) -> None:
+    """The study's verdicts into ``results.json``; a note when another run took the folder."""
+    from ..experiments import OutputFolderInUseError
+    from ..experiments._verdicts import write_verdicts
+
+    try:
+        write_verdicts(out_dir)
+    except OutputFolderInUseError as exc:
+        print(
+            f"note: the verdicts are not in {out_dir / 'results.json'}: {_one_line(exc)}",
+            file=sys.stderr,
+        )
+
+
+def _report(
+    result: Any, error_metric: str, elapsed: float, out_dir: Path, names: dict[str, str]
+) -> None:
+    """The tables, the study's verdicts under them, the bandwidths and what was written.
+
+    ``names``: the registry name of each method as the table names it.
+    """
     from ..experiments import format_table
+    from ..experiments._verdicts import format_verdicts, study_verdicts
 
     print()
     print(format_table(result.rows, error_metric))
+    shown = [error_metric]
     for extra in ("accuracy", "rmse"):
-        if any(r["metric"] == extra for r in result.rows):
+        if extra != error_metric and any(r["metric"] == extra for r in result.rows):
+            shown.append(extra)
             print()
             print(format_table(result.rows, extra))
+    verdicts = [v for metric in shown for v in study_verdicts(result.rows, metric, names)]
+    if verdicts:
+        print()
+        print(format_verdicts(verdicts))
     gammas = result.provenance.get("gamma", {})
     if gammas:
         print("\ngamma: " + ", ".join(f"{k} = {v:.4g}" for k, v in gammas.items()))
