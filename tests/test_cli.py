@@ -371,9 +371,7 @@ def test_compare_prints_and_writes_the_verdicts(tmp_path, capsys):
     proc = run_inprocess(capsys, "compare", "--config", str(study), "--no-plot", "-q",
                          "-o", str(labelled))  # fmt: skip
     assert proc.returncode == 0 and proc.stdout == "", proc.stderr
-    (v,) = json.loads((labelled / "results.json").read_text())["verdicts"]["by_metric"][
-        "fro_error"
-    ]
+    (v,) = json.loads((labelled / "results.json").read_text())["verdicts"]["by_metric"]["fro_error"]
     assert (v["label"], v["baseline"], v["challenger"]) == ("RFF vs orthogonal RFF", "MC", "ORF")
     proc = run_inprocess(capsys, "compare", "--config", str(study), "--no-plot",
                          "-o", str(labelled))  # fmt: skip

@@ -186,9 +186,7 @@ def study_verdicts(
     if higher is None:
         return []
     summary = [
-        s
-        for s in summarize(rows, metric)
-        if math.isfinite(s["mean"]) and math.isfinite(s["std"])
+        s for s in summarize(rows, metric) if math.isfinite(s["mean"]) and math.isfinite(s["std"])
     ]
     shown = list(dict.fromkeys(s["method"] for s in summary))
     names = {m: (methods or {}).get(m, m) for m in shown}
