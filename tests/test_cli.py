@@ -376,3 +376,28 @@ def test_compare_prints_and_writes_the_verdicts(tmp_path, capsys):
     proc = run_inprocess(capsys, "compare", "--config", str(study), "--no-plot",
                          "-o", str(labelled))  # fmt: skip
     assert "  RFF vs orthogonal RFF: ORF beats MC at " in proc.stdout
+
+
+def test_compare_goes_on_when_the_verdicts_cannot_be_written(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from kernelmaps.exceptions import OutputWriteError
+    from kernelmaps.experiments import _verdicts
+
+    def full_disk(out_dir):
+        raise OutputWriteError(errno.ENOSPC, f"{out_dir}: no space left on the device")
+
+    monkeypatch.setattr(_verdicts, "write_verdicts", full_disk)
+    out = tmp_path / "o"
+    proc = run_inprocess(
+        capsys, "compare", "--datasets", "letter", "--methods", "rff-mc", "rff-orthogonal",
+        "--n-components", "8", "--seeds", "2", "--n-fit", "60", "--n-eval", "30", "--no-plot",
+        "-o", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"warning: the verdicts are not in {out / 'results.json'} (the results are): " in (
+        proc.stderr
+    )
+    assert "no space left on the device" in proc.stderr
+    assert "RFF vs orthogonal RFF: rff-orthogonal beats rff-mc at " in proc.stdout
+    assert (out / "results.csv").exists() and (out / "results.json").exists()

@@ -375,15 +375,20 @@ def _print_warning(
 
 
 def _write_verdicts(out_dir: Path) -> None:
-    """The study's verdicts into ``results.json``; a note when another run took the folder."""
+    """The study's verdicts into ``results.json``.
+
+    The results are complete without them: when the file cannot be rewritten (another run
+    took the folder, the disk is full), a warning says so and the command goes on.
+    """
     from ..experiments import OutputFolderInUseError
     from ..experiments._verdicts import write_verdicts
 
     try:
         write_verdicts(out_dir)
-    except OutputFolderInUseError as exc:
+    except (OutputFolderInUseError, OSError) as exc:
         print(
-            f"note: the verdicts are not in {out_dir / 'results.json'}: {_one_line(exc)}",
+            f"warning: the verdicts are not in {out_dir / 'results.json'} (the results are): "
+            f"{_one_line(exc)}",
             file=sys.stderr,
         )
 
