@@ -38,8 +38,10 @@ EXAMPLES = """examples:
   kernelmaps compare --scheduler tcp://host:8786  # a running Dask cluster
 
 The output folder receives results.csv (tidy: one row per data set, method,
-n_components, seed and metric), results.json (the same with the configuration and
-provenance), figure.png, and cells.jsonl, the log that lets an interrupted run resume:
+n_components, seed and metric), results.json (the same with the configuration, the
+provenance and the verdicts printed under the tables: for each pair of methods the
+study compares, where the second wins, and where by more than two standard errors),
+figure.png, and cells.jsonl, the log that lets an interrupted run resume:
 run the same command again and finished cells are not redone. The tables and the
 figure are replaced whole or not at all. A run locks its folder (run.lock): a second
 run on the same folder is refused at once, naming the first; use another --output to
