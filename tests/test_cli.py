@@ -291,3 +291,113 @@ def test_compare_kernel_leaves_out_methods_with_a_note(tmp_path, capsys):
         run_inprocess(capsys, *args, "--target", "y"),
         "--target applies to data files given with --datasets",
     )
+
+
+def _verdict_counts(csv_path: Path, baseline: str, challenger: str) -> tuple[int, int, int]:
+    """Points, wins and significant wins of ``challenger`` over ``baseline`` on fro_error,
+    recomputed from results.csv (lower is better; two standard errors of the difference of
+    the means, ddof=1)."""
+    values: dict[tuple[str, str, int], list[float]] = {}
+    with open(csv_path, newline="") as fh:
+        for r in csv.DictReader(fh):
+            if r["metric"] == "fro_error":
+                key = (r["dataset"], r["method"], int(r["n_components"]))
+                values.setdefault(key, []).append(float(r["value"]))
+    points = wins = significant = 0
+    for (dataset, method, d), base in values.items():
+        chal = values.get((dataset, challenger, d))
+        if method != baseline or chal is None:
+            continue
+        points += 1
+        gain = np.mean(base) - np.mean(chal)
+        se = np.sqrt(np.var(base, ddof=1) / len(base) + np.var(chal, ddof=1) / len(chal))
+        wins += bool(gain > 0)
+        significant += bool(gain > 2 * se)
+    return points, wins, significant
+
+
+def test_compare_prints_and_writes_the_verdicts(tmp_path, capsys):
+    import json
+
+    from kernelmaps.experiments._verdicts import ONE_SEED, RULE
+
+    out = tmp_path / "out"
+    args = ("compare", "--datasets", "letter", "--methods", "rff-mc", "rff-orthogonal",
+            "nystroem-uniform", "nystroem-kmeans", "--n-components", "8", "32", "--n-fit",
+            "150", "--n-eval", "80", "--no-plot")  # fmt: skip
+    proc = run_inprocess(capsys, *args, "--seeds", "2", "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    head = lines.index(
+        "verdicts on the relative Frobenius error (lower is better), at each (data set, D) "
+        "both ran:"
+    )
+    assert head > lines.index("relative Frobenius error, mean ± std over 2 seeds")
+    block = lines[head + 1 : head + 3]
+    assert lines[head + 3] == RULE and lines.count(RULE) == 1
+    assert next(i for i, line in enumerate(lines) if " cells in " in line) > head + 3
+    assert not any("QMC" in line for line in lines)  # rff-sobol did not run
+    expected = {  # in the order of STUDY_PAIRS: the study's pairs, then the newer ones
+        "uniform vs k-means Nyström": ("nystroem-uniform", "nystroem-kmeans"),
+        "RFF vs orthogonal RFF": ("rff-mc", "rff-orthogonal"),
+    }
+    for line, (label, (baseline, challenger)) in zip(block, expected.items(), strict=True):
+        points, wins, significant = _verdict_counts(out / "results.csv", baseline, challenger)
+        assert line.split(":")[0].strip() == label
+        assert (
+            f"{challenger} beats {baseline} at {wins} of {points} points, "
+            f"significantly at {significant}"
+        ) in line, line
+        assert points == 2
+    data = json.loads((out / "results.json").read_text())
+    assert list(data) == ["provenance", "failures", "verdicts", "results"]
+    written = data["verdicts"]["by_metric"]["fro_error"]
+    assert [(v["label"], v["n_points"]) for v in written] == [(k, 2) for k in expected]
+    # One seed: the lines give wins only, and say why there is no significance.
+    proc = run_inprocess(capsys, *args, "--seeds", "1", "--output", str(tmp_path / "one"))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert ONE_SEED in lines and RULE not in lines
+    assert not any("significantly" in line for line in lines)
+    # --quiet prints nothing, and results.json still holds the verdicts; labels of a study
+    # are shown, the pairs found through the registry names.
+    study = tmp_path / "study.toml"
+    study.write_text(
+        'n_components = [8]\nseeds = 2\nmetrics = ["fro_error"]\n[[datasets]]\n'
+        'name = "letter"\nn_fit = 60\nn_eval = 30\n[[methods]]\nname = "rff-mc"\n'
+        'label = "MC"\n[[methods]]\nname = "rff-orthogonal"\nlabel = "ORF"\n'
+    )
+    labelled = tmp_path / "labelled"
+    proc = run_inprocess(capsys, "compare", "--config", str(study), "--no-plot", "-q",
+                         "-o", str(labelled))  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+    (v,) = json.loads((labelled / "results.json").read_text())["verdicts"]["by_metric"]["fro_error"]
+    assert (v["label"], v["baseline"], v["challenger"]) == ("RFF vs orthogonal RFF", "MC", "ORF")
+    proc = run_inprocess(capsys, "compare", "--config", str(study), "--no-plot",
+                         "-o", str(labelled))  # fmt: skip
+    assert "  RFF vs orthogonal RFF: ORF beats MC at " in proc.stdout
+
+
+def test_compare_goes_on_when_the_verdicts_cannot_be_written(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from kernelmaps.exceptions import OutputWriteError
+    from kernelmaps.experiments import _verdicts
+
+    def full_disk(out_dir):
+        raise OutputWriteError(errno.ENOSPC, f"{out_dir}: no space left on the device")
+
+    monkeypatch.setattr(_verdicts, "write_verdicts", full_disk)
+    out = tmp_path / "o"
+    proc = run_inprocess(
+        capsys, "compare", "--datasets", "letter", "--methods", "rff-mc", "rff-orthogonal",
+        "--n-components", "8", "--seeds", "2", "--n-fit", "60", "--n-eval", "30", "--no-plot",
+        "-o", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"warning: the verdicts are not in {out / 'results.json'} (the results are): " in (
+        proc.stderr
+    )
+    assert "no space left on the device" in proc.stderr
+    assert "RFF vs orthogonal RFF: rff-orthogonal beats rff-mc at " in proc.stdout
+    assert (out / "results.csv").exists() and (out / "results.json").exists()

@@ -38,8 +38,10 @@ EXAMPLES = """examples:
   kernelmaps compare --scheduler tcp://host:8786  # a running Dask cluster
 
 The output folder receives results.csv (tidy: one row per data set, method,
-n_components, seed and metric), results.json (the same with the configuration and
-provenance), figure.png, and cells.jsonl, the log that lets an interrupted run resume:
+n_components, seed and metric), results.json (the same with the configuration, the
+provenance and the verdicts printed under the tables: for each pair of methods the
+study compares, where the second wins, and where by more than two standard errors),
+figure.png, and cells.jsonl, the log that lets an interrupted run resume:
 run the same command again and finished cells are not redone. The tables and the
 figure are replaced whole or not at all. A run locks its folder (run.lock): a second
 run on the same folder is refused at once, naming the first; use another --output to
@@ -349,8 +351,10 @@ def run(args: argparse.Namespace) -> int:
         (m for m in ("fro_error", "spectral_error", "max_error") if m in config.metrics),
         config.metrics[0],
     )
+    _write_verdicts(out_dir)
     if not args.quiet:
-        _report(result, error_metric, elapsed, out_dir)
+        names = {m.display: m.name for m in config.methods}
+        _report(result, error_metric, elapsed, out_dir, names)
     if not args.no_plot:
         _figure(result.rows, error_metric, out_dir, args.quiet)
     return EXIT_OK
@@ -372,16 +376,47 @@ def _print_warning(
     print(f"warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
-def _report(result: Any, error_metric: str, elapsed: float, out_dir: Path) -> None:
-    """The tables, the bandwidths and what was written."""
+def _write_verdicts(out_dir: Path) -> None:
+    """The study's verdicts into ``results.json``.
+
+    The results are complete without them: when the file cannot be rewritten (another run
+    took the folder, the disk is full), a warning says so and the command goes on.
+    """
+    from ..experiments import OutputFolderInUseError
+    from ..experiments._verdicts import write_verdicts
+
+    try:
+        write_verdicts(out_dir)
+    except (OutputFolderInUseError, OSError) as exc:
+        print(
+            f"warning: the verdicts are not in {out_dir / 'results.json'} (the results are): "
+            f"{_one_line(exc)}",
+            file=sys.stderr,
+        )
+
+
+def _report(
+    result: Any, error_metric: str, elapsed: float, out_dir: Path, names: dict[str, str]
+) -> None:
+    """The tables, the study's verdicts under them, the bandwidths and what was written.
+
+    ``names``: the registry name of each method as the table names it.
+    """
     from ..experiments import format_table
+    from ..experiments._verdicts import format_verdicts, study_verdicts
 
     print()
     print(format_table(result.rows, error_metric))
+    shown = [error_metric]
     for extra in ("accuracy", "rmse"):
-        if any(r["metric"] == extra for r in result.rows):
+        if extra != error_metric and any(r["metric"] == extra for r in result.rows):
+            shown.append(extra)
             print()
             print(format_table(result.rows, extra))
+    verdicts = [v for metric in shown for v in study_verdicts(result.rows, metric, names)]
+    if verdicts:
+        print()
+        print(format_verdicts(verdicts))
     gammas = result.provenance.get("gamma", {})
     if gammas:
         print("\ngamma: " + ", ".join(f"{k} = {v:.4g}" for k, v in gammas.items()))

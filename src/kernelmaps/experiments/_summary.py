@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["format_table", "summarize"]
+__all__ = ["format_table", "metric_higher_is_better", "summarize"]
 
 _METRIC_TITLES = {
     "fro_error": "relative Frobenius error",
@@ -20,6 +20,31 @@ _METRIC_TITLES = {
     "rmse": "test RMSE",
     "n_features_out": "output features",
 }
+
+
+#: Metrics where a larger value is better; every other metric of ``METRICS`` but
+#: ``n_features_out`` (a size, neither better nor worse) is better when smaller.
+HIGHER_IS_BETTER = frozenset({"accuracy"})
+#: Metrics with no better direction.
+NO_DIRECTION = frozenset({"n_features_out"})
+
+
+def metric_higher_is_better(metric: str) -> bool | None:
+    """Whether a larger value of ``metric`` is better (``None``: neither is).
+
+    Accuracy is better when higher; the errors (``fro_error``, ``spectral_error``,
+    ``max_error``, ``rmse``), times and memory are better when lower; a metric name this
+    module does not know is taken as an error, better when lower.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments._summary import metric_higher_is_better
+    >>> [metric_higher_is_better(m) for m in ("accuracy", "fro_error", "n_features_out")]
+    [True, False, None]
+    """
+    if metric in NO_DIRECTION:
+        return None
+    return metric in HIGHER_IS_BETTER
 
 
 def metric_title(metric: str) -> str:
