@@ -299,7 +299,7 @@ def _rejection_block(
     H = Hd[np.ix_(inverse, inverse)]
     p = proposals.shape[0]
     original = np.diagonal(H).copy()
-    u = rng.random(p)
+    u = rng.random((p,))
     L = np.zeros((p, p))
     accepted: list[int] = []
     for j in range(p):
