@@ -76,6 +76,16 @@ class RPCholeskyResult(NamedTuple):
     ``F F^T`` approximates the kernel matrix; ``F[:, j]`` is the column of pivot
     ``indices[j]``; ``F`` has ``len(indices)`` columns (fewer than asked for when every
     residual became zero).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling import rpcholesky
+    >>> X = np.repeat(np.eye(3), 2, axis=0)  # three distinct rows, each twice
+    >>> result = rpcholesky(X, 5, Gaussian(gamma=1.0), np.random.default_rng(0))
+    >>> result.factor.shape  # the residual vanishes after one pivot per distinct row
+    (6, 3)
     """
 
     indices: np.ndarray
