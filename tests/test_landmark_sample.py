@@ -1,9 +1,9 @@
-"""k-means and leverage landmarks on a uniform sample of the rows of large data.
+"""k-means, leverage and rpcholesky landmarks on a uniform sample of the rows of large data.
 
-Above ``landmark_sample_size(m) = max(LANDMARK_SAMPLE_SIZE, 20 m)`` rows, ``"kmeans"`` and
-``"leverage"`` run on that many distinct rows drawn uniformly by global row index (the same
-rows for numpy and Dask input); at or below it they use every row, with the draws they
-made before the sample existed.  Exact facts, no tolerance.
+Above ``landmark_sample_size(m) = max(LANDMARK_SAMPLE_SIZE, 20 m)`` rows, ``"kmeans"``,
+``"leverage"`` and ``"rpcholesky"`` run on that many distinct rows drawn uniformly by global
+row index (the same rows for numpy and Dask input); at or below it they use every row, with
+the draws they made before the sample existed.  Exact facts, no tolerance.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from kernelmaps.sampling import (
     select_landmarks,
 )
 from kernelmaps.sampling import _landmarks as landmarks_module
+from kernelmaps.sampling._landmarks import rpcholesky_indices
 
 N_ROWS, N_COLUMNS = 120, 5
 
@@ -46,9 +47,13 @@ def test_kmeans_and_leverage_on_all_rows_up_to_the_sample_size():
     assert idx is None and np.array_equal(L, centres.cluster_centers_)
     L, idx = select_landmarks(X, 8, "leverage", kernel=kernel, rng=np.random.default_rng(7))
     assert np.array_equal(idx, recursive_rls_indices(X, 8, kernel, np.random.default_rng(7)))
+    # rpcholesky: a seed drawn before the data is read, then the pivots on every row
+    L, idx = select_landmarks(X, 8, "rpcholesky", kernel=kernel, rng=np.random.default_rng(7))
+    assert np.array_equal(idx, rpcholesky_indices(X, 8, kernel, seed))
+    assert np.array_equal(L, X[idx])
 
 
-@pytest.mark.parametrize("method", ["kmeans", "leverage"])
+@pytest.mark.parametrize("method", ["kmeans", "leverage", "rpcholesky"])
 def test_above_the_sample_size_only_the_sample_is_used(monkeypatch, method):
     monkeypatch.setattr(landmarks_module, "LANDMARK_SAMPLE_SIZE", 40)
     monkeypatch.setattr(landmarks_module, "_SAMPLE_ROWS_PER_LANDMARK", 2)
@@ -65,5 +70,59 @@ def test_above_the_sample_size_only_the_sample_is_used(monkeypatch, method):
     Y[outside] = np.random.default_rng(1).standard_normal((outside.size, N_COLUMNS))
     L2, idx2 = select_landmarks(Y, 8, method, kernel=kernel, rng=np.random.default_rng(6))
     assert np.array_equal(L, L2)
-    if method == "leverage":
+    if method != "kmeans":
         assert np.all(np.isin(idx, draw.rows)) and np.array_equal(idx, idx2)
+
+
+@pytest.mark.dask
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("sampled", [False, True])
+def test_rpcholesky_landmarks_equal_on_dask(monkeypatch, kind, sampled):
+    """The same rows and the same seed on the client: the landmarks of a Dask array are
+    those of the numpy array, bit for bit, for every chunking (on every row, and on the
+    sample above landmark_sample_size(m))."""
+    pytest.importorskip("dask.array")
+    import scipy.sparse as sp
+
+    from kernelmaps import Nystroem
+    from kernelmaps.sampling import resolve_landmarks
+    from tests._dask import CHUNKINGS, as_dask
+
+    if sampled:
+        monkeypatch.setattr(landmarks_module, "LANDMARK_SAMPLE_SIZE", 40)
+        monkeypatch.setattr(landmarks_module, "_SAMPLE_ROWS_PER_LANDMARK", 2)
+    X = _data()
+    X[np.abs(X) < 0.5] = 0.0
+    Xk = sp.csr_matrix(X) if kind == "sparse" else X
+    kernel = Gaussian(gamma=0.3)
+    for block_size in (1, 100):
+        want = select_landmarks(
+            Xk, 8, "rpcholesky", kernel=kernel, rng=np.random.default_rng(6), block_size=block_size
+        )
+        for chunking in CHUNKINGS:
+            got = select_landmarks(
+                as_dask(Xk, chunking),
+                8,
+                "rpcholesky",
+                kernel=kernel,
+                rng=np.random.default_rng(6),
+                block_size=block_size,
+            )
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    for unique in (False, True):
+        want = resolve_landmarks(
+            Xk, "rpcholesky", 9, kernel=kernel, rng=np.random.default_rng(4), unique=unique
+        )
+        got = resolve_landmarks(
+            as_dask(Xk, "rows-37"),
+            "rpcholesky",
+            9,
+            kernel=kernel,
+            rng=np.random.default_rng(4),
+            unique=unique,
+        )
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    make = lambda: Nystroem(gamma=0.3, n_components=8, landmarks="rpcholesky", random_state=6)  # noqa: E731
+    fitted, reference = make().fit(as_dask(Xk, "rows-37")), make().fit(Xk)
+    assert np.array_equal(fitted.component_indices_, reference.component_indices_)
+    assert np.array_equal(fitted.normalization_, reference.normalization_)

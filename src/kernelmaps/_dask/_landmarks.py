@@ -3,17 +3,18 @@
 The landmark selection of :mod:`kernelmaps.sampling._landmarks` is split in two: the
 draws that do not depend on the data (:func:`~kernelmaps.sampling._landmarks.
 draw_landmarks`: the uniform rows, the uniform sample and the seed of k-means, the
-sample of leverage) and the work on the rows they name (:func:`~kernelmaps.sampling.
-_landmarks.finish_landmarks`).  On a Dask array the draws are made on the client, from
-the numpy generator the numpy fit would use and with global row indices (never with
-seeds local to a chunk); the rows they name are gathered to the client in one compute
-(:func:`gather_rows`: one task per chunk holding some of them, each taking its rows);
-and the same numpy code finishes the selection on them.  The landmarks are therefore
-those of the same data in numpy with the same seed, bit for bit, whatever the chunking
-and the scheduler (threads or a ``distributed`` cluster), and are numpy arrays.
+sample of leverage, the sample and the seed of rpcholesky) and the work on the rows they
+name (:func:`~kernelmaps.sampling._landmarks.finish_landmarks`). On a Dask array the
+draws are made on the client, from the numpy generator the numpy fit would use and with
+global row indices (never with seeds local to a chunk); the rows they name are gathered
+to the client in one compute (:func:`gather_rows`: one task per chunk holding some of
+them, each taking its rows); and the same numpy code finishes the selection on them. The
+landmarks are therefore those of the same data in numpy with the same seed, bit for bit,
+whatever the chunking and the scheduler (threads or a ``distributed`` cluster), and are
+numpy arrays.
 
-``"kmeans"`` and ``"leverage"`` read at most ``landmark_sample_size(m)`` rows (100 000
-for ``m <= 5000``): data with more rows is replaced, in numpy as here, by a uniform
+``"kmeans"``, ``"leverage"`` and ``"rpcholesky"`` read at most ``landmark_sample_size(m)``
+rows (100 000 for ``m <= 5000``): data with more rows is replaced, in numpy as here, by a uniform
 sample of that many rows (the module docstring of :mod:`kernelmaps.sampling._landmarks`
 gives the reasons and the cost); smaller data is gathered whole to the client.
 
@@ -209,7 +210,7 @@ def resolve_landmarks_dask(
     ``rng``, numpy arrays); :func:`kernelmaps.sampling.resolve_landmarks` calls it for a
     Dask array.  ``X`` (validated: float32 or float64) is read in one compute, only for
     the rows the selection needs: the ``m`` landmark rows for ``"uniform"``, at most
-    ``landmark_sample_size(m)`` rows for ``"kmeans"`` and ``"leverage"``, none for
+    ``landmark_sample_size(m)`` rows for the other methods, none for
     given landmarks; unknown chunk sizes are computed first (one more compute).  The
     gathered rows are checked for NaN and infinity (the values of a Dask array cannot be
     validated beforehand without a pass over it).

@@ -268,6 +268,7 @@ _BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
             ("uniform", "uniformly sampled rows (Williams & Seeger)"),
             ("kmeans", "k-means centres (Zhang, Tsang & Kwok)"),
             ("leverage", "recursive ridge leverage scores (Musco & Musco)"),
+            ("rpcholesky", "randomly pivoted Cholesky (Chen, Epperly, Tropp & Webber)"),
         ]
     ],
     *[

@@ -24,6 +24,7 @@ from ..kernels import (
     resolve_estimator_kernel,
 )
 from ..sampling._landmarks import (
+    PREDRAWN_LANDMARK_METHODS,
     LandmarkDraw,
     RowReader,
     draw_landmarks,
@@ -83,10 +84,12 @@ class IKA(BaseFeatureMap):
     n_basis : int, default=None
         Number ``n`` of basis functions; ``None`` means ``n_components``.  With centres
         drawn from the data, at most ``n_samples`` (more: all samples, with a warning).
-    centers : {"uniform", "kmeans"}, default="uniform"
+    centers : {"uniform", "kmeans", "rpcholesky"}, default="uniform"
         Centres ``c_j`` (filters) of the ``"kernel"``, ``"relu"`` and ``"sigmoid"`` bases:
-        training rows drawn uniformly, or k-means centres (Zhang, Tsang & Kwok 2008), of
-        ``max(100 000, 20 n_basis)`` training rows drawn uniformly when there are more.
+        training rows drawn uniformly, k-means centres (Zhang, Tsang & Kwok 2008), or
+        training rows chosen by randomly pivoted Cholesky on the kernel (Chen, Epperly,
+        Tropp & Webber 2024), the last two of ``max(100 000, 20 n_basis)`` training rows
+        drawn uniformly when there are more.
     sample_size : int, default=None
         Number ``S`` of training rows sampled (uniformly, without replacement) to estimate
         ``P`` and ``M``; ``None`` means ``max(2000, 10 n_basis)``.  Capped at
@@ -183,7 +186,7 @@ class IKA(BaseFeatureMap):
         "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "basis": [StrOptions({"kernel", "relu", "sigmoid", "fourier"}), callable],
         "n_basis": [StrictInterval(Integral, 1, None, closed="left"), None],
-        "centers": [StrOptions({"uniform", "kmeans"})],
+        "centers": [StrOptions(set(PREDRAWN_LANDMARK_METHODS))],
         "sample_size": [StrictInterval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }

@@ -21,7 +21,13 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ..sampling._landmarks import RowReader, draw_landmarks, finish_landmarks, row_reader
+from ..sampling._landmarks import (
+    LANDMARK_METHODS,
+    RowReader,
+    draw_landmarks,
+    finish_landmarks,
+    row_reader,
+)
 from ._base import BaseFeatureMap, register_feature_map
 
 __all__ = ["Nystroem"]
@@ -169,15 +175,20 @@ class Nystroem(BaseFeatureMap):
         possible: every sample is then a landmark (``m = n_samples``, the exact kernel
         on the training points) and a warning says so.  Ignored when ``landmarks`` is
         an array.
-    landmarks : {"uniform", "kmeans", "leverage"} or array-like, default="uniform"
+    landmarks : {"uniform", "kmeans", "leverage", "rpcholesky"} or array-like, default="uniform"
         ``"uniform"``: ``m`` distinct training rows drawn uniformly (Williams & Seeger
         2001).  ``"kmeans"``: the k-means centres (Zhang, Tsang & Kwok 2008; mini-batch
         k-means above 20 000 samples).  ``"leverage"``: ``m`` distinct rows sampled by
         approximate ridge leverage scores, recursive scheme of Musco & Musco (2017),
-        without forming the ``n x n`` matrix.  ``"kmeans"`` and ``"leverage"`` run on
-        ``max(100 000, 20 m)`` training rows drawn uniformly when there are more (on all
-        of them otherwise; see :mod:`kernelmaps.sampling`).  An array of shape
-        ``(m, n_features)``: the landmarks themselves.  With ``kernel="precomputed"``
+        without forming the ``n x n`` matrix.  ``"rpcholesky"``: ``m`` distinct rows
+        chosen by randomly pivoted Cholesky (Chen, Epperly, Tropp & Webber 2024), in the
+        blocked, accelerated form (Epperly, Tropp & Webber 2024): each pivot drawn with
+        probability proportional to the diagonal of the residual kernel matrix,
+        ``O(n m)`` kernel evaluations (:func:`kernelmaps.sampling.rpcholesky`).  The
+        methods other than ``"uniform"`` run on ``max(100 000, 20 m)`` training rows
+        drawn uniformly when there are more (on all of them otherwise; see
+        :mod:`kernelmaps.sampling`).  An array of shape ``(m, n_features)``: the
+        landmarks themselves.  With ``kernel="precomputed"``
         only ``"uniform"`` and ``"leverage"`` apply (only ``"uniform"`` on a Dask array).
     eigen_cutoff : float, default=None
         Relative cut-off for the eigenvalues of ``K_mm``: directions with
@@ -287,7 +298,7 @@ class Nystroem(BaseFeatureMap):
             named=("gamma", "degree", "coef0"), callable_ok=True, precomputed_ok=True
         ),
         "n_components": [StrictInterval(Integral, 1, None, closed="left")],
-        "landmarks": [StrOptions({"uniform", "kmeans", "leverage"}), "array-like"],
+        "landmarks": [StrOptions(set(LANDMARK_METHODS)), "array-like"],
         "eigen_cutoff": [StrictInterval(Real, 0.0, 1.0, closed="left"), None],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }

@@ -26,7 +26,7 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ..sampling import resolve_landmarks
+from ..sampling import LANDMARK_METHODS, resolve_landmarks
 from ._base import (
     KernelLike,
     KernelRegressorMixin,
@@ -114,11 +114,11 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     kernel_params : dict, default=None
     n_components : int, default=100
         Number of landmarks ``m`` (at most ``n_samples``; ignored for array landmarks).
-    landmarks : {"uniform", "kmeans", "leverage"} or array-like, default="uniform"
+    landmarks : {"uniform", "kmeans", "leverage", "rpcholesky"} or array-like, default="uniform"
         How the landmarks are chosen (see :func:`kernelmaps.sampling.resolve_landmarks`:
-        uniform rows, k-means centres, or rows drawn by approximate ridge leverage
-        scores), or the landmarks themselves, shape (m, n_features).  Repeated rows are
-        kept once.
+        uniform rows, k-means centres, rows drawn by approximate ridge leverage scores,
+        or rows chosen by randomly pivoted Cholesky), or the landmarks themselves, shape
+        (m, n_features).  Repeated rows are kept once.
     alpha : float, default=1.0
         Ridge penalty ``alpha > 0`` on the scale of :class:`KernelRidge`'s (FALKON's
         ``lambda`` is ``alpha / n``).
@@ -226,7 +226,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
         "n_components": [StrictInterval(Integral, 1, None, closed="left")],
-        "landmarks": [StrOptions({"uniform", "kmeans", "leverage"}), "array-like"],
+        "landmarks": [StrOptions(set(LANDMARK_METHODS)), "array-like"],
         "alpha": [StrictInterval(Real, 0.0, None, closed="neither")],
         "max_iter": [StrictInterval(Integral, 1, None, closed="left")],
         "tol": [StrictInterval(Real, 0.0, None, closed="neither")],

@@ -2,16 +2,17 @@
 
 * :func:`uniform_points`, :func:`orthogonal_directions` -- the draws of the random maps.
 * :func:`resolve_landmarks` -- the landmarks of Nyström, IKA and NystroemKernelRidge, from
-  their ``landmarks`` parameter; :func:`select_landmarks` draws them uniformly, by k-means
-  or by recursive ridge leverage scores.  Above :func:`landmark_sample_size` rows, k-means
-  and leverage run on a uniform sample of that many rows (the same rows for numpy and Dask
-  input).
+  their ``landmarks`` parameter; :func:`select_landmarks` draws them uniformly, by k-means,
+  by recursive ridge leverage scores or by randomly pivoted Cholesky (:func:`rpcholesky`).
+  Above :func:`landmark_sample_size` rows, k-means, leverage and rpcholesky run on a uniform
+  sample of that many rows (the same rows for numpy and Dask input).
 """
 
 from ._landmarks import (
     KMEANS_MINIBATCH_THRESHOLD,
     LANDMARK_METHODS,
     LANDMARK_SAMPLE_SIZE,
+    PREDRAWN_LANDMARK_METHODS,
     kernel_diagonal,
     landmark_sample_size,
     recursive_rls_indices,
@@ -20,17 +21,22 @@ from ._landmarks import (
 )
 from ._orthogonal import orthogonal_directions
 from ._qmc import QMC_METHODS, uniform_points
+from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, RPCholeskyResult, rpcholesky
 
 __all__ = [
     "KMEANS_MINIBATCH_THRESHOLD",
     "LANDMARK_METHODS",
     "LANDMARK_SAMPLE_SIZE",
+    "PREDRAWN_LANDMARK_METHODS",
     "QMC_METHODS",
+    "RPCHOLESKY_BLOCK_SIZE",
+    "RPCholeskyResult",
     "kernel_diagonal",
     "landmark_sample_size",
     "orthogonal_directions",
     "recursive_rls_indices",
     "resolve_landmarks",
+    "rpcholesky",
     "select_landmarks",
     "uniform_points",
 ]

@@ -4,7 +4,7 @@
 estimator's ``landmarks`` parameter (a method name or the landmarks themselves), caps the
 number at ``n_samples`` with a warning, checks given landmarks (shape, finiteness, sparse
 input), and optionally drops repeated rows.  :func:`select_landmarks` draws them by one of
-three methods, among (or summarising) the rows of ``X``:
+four methods, among (or summarising) the rows of ``X``:
 
 ``"uniform"``
     ``m`` distinct rows drawn uniformly without replacement (Williams & Seeger 2001).
@@ -20,10 +20,21 @@ three methods, among (or summarising) the rows of ``X``:
     data are estimated from landmarks sampled recursively on a further half, so the
     ``n x n`` kernel matrix is never formed.  Cost ``O(n m)`` kernel evaluations and
     ``O(n m^2)`` arithmetic, memory ``O(n m)`` at most (evaluated in row blocks).
+``"rpcholesky"``
+    ``m`` distinct rows chosen by randomly pivoted Cholesky (Chen, Epperly, Tropp &
+    Webber 2024), in the blocked, accelerated form of Epperly, Tropp & Webber (2024) by
+    default: each pivot is drawn with probability proportional to the diagonal of the
+    residual ``K - F F^T`` of the pivots chosen before, so that rows the landmarks
+    already explain are not chosen again (:mod:`kernelmaps.sampling._rpcholesky`).
+    ``E tr(K - K_hat) <= (1 + eps) tr(K - [[K]]_r)`` with
+    ``m >= r / eps + r log(1 / (eps eta))`` pivots.  Cost ``O(n m)`` kernel evaluations,
+    ``O(n m^2)`` arithmetic, memory ``O(n m)``.  If the residual vanishes before ``m``
+    pivots (duplicate rows, ``m`` above the numerical rank), a warning says how many
+    were found and the others are drawn uniformly among the remaining rows.
 
-The sample of k-means and leverage.  Above ``S = landmark_sample_size(m) =
+The sample of k-means, leverage and rpcholesky.  Above ``S = landmark_sample_size(m) =
 max(LANDMARK_SAMPLE_SIZE, 20 m)`` rows (100 000 rows for ``m <= 5000``), ``"kmeans"``
-and ``"leverage"`` run on ``S`` distinct rows drawn uniformly (by their global row
+``"leverage"`` and ``"rpcholesky"`` run on ``S`` distinct rows drawn uniformly (by their global row
 indices, sorted) instead of on all ``n``; at or below it they run on all rows, exactly
 as before this sample existed.  Why a sample, and not a distributed algorithm:
 
@@ -36,14 +47,15 @@ as before this sample existed.  Why a sample, and not a distributed algorithm:
   the numpy ones in rounding, and so in the centres, or in the rows drawn.
 * Cost: k-means costs ``O(S m d)`` per iteration and leverage ``O(S m^2)`` instead of
   ``O(n m d)`` and ``O(n m^2)``; on a Dask array only ``S`` rows (``S d`` values) leave
-  the workers.
+  the workers (rpcholesky: ``O(S m)`` kernel evaluations instead of ``O(n m)``).
 * Accuracy: ``S >= 20 m`` rows leave at least 20 rows per centre or landmark.  The
   k-means cost of every set of ``m`` centres on a uniform sample deviates from its cost
   on the whole data by ``O(S^{-1/2})`` relative, uniformly over the centres, for data of
   bounded kurtosis (Bachem et al. 2017), which is below the variation between k-means
   runs at ``S = 10^5``; mini-batch k-means itself sees only batches.  For leverage, the
   recursion already estimates the scores from a uniform half of the rows at every
-  level; the sample is one more uniform level.  A Nyström approximation from the
+  level; the sample is one more uniform level (and so for rpcholesky, whose pivots
+  are drawn from the residual of the sample's kernel matrix).  A Nyström approximation from the
   sample's rows is accurate for the whole kernel matrix when ``S`` exceeds
   ``n max_i l_i(lambda)`` up to a log factor, ``l_i`` the ridge leverage scores
   (Alaoui & Mahoney 2015): what is lost are rows of a region holding less than about
@@ -71,11 +83,13 @@ from .._array_types import is_dask_array
 from ..exceptions import NonFiniteOutputError
 from ..kernels import check_kernel_matrix
 from ._arguments import check_count, check_generator, check_kernel, check_rows
+from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, rpcholesky
 
 __all__ = [
     "KMEANS_MINIBATCH_THRESHOLD",
     "LANDMARK_METHODS",
     "LANDMARK_SAMPLE_SIZE",
+    "PREDRAWN_LANDMARK_METHODS",
     "LandmarkDraw",
     "draw_landmarks",
     "finish_landmarks",
@@ -91,12 +105,17 @@ __all__ = [
 KMEANS_MINIBATCH_THRESHOLD = 20_000
 
 #: The landmark selection methods understood by :func:`select_landmarks`.
-LANDMARK_METHODS = ("uniform", "kmeans", "leverage")
+LANDMARK_METHODS = ("uniform", "kmeans", "leverage", "rpcholesky")
 
-#: Rows ``"kmeans"`` and ``"leverage"`` run on, at least (see :func:`landmark_sample_size`).
+#: The methods whose random draws are all made by :func:`draw_landmarks` (their
+#: :func:`finish_landmarks` draws nothing more from the generator), so that the generator
+#: may serve other draws in between (IKA's centres and sample).
+PREDRAWN_LANDMARK_METHODS = ("uniform", "kmeans", "rpcholesky")
+
+#: Rows the methods other than uniform run on, at least (see :func:`landmark_sample_size`).
 LANDMARK_SAMPLE_SIZE = 100_000
 
-#: Rows per landmark in the sample of ``"kmeans"`` and ``"leverage"``, at least.
+#: Rows per landmark in the sample of ``"kmeans"``, ``"leverage"`` and ``"rpcholesky"``.
 _SAMPLE_ROWS_PER_LANDMARK = 20
 
 #: Row-block length for kernel evaluations against the current landmarks.
@@ -107,6 +126,7 @@ _METHOD_OPTIONS: dict[str, frozenset[str]] = {
     "uniform": frozenset(),
     "kmeans": frozenset({"max_iter", "n_init", "batch_size", "minibatch"}),
     "leverage": frozenset({"accelerated"}),
+    "rpcholesky": frozenset({"block_size"}),
 }
 
 #: ``read(requests) -> rows``: for each request (sorted distinct row indices, or None for
@@ -164,7 +184,7 @@ def row_reader(X: Any) -> RowReader:
 
 
 def landmark_sample_size(n_landmarks: int) -> int:
-    """Rows ``"kmeans"`` and ``"leverage"`` run on: ``max(LANDMARK_SAMPLE_SIZE, 20 m)``.
+    """Rows k-means, leverage and rpcholesky run on: ``max(LANDMARK_SAMPLE_SIZE, 20 m)``.
 
     Data with at most this many rows is used whole; larger data is replaced by this many
     distinct rows drawn uniformly (see the module docstring for why and what it costs).
@@ -191,19 +211,19 @@ class LandmarkDraw:
 
     Parameters
     ----------
-    method : {"uniform", "kmeans", "leverage"} or None
+    method : {"uniform", "kmeans", "leverage", "rpcholesky"} or None
         None for landmarks given as an array.
     n_landmarks : int
         Number of landmarks (for a method: after the cap at ``n_samples``).
     rows : ndarray of int or None
-        Sorted distinct rows of ``X`` to read; None: every row (``"kmeans"`` and
-        ``"leverage"`` on at most :func:`landmark_sample_size` rows).
+        Sorted distinct rows of ``X`` to read; None: every row (``"kmeans"``,
+        ``"leverage"`` and ``"rpcholesky"`` on at most :func:`landmark_sample_size` rows).
     dtype : numpy.dtype
         Float dtype of the landmarks.
     kernel : callable, optional
-        The kernel of ``"leverage"``.
+        The kernel of ``"leverage"`` and ``"rpcholesky"``.
     seed : int, optional
-        The seed of k-means, drawn before the data is read.
+        The seed of k-means and of rpcholesky's pivots, drawn before the data is read.
     options : dict
         The method's options.
     given : ndarray, optional
@@ -237,7 +257,7 @@ class LandmarkDraw:
 
 
 def _sample_rows(n: int, n_landmarks: int, rng: np.random.Generator) -> np.ndarray | None:
-    """The uniform sample of rows of ``"kmeans"`` and ``"leverage"`` (None: every row)."""
+    """The uniform sample of rows of the methods other than uniform (None: every row)."""
     size = landmark_sample_size(n_landmarks)
     if n <= size:
         return None
@@ -276,8 +296,15 @@ def _draw_method(
         seed = int(rng.integers(0, 2**31 - 1))
         return LandmarkDraw("kmeans", n_landmarks, rows, dtype, seed=seed, options=dict(options))
     if kernel is None:
-        raise ValueError("landmark method 'leverage' needs the kernel; pass kernel=.")
+        raise ValueError(f"landmark method {method!r} needs the kernel; pass kernel=.")
     rows = _sample_rows(n, n_landmarks, rng)
+    if method == "rpcholesky":
+        block_size = options.get("block_size", RPCHOLESKY_BLOCK_SIZE)
+        check_count(block_size, "block_size")
+        seed = int(rng.integers(0, 2**31 - 1))
+        return LandmarkDraw(
+            "rpcholesky", n_landmarks, rows, dtype, kernel=kernel, seed=seed, options=dict(options)
+        )
     return LandmarkDraw("leverage", n_landmarks, rows, dtype, kernel=kernel, options=dict(options))
 
 
@@ -295,7 +322,8 @@ def finish_landmarks(
         ``draw.rows`` is None).
     rng : numpy.random.Generator
         The generator the draw was made with: ``"leverage"`` goes on drawing from it
-        (the other methods drew everything already).
+        (the other methods drew everything already, see
+        :data:`PREDRAWN_LANDMARK_METHODS`).
 
     Returns
     -------
@@ -329,6 +357,11 @@ def finish_landmarks(
         assert draw.seed is not None
         L = _kmeans_centres(rows, draw.n_landmarks, draw.seed, draw.dtype, **draw.options)
         idx = None
+    elif draw.method == "rpcholesky":
+        assert draw.kernel is not None and draw.seed is not None
+        local = rpcholesky_indices(rows, draw.n_landmarks, draw.kernel, draw.seed, **draw.options)
+        L = _dense_rows(rows, local).astype(draw.dtype, copy=False)
+        idx = local if draw.rows is None else draw.rows[local]
     else:
         assert draw.kernel is not None
         # overflows are detected on the results (a clear error), not warned about
@@ -337,6 +370,50 @@ def finish_landmarks(
         L = _dense_rows(rows, local).astype(draw.dtype, copy=False)
         idx = local if draw.rows is None else draw.rows[local]
     return _drop_repeated(L, idx) if draw.unique else (L, idx)
+
+
+def rpcholesky_indices(
+    X: Any,
+    n_landmarks: int,
+    kernel: Callable[..., Any],
+    seed: int,
+    *,
+    block_size: int = RPCHOLESKY_BLOCK_SIZE,
+) -> np.ndarray:
+    """Sorted indices of ``n_landmarks`` distinct rows of ``X`` chosen by RPCholesky.
+
+    The pivots of :func:`~kernelmaps.sampling.rpcholesky` with the generator
+    ``numpy.random.default_rng(seed)``.  When the residual vanishes after ``k < m``
+    pivots (the kernel matrix of the rows has numerical rank ``k``, e.g. through
+    duplicate rows), a ``UserWarning`` says so and the other ``m - k`` rows are drawn
+    uniformly (from the same generator) among the rows not chosen: they add nothing to
+    the approximation but keep the number of landmarks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling._landmarks import rpcholesky_indices
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> rpcholesky_indices(X, 5, Gaussian(gamma=1.0), seed=3).shape
+    (5,)
+    """
+    rng = np.random.default_rng(seed)
+    m = min(check_count(n_landmarks, "n_landmarks"), X.shape[0])
+    pivots, _ = rpcholesky(X, m, kernel, rng, block_size=block_size)
+    k = pivots.shape[0]
+    if k < m:
+        warnings.warn(
+            f"landmarks='rpcholesky' found only {k} of {m} landmarks: the residual kernel "
+            f"matrix vanished after {k} pivots (the kernel matrix of the rows has "
+            f"numerical rank {k}, e.g. through duplicate rows); the other {m - k} landmarks "
+            "are drawn uniformly among the remaining rows. Fewer landmarks suffice here.",
+            UserWarning,
+            stacklevel=2,
+        )
+        rest = np.setdiff1d(np.arange(X.shape[0]), pivots)
+        pivots = np.concatenate([pivots, rng.choice(rest, size=m - k, replace=False)])
+    return np.sort(pivots)
 
 
 def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
@@ -401,12 +478,12 @@ def select_landmarks(
         landmarks of the same data in numpy.
     n_landmarks : int
         Number of landmarks ``m``, ``1 <= m <= n_samples``.
-    method : {"uniform", "kmeans", "leverage"}
+    method : {"uniform", "kmeans", "leverage", "rpcholesky"}
         See the module docstring.
     kernel : callable, optional
         ``kernel(A, B)`` returns the kernel matrix between the rows of ``A`` and ``B``
         (a :class:`kernelmaps.kernels.Kernel` or any callable); ``kernel.diag(A)`` is used
-        when present.  Needed by ``"leverage"`` only.
+        when present.  Needed by ``"leverage"`` and ``"rpcholesky"``.
     rng : numpy.random.Generator
         Source of randomness.
     **options
@@ -415,6 +492,9 @@ def select_landmarks(
         ``"leverage"``: ``accelerated`` (default False; True takes intermediate samples
         of ``sqrt(n m + m^3) / (2 sqrt(n))`` points, Musco & Musco's accelerated variant:
         cheaper, but its estimates are poor for small ``m``).
+        ``"rpcholesky"``: ``block_size`` (default 100; proposals per block of the
+        accelerated form, ``1`` for one pivot at a time: the same law of the pivots,
+        different draws).
 
     Returns
     -------
@@ -425,9 +505,9 @@ def select_landmarks(
 
     Notes
     -----
-    ``"kmeans"`` and ``"leverage"`` run on ``landmark_sample_size(m) = max(100 000, 20 m)``
-    rows drawn uniformly when ``X`` has more rows (on every row otherwise); see the
-    module docstring.
+    ``"kmeans"``, ``"leverage"`` and ``"rpcholesky"`` run on
+    ``landmark_sample_size(m) = max(100 000, 20 m)`` rows drawn uniformly when ``X``
+    has more rows (on every row otherwise); see the module docstring.
 
     References
     ----------
@@ -442,6 +522,12 @@ def select_landmarks(
     .. [5] A. El Alaoui and M. W. Mahoney, "Fast randomized kernel ridge regression with
        statistical guarantees", NIPS 2015 (uniform column sampling, the sample of
        ``"leverage"``).
+    .. [6] Y. Chen, E. N. Epperly, J. A. Tropp and R. J. Webber, "Randomly pivoted
+       Cholesky: practical approximation of a kernel matrix with few entry evaluations",
+       Comm. Pure Appl. Math. 78 (2025) (``"rpcholesky"``, ``block_size=1``).
+    .. [7] E. N. Epperly, J. A. Tropp and R. J. Webber, "Embrace rejection: kernel
+       matrix approximation by accelerated randomly pivoted Cholesky", arXiv:2410.03969
+       (2024) (``"rpcholesky"``, blocked).
 
     Examples
     --------
@@ -782,14 +868,15 @@ def resolve_landmarks(
         Validated data (finite, float32 or float64).  A Dask array is read in one
         compute and gives the landmarks of the same data in numpy (see
         :func:`kernelmaps._dask._landmarks.resolve_landmarks_dask`).
-    landmarks : {"uniform", "kmeans", "leverage"} or array-like of shape (m, n_features)
-        A method of :func:`select_landmarks`, or the landmarks themselves (dense or
-        sparse; checked for shape and finiteness, returned dense in X's dtype).
+    landmarks : {"uniform", "kmeans", "leverage", "rpcholesky"} or array-like
+        A method of :func:`select_landmarks`, or the landmarks themselves, of shape
+        (m, n_features) (dense or sparse; checked for shape and finiteness, returned
+        dense in X's dtype).
     n_landmarks : int
         Number wanted for a method; more than ``n_samples`` uses ``n_samples`` with a
         ``UserWarning`` naming the parameter ``name``.  Ignored for given landmarks.
     kernel : callable, optional
-        Needed by ``"leverage"``.
+        Needed by ``"leverage"`` and ``"rpcholesky"``.
     rng : numpy.random.Generator
         Used only by the methods (given landmarks draw nothing).
     unique : bool, default=False

@@ -1,0 +1,325 @@
+"""Randomly pivoted Cholesky: landmarks sampled by the diagonal of the residual kernel matrix.
+
+RPCholesky (Chen, Epperly, Tropp & Webber 2024, Algorithm 1) builds a rank-``k``
+factor ``F`` (``n x k``) of the kernel matrix ``K`` of the rows of ``X`` one column at a
+time, choosing each pivot ``s`` at random with probability proportional to the diagonal of
+the residual, ``d = diag(K) - rowsum(F * F)``::
+
+    s ~ d / sum(d)
+    g = K[:, s] - F F[s]^T              (a column of the residual K - F F^T)
+    F[:, k] = g / sqrt(g[s]),   d = d - F[:, k]^2
+
+Only ``n`` kernel entries are evaluated per pivot: ``O(n m)`` evaluations, ``O(n m^2)``
+arithmetic and ``O(n m)`` memory for ``m`` pivots; the ``n x n`` matrix is never formed.
+``F F^T`` is the Nyström approximation ``K[:, S] K[S, S]^+ K[S, :]`` of the pivots ``S``,
+so the pivots are the landmarks of a column-subset Nyström approximation.  Its guarantee
+(Chen et al., Theorem 5.1): with ``m >= r / eps + r log(1 / (eps eta))`` pivots,
+``eta = tr(K - [[K]]_r) / tr(K)`` the relative error of the best rank-``r``
+approximation, ``E tr(K - F F^T) <= (1 + eps) tr(K - [[K]]_r)``: near-optimal in the
+trace norm, within a logarithm of what the best column subsets achieve.
+
+The blocked, accelerated form (Epperly, Tropp & Webber 2024, "Embrace rejection") makes
+the same draws in blocks: ``b`` proposals are drawn at once, independently, with
+replacement, from ``d``; the ``b x b`` residual block ``H`` of the proposals is factored
+by a Cholesky that accepts proposal ``j`` with probability ``H'_jj / H_jj``, ``H'`` the
+block after elimination of the proposals accepted before ``j`` (rejection sampling: the
+accepted pivots have exactly the law of the pivots of Algorithm 1); then only the columns
+of the accepted pivots are evaluated, ``F_new = (K[:, T] - F F[T]^T) L^{-T}`` with ``L``
+the Cholesky factor of the accepted block.  The kernel is evaluated on ``n`` entries per
+accepted pivot plus ``b^2`` per block, and the work is done by matrix-matrix products.
+Repeated proposals are evaluated once (and rejected: a pivot already eliminated has a
+zero residual).
+
+A residual below ``RESIDUAL_RTOL * k(x, x)`` is taken as zero (round-off: after ``k``
+rank-one updates the float64 error of ``d_i`` is about ``k eps k(x, x)``, below
+``1e-12 k(x, x)`` for ``k <= 5000``).  When every residual is zero (duplicate rows, or
+more pivots than the numerical rank of ``K``) the factorization stops early with fewer
+pivots.
+
+References
+----------
+.. [1] Y. Chen, E. N. Epperly, J. A. Tropp and R. J. Webber, "Randomly pivoted Cholesky:
+   practical approximation of a kernel matrix with few entry evaluations", Comm. Pure
+   Appl. Math. 78 (2025) 995-1041 (online 2024), arXiv:2207.06503.
+.. [2] E. N. Epperly, J. A. Tropp and R. J. Webber, "Embrace rejection: kernel matrix
+   approximation by accelerated randomly pivoted Cholesky", arXiv:2410.03969 (2024).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..exceptions import NonFiniteOutputError
+from ..kernels import check_kernel_matrix
+from ._arguments import check_count, check_generator, check_kernel, check_rows
+
+__all__ = ["RESIDUAL_RTOL", "RPCHOLESKY_BLOCK_SIZE", "RPCholeskyResult", "rpcholesky"]
+
+#: Default number of proposals per block of the accelerated form.
+RPCHOLESKY_BLOCK_SIZE = 100
+
+#: Residuals below this fraction of ``k(x, x)`` are round-off, taken as zero.
+RESIDUAL_RTOL = 1e-12
+
+#: Row-block length of the kernel evaluations against the pivots.
+_BLOCK_ROWS = 4096
+
+
+class RPCholeskyResult(NamedTuple):
+    """The pivots of :func:`rpcholesky` in the order chosen and the factor ``F``.
+
+    ``F F^T`` approximates the kernel matrix; ``F[:, j]`` is the column of pivot
+    ``indices[j]``; ``F`` has ``len(indices)`` columns (fewer than asked for when every
+    residual became zero).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling import rpcholesky
+    >>> X = np.repeat(np.eye(3), 2, axis=0)  # three distinct rows, each twice
+    >>> result = rpcholesky(X, 5, Gaussian(gamma=1.0), np.random.default_rng(0))
+    >>> result.factor.shape  # the residual vanishes after one pivot per distinct row
+    (6, 3)
+    """
+
+    indices: np.ndarray
+    factor: np.ndarray
+
+
+def _dense(rows: Any) -> np.ndarray:
+    return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+
+
+def _kernel(kernel: Callable[..., Any], A: Any, B: Any) -> np.ndarray:
+    K = check_kernel_matrix(kernel(A, B), A.shape[0], B.shape[0], finite=False)
+    return np.asarray(K, dtype=np.float64)
+
+
+def _diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
+    diag = getattr(kernel, "diag", None)
+    if diag is not None:
+        return np.asarray(diag(X), dtype=np.float64).reshape(-1)
+    return np.array(
+        [float(_kernel(kernel, X[i : i + 1], X[i : i + 1])[0, 0]) for i in range(X.shape[0])],
+        dtype=np.float64,
+    )
+
+
+def _refuse(X: Any, what: str) -> None:
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    largest = float(max(values.max(), -values.min())) if values.size else 0.0
+    raise NonFiniteOutputError(
+        f"landmarks='rpcholesky': {what} has non-finite values, the kernel overflowed for "
+        f"this data (largest |x| = {largest:.3g}); rescale the data or use a smaller gamma, "
+        "or landmarks='uniform' (limits: docs/LIMITS.md)."
+    )
+
+
+def _residual_columns(
+    kernel: Callable[..., Any], X: Any, pivots: np.ndarray, F: np.ndarray, k: int
+) -> np.ndarray:
+    """``K[:, pivots] - F[:, :k] F[pivots, :k]^T``, the kernel evaluated in row blocks."""
+    P = _dense(X[pivots])
+    FP = F[pivots, :k]
+    n = X.shape[0]
+    out = np.empty((n, pivots.shape[0]))
+    for start in range(0, n, _BLOCK_ROWS):
+        stop = min(start + _BLOCK_ROWS, n)
+        block = _kernel(kernel, _dense(X[start:stop]), P)
+        if not np.all(np.isfinite(block)):
+            _refuse(X, "the kernel between the rows and the pivots")
+        if k:
+            block -= F[start:stop, :k] @ FP.T
+        out[start:stop] = block
+    return out
+
+
+def _sample(d: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Indices drawn with probabilities ``d / sum(d)`` by inversion of the uniforms ``u``.
+
+    ``searchsorted(..., side="right")`` never returns an index of zero weight: the first
+    cumulative sum above ``u * total`` is reached at a positive entry.
+    """
+    c = np.cumsum(d)
+    return np.minimum(np.searchsorted(c, u * c[-1], side="right"), d.shape[0] - 1)
+
+
+def _zero_small(d: np.ndarray, floor: np.ndarray) -> None:
+    np.maximum(d, 0.0, out=d)
+    d[d <= floor] = 0.0
+
+
+def rpcholesky(
+    X: Any,
+    n_landmarks: int,
+    kernel: Callable[..., Any],
+    rng: np.random.Generator,
+    *,
+    block_size: int = RPCHOLESKY_BLOCK_SIZE,
+) -> RPCholeskyResult:
+    """Randomly pivoted Cholesky of the kernel matrix of the rows of ``X``.
+
+    Chooses up to ``n_landmarks`` distinct rows (pivots) by sampling each with
+    probability proportional to the diagonal of the current residual
+    ``d = diag(K) - rowsum(F * F)`` and returns them with the factor ``F`` of the
+    Nyström approximation ``F F^T = K[:, S] K[S, S]^+ K[S, :]`` they define.  See
+    :mod:`kernelmaps.sampling._rpcholesky` for the algorithm and its guarantee.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        Finite rows (float32 rows are evaluated by the kernel and the factor is float64).
+    n_landmarks : int
+        Number of pivots ``m >= 1`` (at most ``n_samples`` are chosen).
+    kernel : callable
+        ``kernel(A, B)`` returns the kernel matrix between the rows of ``A`` and ``B``
+        (positive semidefinite); ``kernel.diag(A)`` is used when present.
+    rng : numpy.random.Generator
+        Source of the pivots.  ``block_size=1`` draws one uniform per pivot (inversion
+        of the cumulative residual); a block draws ``b`` proposals and ``b`` acceptance
+        uniforms.
+    block_size : int, default=100
+        Proposals per block of the accelerated form (Epperly, Tropp & Webber 2024);
+        ``1`` is Algorithm 1 of Chen et al. (one pivot at a time).  Every block size
+        gives pivots of the same law; larger blocks do more of the work by matrix
+        products, at the cost of ``b^2`` kernel entries per block and of rejected
+        proposals.
+
+    Returns
+    -------
+    RPCholeskyResult
+        ``indices`` (int array, the pivots in the order chosen) and ``factor`` (float64
+        array of shape ``(n_samples, len(indices))``).  Fewer than ``n_landmarks``
+        pivots when every residual is zero (below ``RESIDUAL_RTOL * k(x, x)``): the
+        kernel matrix has lower numerical rank, e.g. through duplicate rows.
+
+    Notes
+    -----
+    Cost: ``O(n m)`` kernel evaluations (plus ``b^2`` per block), ``O(n m^2)``
+    arithmetic, ``O(n m)`` memory (the factor), the kernel evaluated in blocks of at
+    most 4096 rows.
+
+    References
+    ----------
+    .. [1] Y. Chen, E. N. Epperly, J. A. Tropp and R. J. Webber, "Randomly pivoted
+       Cholesky: practical approximation of a kernel matrix with few entry
+       evaluations", Comm. Pure Appl. Math. 78 (2025), Algorithm 1.
+    .. [2] E. N. Epperly, J. A. Tropp and R. J. Webber, "Embrace rejection: kernel
+       matrix approximation by accelerated randomly pivoted Cholesky",
+       arXiv:2410.03969 (2024).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling import rpcholesky
+    >>> X = np.random.default_rng(0).normal(size=(200, 3))
+    >>> idx, F = rpcholesky(X, 10, Gaussian(gamma=0.5), np.random.default_rng(0))
+    >>> idx.shape, F.shape, len(set(idx.tolist()))
+    ((10,), (200, 10), 10)
+    """
+    X = check_rows(X)
+    m = check_count(n_landmarks, "n_landmarks")
+    b = check_count(block_size, "block_size")
+    check_kernel(kernel)
+    check_generator(rng)
+    # an overflow of the kernel is refused by name (not warned about)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _rpcholesky(X, min(m, X.shape[0]), kernel, rng, b)
+
+
+def _rpcholesky(
+    X: Any, m: int, kernel: Callable[..., Any], rng: np.random.Generator, b: int
+) -> RPCholeskyResult:
+    n = X.shape[0]
+    diag = _diagonal(kernel, X)
+    if not np.all(np.isfinite(diag)):
+        _refuse(X, "k(x, x)")
+    floor = RESIDUAL_RTOL * np.abs(diag)
+    d = diag.copy()
+    _zero_small(d, floor)
+    F = np.zeros((n, m))
+    pivots = np.empty(m, dtype=np.intp)
+    k = 0
+    while k < m and d.sum() > 0.0:
+        if b == 1:
+            (s,) = _sample(d, rng.random(1))
+            g = _residual_columns(kernel, X, np.array([s]), F, k)[:, 0]
+            if not g[s] > floor[s]:  # round-off: the residual there is zero
+                d[s] = 0.0
+                continue
+            F[:, k] = g / math.sqrt(g[s])
+            pivots[k] = s
+            k += 1
+            d -= F[:, k - 1] ** 2
+        else:
+            proposals = _sample(d, rng.random(min(b, m - k)))
+            accepted, L = _rejection_block(kernel, X, proposals, F, k, d, floor, rng)
+            if not accepted.size:
+                continue
+            G = _residual_columns(kernel, X, accepted, F, k)
+            a = accepted.shape[0]
+            # G L^{-T}; numpy's solve (LU of the small a x a factor, then one solve for the
+            # n right-hand sides) is as accurate here and avoids a costly dtrsm start-up
+            F[:, k : k + a] = np.linalg.solve(L, G.T).T
+            pivots[k : k + a] = accepted
+            d -= np.einsum("ij,ij->i", F[:, k : k + a], F[:, k : k + a])
+            k += a
+        if not np.all(np.isfinite(F[:, :k])):
+            _refuse(X, "the Cholesky factor")
+        d[pivots[:k]] = 0.0
+        _zero_small(d, floor)
+    return RPCholeskyResult(pivots[:k].copy(), F[:, :k].copy())
+
+
+def _rejection_block(
+    kernel: Callable[..., Any],
+    X: Any,
+    proposals: np.ndarray,
+    F: np.ndarray,
+    k: int,
+    d: np.ndarray,
+    floor: np.ndarray,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The accepted proposals of one block and the Cholesky factor of their residual.
+
+    ``H`` is the residual block ``K[P, P] - F[P] F[P]^T`` of the proposals ``P`` (each
+    distinct row evaluated once).  Going through the proposals in order, proposal ``j``
+    is accepted when ``u_j H_jj < H'_jj`` and ``H'_jj`` is above round-off, ``H'`` the
+    block after elimination of the proposals accepted before ``j``; the accepted
+    columns are eliminated (a Cholesky step).  A proposal whose residual is round-off
+    already has its ``d`` set to zero so that it is not proposed again.
+    """
+    distinct, inverse = np.unique(proposals, return_inverse=True)
+    P = _dense(X[distinct])
+    Hd = _kernel(kernel, P, P)
+    if not np.all(np.isfinite(Hd)):
+        _refuse(X, "the kernel matrix of the proposed pivots")
+    if k:
+        FP = F[distinct, :k]
+        Hd -= FP @ FP.T
+    Hd = 0.5 * (Hd + Hd.T)
+    H = Hd[np.ix_(inverse, inverse)]
+    p = proposals.shape[0]
+    original = np.diagonal(H).copy()
+    u = rng.random((p,))
+    L = np.zeros((p, p))
+    accepted: list[int] = []
+    for j in range(p):
+        s = proposals[j]
+        if not original[j] > floor[s]:
+            d[s] = 0.0
+            continue
+        if H[j, j] > floor[s] and u[j] * original[j] < H[j, j]:
+            L[j:, j] = H[j:, j] / math.sqrt(H[j, j])
+            H[j + 1 :, j + 1 :] -= np.outer(L[j + 1 :, j], L[j + 1 :, j])
+            accepted.append(j)
+    acc = np.asarray(accepted, dtype=np.intp)
+    return proposals[acc], L[np.ix_(acc, acc)]
