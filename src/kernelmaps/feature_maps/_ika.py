@@ -70,7 +70,10 @@ class IKA(BaseFeatureMap):
     kernel_params : dict, default=None
         Other kernel parameters; for a callable, keyword arguments passed to it.
     n_components : int, default=100
-        Number ``m`` of eigenfunctions kept (output width); at most ``n_basis``.
+        Number ``m`` of eigenfunctions kept (output width); at most ``n_basis``.  With
+        centres drawn from the data (every basis but ``"fourier"`` and callables), more
+        than ``n_samples`` is not possible: every sample is then a centre,
+        ``n_components_ = n_samples`` and a warning says so (as :class:`Nystroem` does).
     basis : {"kernel", "relu", "sigmoid", "fourier"} or callable, default="kernel"
         The basis functions ``b_j``: ``"kernel"``: ``k(x, c_j)``, kernel functions at the
         centres (the paper's filters; IKA and :class:`Nystroem` then span the same
@@ -104,12 +107,15 @@ class IKA(BaseFeatureMap):
         ``w_j`` (as columns) and ``u_j`` of the ``"fourier"`` basis.
     sample_indices_ : ndarray of int
         Training rows used to estimate ``P`` and ``M``.
-    eigenvalues_ : ndarray of shape (n_components,)
+    eigenvalues_ : ndarray of shape (n_components_,)
         ``lambda_1 >= ... >= lambda_m``: estimated eigenvalues of the kernel operator
         ``(K f)(x) = int k(x, y) f(y) p(y) dy`` (zero beyond the rank of the reduced
         problem; negative values from a non-PSD kernel are clipped to zero).
-    coefficients_ : ndarray of shape (n_basis_, n_components)
+    coefficients_ : ndarray of shape (n_basis_, n_components_)
         ``sqrt(lambda_i) v^(i)`` as columns: ``psi(x) = b(x) @ coefficients_``.
+    n_components_ : int
+        Number of eigenfunctions kept, the output width (``n_components`` capped at
+        ``n_samples`` when the centres are training rows).
     basis_rank_ : int
         Numerical rank of ``P`` (``n_basis_`` unless the basis was reduced).
     n_basis_ : int
@@ -274,7 +280,7 @@ class IKA(BaseFeatureMap):
         if callable(self.basis):
             self.n_basis_ = None
         else:
-            self.n_basis_, centre_draw = self._draw_basis(
+            self.n_basis_, centre_draw, m = self._draw_basis(
                 n_samples, n_features, dtype, kernel, m, rng, stacklevel=stacklevel + 1
             )
         S = self.sample_size
@@ -329,6 +335,7 @@ class IKA(BaseFeatureMap):
         lam = np.maximum(eigenvalues, 0.0)
         self.eigenvalues_ = lam
         self.coefficients_ = vectors * np.sqrt(lam)
+        self.n_components_ = m
         self._n_features_out = m
 
     def _draw_basis(
@@ -341,9 +348,22 @@ class IKA(BaseFeatureMap):
         rng: np.random.Generator,
         *,
         stacklevel: int,
-    ) -> tuple[int, LandmarkDraw | None]:
+    ) -> tuple[int, LandmarkDraw | None, int]:
         """Draw the Fourier frequencies, or the centres' draw (their rows are read later);
-        returns the number of basis functions and the centres' draw (None for Fourier)."""
+        returns the number of basis functions, the centres' draw (None for Fourier) and
+        the number of eigenfunctions kept (``n_components`` capped at ``n_samples`` for
+        centres drawn from the data, with a warning)."""
+        if self.basis != "fourier" and m > n_samples:
+            # as Nystroem: the centres are training rows, so at most n_samples
+            # eigenfunctions; every sample becomes a centre
+            warnings.warn(
+                f"n_components={m} is larger than n_samples={n_samples}: every sample is "
+                f"used as a centre and n_components_={n_samples} eigenfunctions are kept. "
+                "Give a smaller n_components or more samples.",
+                UserWarning,
+                stacklevel=stacklevel + 1,
+            )
+            m = int(n_samples)
         n_basis = m if self.n_basis is None else int(self.n_basis)
         if self.basis == "fourier":
             self._check_memory(
@@ -367,7 +387,7 @@ class IKA(BaseFeatureMap):
             W = kernel.sample_frequencies(n_basis, n_features, rng)
             self.frequencies_ = np.ascontiguousarray(W.T)
             self.offsets_ = rng.uniform(0.0, 2.0 * np.pi, size=n_basis)
-            return n_basis, None
+            return n_basis, None, m
         draw = draw_landmarks(
             n_samples,
             n_features,
@@ -385,7 +405,7 @@ class IKA(BaseFeatureMap):
                 f"n_components={m} cannot exceed the number of basis functions "
                 f"{draw.n_landmarks} (= n_samples); lower n_components or give more samples."
             )
-        return draw.n_landmarks, draw
+        return draw.n_landmarks, draw, m
 
     def _project_gram(self, kernel: Callable[..., Any], Y: Any, B: np.ndarray) -> np.ndarray:
         """``B^T G B`` with ``G = k(Y, Y)`` built in row blocks, never whole."""
