@@ -66,8 +66,10 @@ class RandomBinningFeatures(BaseFeatureMap):
     kernel : str or BinnableKernel, default="laplacian"
         A product of one-dimensional kernels convex on ``[0, inf)``: ``"laplacian"``
         (``exp(-gamma |x - y|_1)``) or a :class:`~kernelmaps.kernels.BinnableKernel`.
-    gamma : float, default=None
+    gamma : float or "scale", default=None
         Kernel parameter; ``None`` means ``1 / n_features``.
+        ``"scale"`` means ``1 / (n_features * X.var())`` on the training data, as in
+        scikit-learn's ``RBFSampler`` and ``SVC`` (not for Dask arrays).
     kernel_params : dict, default=None
         Other kernel parameters.
     n_grids : int, default=100
@@ -142,7 +144,7 @@ class RandomBinningFeatures(BaseFeatureMap):
     )
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        **kernel_parameter_constraints(named=("gamma",)),
+        **kernel_parameter_constraints(named=("gamma",), gamma_scale=True),
         "n_grids": [StrictInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
@@ -179,12 +181,13 @@ class RandomBinningFeatures(BaseFeatureMap):
         return grid_keys(X, self.shifts_, self.pitches_)
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        self._draw_grids(X.shape[1], rng)
+        self._draw_grids(X.shape[1], rng, X)
         self._set_bins(self._occupied_keys(X))
 
-    def _draw_grids(self, n_features: int, rng: np.random.Generator) -> None:
-        """The kernel, and the pitches and shifts of the grids (from the width alone)."""
-        kernel = resolve_estimator_kernel(self, n_features)
+    def _draw_grids(self, n_features: int, rng: np.random.Generator, X: Any = None) -> None:
+        """The kernel, and the pitches and shifts of the grids (from the width alone;
+        ``X``, when given, sets ``gamma="scale"``)."""
+        kernel = resolve_estimator_kernel(self, n_features, X)
         assert isinstance(kernel, BinnableKernel)
         self._check_memory(
             3.0 * 8.0 * self.n_grids * n_features,

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
@@ -241,10 +242,31 @@ class AdditiveChi2Sampler(BaseFeatureMap):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
+        # stateless, as scikit-learn's: transform works without fit
+        tags.requires_fit = False
         return tags
 
+    def transform(self, X: Any) -> Any:
+        """Map ``X`` to the features ``z(X)``; works without :meth:`fit`, as
+        scikit-learn's sampler does (the map depends on the parameters only).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            Non-negative data.
+
+        Returns
+        -------
+        ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_features * (2 n - 1))
+            Dense for dense input, CSR for sparse input, in the dtype of ``X``.
+        """
+        if not hasattr(self, "sample_interval_"):
+            # unfitted: the map of a fitted copy, this estimator left unfitted
+            return clone(self).fit(X).transform(X)
+        return super().transform(X)
+
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        check_non_negative(X, type(self).__name__)
+        check_non_negative(X, "X in AdditiveChi2Sampler")
         if self.sample_interval is None:
             if self.sample_steps not in _DEFAULT_INTERVALS:
                 raise ValueError(
@@ -311,7 +333,7 @@ class AdditiveChi2Sampler(BaseFeatureMap):
         return "csr" if sp.issparse(X) else "dense"
 
     def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
-        check_non_negative(X, type(self).__name__)
+        check_non_negative(X, "X in AdditiveChi2Sampler")
         X = np.asarray(X)
         if np.count_nonzero(X) < _DENSE_FRACTION * X.size:
             self._gathered_block(X, out)
@@ -348,7 +370,7 @@ class AdditiveChi2Sampler(BaseFeatureMap):
 
     def _transform_block_csr(self, X: Any, constants: Any) -> sp.csr_matrix:
         """Sparse rows: the features of the non-zeros, one CSR block per feature kind."""
-        check_non_negative(X, type(self).__name__)
+        check_non_negative(X, "X in AdditiveChi2Sampler")
         if not np.all(X.data):  # explicit zeros would give log(0)
             X = X.copy()
             X.eliminate_zeros()
@@ -478,8 +500,12 @@ class SkewedChi2Sampler(BaseFeatureMap):
         u = rng.random((d, D))
         u = np.clip(u, np.finfo(np.float64).tiny, None)
         self.kernel_ = SkewedChi2(skewedness=float(self.skewedness))
-        self.random_weights_ = np.log(np.tan(0.5 * np.pi * u)) / np.pi
-        self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, size=D)
+        # drawn in float64 (the same stream for either dtype), kept in the dtype of X as
+        # scikit-learn does
+        self.random_weights_ = (np.log(np.tan(0.5 * np.pi * u)) / np.pi).astype(
+            X.dtype, copy=False
+        )
+        self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, size=D).astype(X.dtype, copy=False)
         self._n_features_out = D
 
     def _transform_constants(self, X: Any) -> tuple[np.ndarray, np.ndarray, float]:
@@ -488,7 +514,7 @@ class SkewedChi2Sampler(BaseFeatureMap):
         The phase folds the ``log c`` of ``log(x + c) = log c + log1p(x / c)`` into the
         offsets: ``log(c) W^T 1 + b``.
         """
-        phase = math.log(self.skewedness) * self.random_weights_.sum(axis=0)
+        phase = math.log(self.skewedness) * self.random_weights_.sum(axis=0, dtype=np.float64)
         phase += self.random_offset_
         W = self.random_weights_.astype(X.dtype, copy=False)
         return W, phase.astype(X.dtype), math.sqrt(2.0 / self.n_components)
