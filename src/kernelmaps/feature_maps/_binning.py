@@ -76,6 +76,10 @@ class RandomBinningFeatures(BaseFeatureMap):
         Number of grids ``P``; every row of the output has at most ``P`` non-zeros.
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Source of the pitches and shifts.
+    dense_output : bool, default=False
+        Return a dense array instead of the CSR matrix (the same values).  Needed by
+        ``set_output(transform="pandas")`` or ``"polars"``, which take dense output only;
+        the dense output holds ``n_bins_.sum()`` values per row instead of ``n_grids``.
 
     Attributes
     ----------
@@ -147,22 +151,25 @@ class RandomBinningFeatures(BaseFeatureMap):
         **kernel_parameter_constraints(named=("gamma",), gamma_scale=True),
         "n_grids": [StrictInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        "dense_output": ["boolean"],
     }
 
     def __init__(
         self,
         kernel: str | Kernel = "laplacian",
         *,
-        gamma: float | None = None,
+        gamma: float | str | None = None,
         kernel_params: dict[str, Any] | None = None,
         n_grids: int = 100,
         random_state: Any = None,
+        dense_output: bool = False,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.kernel_params = kernel_params
         self.n_grids = n_grids
         self.random_state = random_state
+        self.dense_output = dense_output
 
     @classmethod
     def _supports_kernel(cls, kernel: Kernel) -> bool:
@@ -238,7 +245,17 @@ class RandomBinningFeatures(BaseFeatureMap):
 
     def _block_bytes_per_row(self, X: Any) -> float:
         # float64 rows and their bin coordinates, and three (n_grids,) arrays per row
-        return 8.0 * (X.shape[1] * 2 + 3 * self.n_grids)
+        # (plus the dense copy of the block with dense_output)
+        extra = self._n_features_out * np.dtype(X.dtype).itemsize if self.dense_output else 0
+        return 8.0 * (X.shape[1] * 2 + 3 * self.n_grids) + extra
+
+    def _output_format(self, X: Any) -> str:
+        """CSR, or dense with ``dense_output=True``."""
+        return "dense" if self.dense_output else "csr"
+
+    def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
+        """The CSR block written densely into ``out`` (``dense_output=True``)."""
+        out[...] = self._transform_block_csr(X, constants).toarray()
 
     def _transform_block_csr(self, X: Any, constants: Any) -> sp.csr_matrix:
         """``1 / sqrt(n_grids)`` at the column of each grid's bin, if a training bin."""
