@@ -270,9 +270,9 @@ class AdditiveChi2Sampler(BaseFeatureMap):
         if self.sample_interval is None:
             if self.sample_steps not in _DEFAULT_INTERVALS:
                 raise ValueError(
-                    f"AdditiveChi2Sampler: sample_interval has no default for "
-                    f"sample_steps={self.sample_steps}; give sample_interval (defaults exist "
-                    "for sample_steps in 1, 2, 3)."
+                    "If sample_steps is not in [1, 2, 3], you need to provide "
+                    f"sample_interval: AdditiveChi2Sampler has no default interval for "
+                    f"sample_steps={self.sample_steps}."
                 )
             interval = _DEFAULT_INTERVALS[self.sample_steps]
         else:

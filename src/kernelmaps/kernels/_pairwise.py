@@ -193,7 +193,7 @@ class NegativeChi2(Kernel):
         check_non_negative(X, "The negative chi-squared distance (sklearn_additive_chi2)")
         check_non_negative(Y, "The negative chi-squared distance (sklearn_additive_chi2)")
         K = _coordinatewise_sum(X, Y, _chi2_distance)
-        return np.negative(K, out=K)
+        return np.subtract(0.0, K, out=K)  # -0.0 written as 0.0
 
     def diag(self, X: Any) -> np.ndarray:
         X = _diag_input(X)
