@@ -598,3 +598,252 @@ def _seed_study(n_seeds: int = 40) -> None:  # pragma: no cover - run by hand
 
 if __name__ == "__main__":  # pragma: no cover
     _seed_study()
+
+
+# -- kernelmaps' own checks of the parity features (not part of scikit-learn's file) -----
+
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels  # noqa: E402
+from sklearn.utils._param_validation import InvalidParameterError  # noqa: E402
+
+import kernelmaps  # noqa: E402
+from kernelmaps import kernels  # noqa: E402
+
+
+def _parity_data(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    generator = np.random.default_rng(seed)
+    return generator.random((12, 5)), generator.random((7, 5))
+
+
+@pytest.mark.parametrize("name", sorted(PAIRWISE_KERNEL_FUNCTIONS))
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_every_sklearn_kernel_name_has_the_same_kernel(name, sparse) -> None:
+    A, B = _parity_data()
+    A[0] = 0.0  # a zero row (cosine: 0, as scikit-learn's)
+    expected = pairwise_kernels(A, B, metric=name)
+    ours = SKLEARN_KERNEL_NAMES.get(name, name)
+    if sparse:
+        A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    K = kernels.make_kernel(ours)(A, B)
+    # the same formula: equal to rounding (a few ulps of the largest entry)
+    assert_allclose(K, expected, rtol=1e-12, atol=1e-14 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("sigmoid", {"gamma": 0.3, "coef0": -1.5}),
+        ("sigmoid", {"gamma": 2.0, "coef0": 0.0}),
+        ("polynomial", {"gamma": 0.5, "coef0": 2.0, "degree": 2}),
+        ("chi2", {"gamma": 0.7}),
+        ("rbf", {"gamma": 3.0}),
+    ],
+)
+def test_sklearn_kernel_parameters_mean_the_same(name, params) -> None:
+    A, B = _parity_data(1)
+    expected = pairwise_kernels(A, B, metric=name, **params)
+    assert_allclose(kernels.make_kernel(name, **params)(A, B), expected, rtol=1e-12)
+    # through an estimator's named parameters too
+    nystroem = Nystroem(name, n_components=A.shape[0], random_state=0, **params).fit(A)
+    assert nystroem.kernel_ == kernels.make_kernel(name, **params)
+
+
+@pytest.mark.parametrize("name", ["linear", "cosine"])
+def test_nystroem_on_all_samples_is_exact_for_the_new_psd_kernels(name) -> None:
+    A, _ = _parity_data(2)
+    Z = Nystroem(name, n_components=A.shape[0], random_state=0).fit_transform(A)
+    K = pairwise_kernels(A, metric=name)
+    # Z Z^T = K up to the eigenvalue cut-off (rank of K) and rounding
+    assert_allclose(Z @ Z.T, K, atol=1e-10 * np.abs(K).max())
+
+
+def test_sigmoid_takes_a_negative_coef0_other_kernels_refuse_it() -> None:
+    A, _ = _parity_data()
+    with pytest.warns(UserWarning, match="negative eigenvalues"):
+        Nystroem("sigmoid", coef0=-2.0, gamma=5.0, n_components=12, random_state=0).fit(A)
+    for cls in (Nystroem, kernelmaps.KernelRidge):
+        with pytest.raises(InvalidParameterError, match="'coef0' parameter.*>= 0"):
+            cls(kernel="polynomial", coef0=-1.0).fit(A, A[:, 0])
+    with pytest.raises(InvalidParameterError, match="'coef0' parameter"):
+        Nystroem("sigmoid", coef0=np.inf).fit(A)
+
+
+def test_additive_chi2_name_is_refused_naming_both_kernels() -> None:
+    A, _ = _parity_data()
+    for call in (
+        lambda: kernels.make_kernel("additive_chi2"),
+        lambda: Nystroem("additive_chi2").fit(A),
+        lambda: kernelmaps.KernelRidge(kernel="Additive_Chi2").fit(A, A[:, 0]),
+    ):
+        with pytest.raises(ValueError) as info:
+            call()
+        message = str(info.value)
+        assert "ambiguous" in message and "\n" not in message
+        assert "'sklearn_additive_chi2'" in message and "'additive_chi2_pd'" in message
+    assert "additive_chi2" not in kernels.kernel_names()
+    # the two kernels under their names: 2 x y / (x + y) summed, and scikit-learn's
+    from sklearn.metrics.pairwise import additive_chi2_kernel
+
+    A, B = _parity_data(3)
+    pd = kernels.make_kernel("additive_chi2_pd")(A, B)
+    sums = A.sum(axis=1)[:, None] + B.sum(axis=1)[None, :]
+    assert_allclose(2.0 * pd - sums, additive_chi2_kernel(A, B), rtol=1e-12, atol=1e-12)
+    assert_allclose(
+        kernels.make_kernel("sklearn_additive_chi2")(A, B), additive_chi2_kernel(A, B), rtol=1e-12
+    )
+    with pytest.raises(ValueError, match="reserved"):
+        kernels.register_kernel("additive_chi2")(kernels.Gaussian)
+
+
+@pytest.mark.parametrize("param", [{"gamma": 1.0}, {"coef0": 1.0}, {"degree": 2}])
+def test_precomputed_refuses_kernel_parameters(param) -> None:
+    A, _ = _parity_data()
+    K = rbf_kernel(A)
+    with pytest.raises(ValueError, match=f"\\['{next(iter(param))}'\\] cannot be used with"):
+        Nystroem("precomputed", n_components=5, **param).fit(K)
+    Nystroem("precomputed", n_components=5).fit(K)  # without them: fitted
+
+
+def test_gamma_scale_is_sklearns_formula() -> None:
+    A, _ = _parity_data(4)
+    A = A * 3.0 + 1.0
+    expected = 1.0 / (A.shape[1] * A.var())
+    assert kernels.scale_gamma(A) == pytest.approx(expected, rel=1e-12)
+    assert kernels.scale_gamma(sp.csr_matrix(A)) == pytest.approx(expected, rel=1e-12)
+    assert kernels.scale_gamma(np.ones((4, 3))) == 1.0  # zero variance, as scikit-learn
+    for cls in (RBFSampler, Nystroem, kernelmaps.RandomBinningFeatures, kernelmaps.IKA):
+        estimator = cls(gamma="scale", random_state=0)
+        if cls is kernelmaps.IKA:
+            estimator.set_params(n_components=5)
+        with np.errstate(all="ignore"):
+            fitted = estimator.fit(A)
+        assert fitted.kernel_.gamma == pytest.approx(expected, rel=1e-12)
+    # where gamma is not a bandwidth to scale (or the fit does not see the data): refused
+    with pytest.raises(InvalidParameterError, match="'gamma' parameter"):
+        kernelmaps.Fastfood(gamma="scale").fit(A)
+    # far data: the variance does not overflow; a gamma below float64's range is refused
+    assert kernels.scale_gamma(A * 1e100) == pytest.approx(expected * 1e-200, rel=1e-12)
+    with pytest.raises(ValueError, match="out of the float64 range"):
+        kernels.scale_gamma(A * 1e200)
+
+
+def test_gamma_scale_refused_when_the_fit_does_not_read_the_data() -> None:
+    class _NoData:
+        kernel = "rbf"
+        gamma = "scale"
+
+    with pytest.raises(ValueError, match="gamma='scale' needs the training data"):
+        kernels.resolve_estimator_kernel(_NoData(), 3)
+    with pytest.raises(ValueError, match="gamma='scale' needs the training data"):
+        kernels.resolve_estimator_kernel(_NoData(), 3, np.empty((0, 3)))
+
+
+def test_pair_callable_matches_the_matrix_callable_and_counts_calls() -> None:
+    A, B = _parity_data(5)
+    calls = []
+
+    def pair(x, y, scale):
+        calls.append(1)
+        assert x.ndim == 1 and y.ndim == 1
+        return float(np.exp(-scale * np.sum((x - y) ** 2)))
+
+    def matrix(P, Q, scale):
+        return rbf_kernel(P, Q, gamma=scale)
+
+    m = 6
+    ours = Nystroem(
+        pair, n_components=m, kernel_params={"scale": 0.5}, kernel_call="pair", random_state=0
+    ).fit(A)
+    assert len(calls) == m * (m + 1) // 2  # the triangle of K_mm, as scikit-learn
+    ref = Nystroem(matrix, n_components=m, kernel_params={"scale": 0.5}, random_state=0).fit(A)
+    calls.clear()
+    Z = ours.transform(B)
+    assert len(calls) == B.shape[0] * m  # n m calls
+    assert_allclose(Z, ref.transform(B), rtol=1e-10, atol=1e-12)
+    assert_allclose(ours.transform(sp.csr_matrix(B)), Z, rtol=1e-12, atol=1e-14)
+
+
+def test_pair_callable_errors_are_one_line_with_the_fix() -> None:
+    A, _ = _parity_data()
+    with pytest.raises(ValueError, match="kernel_call='pair' it must return one number"):
+        Nystroem(lambda x, y: np.outer(x, y), n_components=3, kernel_call="pair").fit(A)
+    with pytest.raises(ValueError, match="pass kernel_call='pair'"):
+        Nystroem(lambda x, y: np.minimum(x, y).sum(), n_components=3).fit(A)
+    with pytest.raises(ValueError, match="pass kernel_call='pair'"):
+        Nystroem(_linear_kernel, n_components=3).fit(A)
+    with pytest.raises(ValueError, match="applies to a callable kernel only"):
+        Nystroem("rbf", n_components=3, kernel_call="pair").fit(A)
+
+
+def test_nystroem_n_jobs_is_accepted_and_changes_nothing() -> None:
+    A, B = _parity_data(6)
+    base = Nystroem(n_components=5, random_state=0).fit(A).transform(B)
+    for n_jobs in (None, 1, 2, -1):
+        Z = Nystroem(n_components=5, random_state=0, n_jobs=n_jobs).fit(A).transform(B)
+        assert_array_equal(Z, base)
+
+
+def test_skewed_chi2_float32_weights_are_the_float64_draw_rounded() -> None:
+    A, _ = _parity_data(7)
+    s64 = SkewedChi2Sampler(n_components=30, random_state=0).fit(A)
+    s32 = SkewedChi2Sampler(n_components=30, random_state=0).fit(A.astype(np.float32))
+    # the same random stream for either dtype: float32 weights are the float64 ones rounded
+    assert_array_equal(s32.random_weights_, s64.random_weights_.astype(np.float32))
+    assert_array_equal(s32.random_offset_, s64.random_offset_.astype(np.float32))
+    Z32 = s32.transform(A.astype(np.float32))
+    assert Z32.dtype == np.float32
+    # float32 rounding of the weights, the logs and the product: |error| <= a few
+    # float32 ulps of the phase (<= 1e3 eps32 for these small phases) times sqrt(2 / D)
+    phase_bound = 1e3 * np.finfo(np.float32).eps * np.sqrt(2.0 / 30)
+    assert np.abs(Z32 - s64.transform(A)).max() <= phase_bound
+
+
+def test_additive_chi2_sampler_transforms_without_fit() -> None:
+    A, _ = _parity_data(8)
+    sampler = AdditiveChi2Sampler(sample_steps=3)
+    Z = sampler.transform(A)
+    assert not hasattr(sampler, "sample_interval_")  # stays unfitted (stateless)
+    assert_array_equal(Z, AdditiveChi2Sampler(sample_steps=3).fit(A).transform(A))
+    Zs = sampler.transform(sp.csr_matrix(A))
+    assert sp.issparse(Zs)
+    assert_array_equal(Zs.toarray(), Z)
+
+
+def test_ika_caps_n_components_at_n_samples_with_a_warning() -> None:
+    A, _ = _parity_data(9)
+    with pytest.warns(UserWarning, match="n_components=100 is larger than n_samples=12"):
+        ika = kernelmaps.IKA(random_state=0).fit(A)
+    assert ika.n_components_ == 12 and ika.transform(A).shape == (12, 12)
+    # a smaller n_components keeps its value, no warning
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        small = kernelmaps.IKA(n_components=4, n_basis=8, random_state=0).fit(A)
+    assert small.n_components_ == 4
+    # an explicit n_basis below n_components is still refused
+    with pytest.raises(ValueError, match="cannot exceed n_basis"):
+        kernelmaps.IKA(n_components=6, n_basis=4).fit(A)
+
+
+def test_feature_ridge_random_state_seeds_only_the_default_map() -> None:
+    A, B = _parity_data(10)
+    y = A[:, 0] - A[:, 1]
+    for cls in (kernelmaps.FeatureRidge, kernelmaps.FeatureRidgeClassifier):
+        target = y if cls is kernelmaps.FeatureRidge else (y > 0).astype(int)
+        seeded = cls(random_state=3).fit(A, target)
+        explicit = cls(RBFSampler(random_state=3)).fit(A, target)
+        assert_array_equal(seeded.predict(B), explicit.predict(B))
+        # a given map is unchanged by random_state
+        a = cls(RBFSampler(random_state=1), random_state=5).fit(A, target)
+        b = cls(RBFSampler(random_state=1)).fit(A, target)
+        assert_array_equal(a.predict(B), b.predict(B))
+
+
+def test_binning_dense_output_is_the_csr_output_and_works_with_pandas() -> None:
+    pytest.importorskip("pandas")
+    A, B = _parity_data(11)
+    sparse = kernelmaps.RandomBinningFeatures(n_grids=8, random_state=0).fit(A)
+    dense = kernelmaps.RandomBinningFeatures(n_grids=8, random_state=0, dense_output=True)
+    frame = dense.set_output(transform="pandas").fit(A).transform(B)
+    assert_array_equal(frame.to_numpy(), sparse.transform(B).toarray())
+    assert list(frame.columns) == list(sparse.get_feature_names_out())

@@ -60,9 +60,11 @@ class IKA(BaseFeatureMap):
         A kernel name of :mod:`kernelmaps.kernels`, a
         :class:`~kernelmaps.kernels.Kernel` object or a callable
         ``k(X, Y, **kernel_params)`` returning the kernel matrix.
-    gamma : float, default=None
+    gamma : float or "scale", default=None
         ``> 0``; ``None`` means the kernel's default (``1 / n_features`` for the kernels
-        that take a ``gamma``).
+        that take a ``gamma``).  ``"scale"`` means ``1 / (n_features * X.var())`` on the
+        training data, as in scikit-learn's ``RBFSampler`` and ``SVC`` (not for Dask
+        arrays).
     degree : int, default=None
         Integer degree ``>= 1`` of the polynomial kernels (``None``: the kernel's default).
     coef0 : float, default=None
@@ -185,7 +187,9 @@ class IKA(BaseFeatureMap):
     _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
+        **kernel_parameter_constraints(
+            named=("gamma", "degree", "coef0"), callable_ok=True, gamma_scale=True
+        ),
         "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "basis": [StrOptions({"kernel", "relu", "sigmoid", "fourier"}), callable],
         "n_basis": [StrictInterval(Integral, 1, None, closed="left"), None],
@@ -198,7 +202,7 @@ class IKA(BaseFeatureMap):
         self,
         kernel: str | Kernel | Callable[..., Any] = "rbf",
         *,
-        gamma: float | None = None,
+        gamma: float | str | None = None,
         degree: int | None = None,
         coef0: float | None = None,
         kernel_params: dict[str, Any] | None = None,
@@ -250,7 +254,9 @@ class IKA(BaseFeatureMap):
     # -- fit ---------------------------------------------------------------------------
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        self._fit_from_rows(X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3)
+        self._fit_from_rows(
+            X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3, X=X
+        )
 
     def _fit_from_rows(
         self,
@@ -261,8 +267,10 @@ class IKA(BaseFeatureMap):
         rng: np.random.Generator,
         *,
         stacklevel: int,
+        X: Any = None,
     ) -> None:
-        """The fit from the shape and dtype of ``X``, reading its rows with ``read_rows``.
+        """The fit from the shape and dtype of ``X``, reading its rows with ``read_rows``
+        (``X`` itself, when given, not for a Dask array, sets ``gamma="scale"``).
 
         Every random quantity is drawn before ``X`` is read (the centres' rows, or the
         sample and the seed of their k-means, then the sample of ``P`` and ``M``), and
@@ -270,7 +278,7 @@ class IKA(BaseFeatureMap):
         Dask array is read in one compute.  ``stacklevel``: the user's frame, counted
         from the caller (1: the caller), for the warnings.
         """
-        kernel = resolve_estimator_kernel(self, n_features)
+        kernel = resolve_estimator_kernel(self, n_features, X)
         self.kernel_ = kernel
         self.centers_: np.ndarray | None = None
         self.frequencies_: np.ndarray | None = None

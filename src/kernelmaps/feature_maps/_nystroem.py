@@ -320,7 +320,7 @@ class Nystroem(BaseFeatureMap):
         self,
         kernel: str | Kernel | Callable[..., Any] = "rbf",
         *,
-        gamma: float | None = None,
+        gamma: float | str | None = None,
         degree: int | None = None,
         coef0: float | None = None,
         kernel_params: dict[str, Any] | None = None,
