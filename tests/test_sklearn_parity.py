@@ -284,9 +284,7 @@ def test_rbf_sampler():
 # attributes are float64 whatever the input.  Names: random_weights_ -> frequencies_,
 # random_offset_ -> offsets_ (the offsets exist for variant="cos_phase", the variant of
 # RBFSampler; the default "cos_sin" has none).
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="DIFFERENCE 2: float64 frequencies"
-)
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="DIFFERENCE 2: float64 frequencies")
 def test_rbf_sampler_fitted_attributes_dtype():
     """Check that the fitted attributes are stored accordingly to the
     data type of X."""
@@ -358,9 +356,7 @@ def test_skewed_chi2_sampler_dtype_equivalence():
     skewed_chi2_sampler_64.fit(X_64)
 
     assert_allclose(skewed_chi2_sampler_32.random_offset_, skewed_chi2_sampler_64.random_offset_)
-    assert_allclose(
-        skewed_chi2_sampler_32.random_weights_, skewed_chi2_sampler_64.random_weights_
-    )
+    assert_allclose(skewed_chi2_sampler_32.random_weights_, skewed_chi2_sampler_64.random_weights_)
 
 
 @pytest.mark.parametrize("csr_container", CSR_CONTAINERS)
@@ -661,7 +657,7 @@ def test_sigmoid_takes_a_negative_coef0_other_kernels_refuse_it() -> None:
     with pytest.warns(UserWarning, match="negative eigenvalues"):
         Nystroem("sigmoid", coef0=-2.0, gamma=5.0, n_components=12, random_state=0).fit(A)
     for cls in (Nystroem, kernelmaps.KernelRidge):
-        with pytest.raises(InvalidParameterError, match="'coef0' parameter.*>= 0"):
+        with pytest.raises(InvalidParameterError, match=r"'coef0' parameter.*>= 0"):
             cls(kernel="polynomial", coef0=-1.0).fit(A, A[:, 0])
     with pytest.raises(InvalidParameterError, match="'coef0' parameter"):
         Nystroem("sigmoid", coef0=np.inf).fit(A)

@@ -502,9 +502,7 @@ class SkewedChi2Sampler(BaseFeatureMap):
         self.kernel_ = SkewedChi2(skewedness=float(self.skewedness))
         # drawn in float64 (the same stream for either dtype), kept in the dtype of X as
         # scikit-learn does
-        self.random_weights_ = (np.log(np.tan(0.5 * np.pi * u)) / np.pi).astype(
-            X.dtype, copy=False
-        )
+        self.random_weights_ = (np.log(np.tan(0.5 * np.pi * u)) / np.pi).astype(X.dtype, copy=False)
         self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, size=D).astype(X.dtype, copy=False)
         self._n_features_out = D
 

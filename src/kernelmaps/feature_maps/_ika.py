@@ -254,9 +254,7 @@ class IKA(BaseFeatureMap):
     # -- fit ---------------------------------------------------------------------------
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        self._fit_from_rows(
-            X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3, X=X
-        )
+        self._fit_from_rows(X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3, X=X)
 
     def _fit_from_rows(
         self,

@@ -20,8 +20,8 @@ from ..kernels import (
     LandmarkKernel,
     StrictInterval,
     check_kernel_matrix,
-    refuse_named_with_precomputed,
     kernel_parameter_constraints,
+    refuse_named_with_precomputed,
     resolve_estimator_kernel,
 )
 from ..sampling._landmarks import RowReader, draw_landmarks, finish_landmarks, row_reader
@@ -344,9 +344,7 @@ class Nystroem(BaseFeatureMap):
         self.n_jobs = n_jobs
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        self._fit_from_rows(
-            X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3, X=X
-        )
+        self._fit_from_rows(X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3, X=X)
 
     def _fit_from_rows(
         self,

@@ -468,9 +468,7 @@ def refuse_named_with_precomputed(estimator: Any) -> None:
     """
     owner = type(estimator).__name__
     given = sorted(
-        name
-        for name in _NAMED_CONSTRAINTS
-        if getattr(estimator, name, None) is not None
+        name for name in _NAMED_CONSTRAINTS if getattr(estimator, name, None) is not None
     )
     if given:
         raise ValueError(
