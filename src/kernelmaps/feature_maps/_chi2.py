@@ -272,7 +272,7 @@ class AdditiveChi2Sampler(BaseFeatureMap):
                 raise ValueError(
                     "If sample_steps is not in [1, 2, 3], you need to provide "
                     f"sample_interval: AdditiveChi2Sampler has no default interval for "
-                    f"sample_steps={self.sample_steps}."
+                    f"sample_steps={self.sample_steps}; give sample_interval (e.g. 0.4)."
                 )
             interval = _DEFAULT_INTERVALS[self.sample_steps]
         else:
