@@ -153,9 +153,12 @@ class Nystroem(BaseFeatureMap):
     Parameters
     ----------
     kernel : str, Kernel, callable or "precomputed", default="rbf"
-        A kernel name of :mod:`kernelmaps.kernels` (``"rbf"``, ``"laplacian"``, ...), a
+        A kernel name of :mod:`kernelmaps.kernels` (``"rbf"``, ``"laplacian"``, ...; every
+        name of scikit-learn's pairwise kernels means the same kernel here, except the
+        ambiguous ``"additive_chi2"``, see docs/MIGRATION.md), a
         :class:`~kernelmaps.kernels.Kernel` object, a callable ``k(X, Y, **kernel_params)``
-        returning the kernel matrix, or ``"precomputed"``: ``fit`` then takes the
+        returning the kernel matrix (or ``k(x, y)`` on one pair of rows with
+        ``kernel_call="pair"``), or ``"precomputed"``: ``fit`` then takes the
         ``n x n`` training kernel matrix ``K`` and ``transform`` takes
         ``K(X_new, X_train)`` of shape ``(n_new, n_train)``.
     gamma : float or "scale", default=None
