@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
@@ -246,24 +245,20 @@ class AdditiveChi2Sampler(BaseFeatureMap):
         tags.requires_fit = False
         return tags
 
-    def transform(self, X: Any) -> Any:
-        """Map ``X`` to the features ``z(X)``; works without :meth:`fit`, as
-        scikit-learn's sampler does (the map depends on the parameters only).
+    def __sklearn_is_fitted__(self) -> bool:
+        # stateless: the map depends on the parameters and the number of columns only
+        return True
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-            Non-negative data.
-
-        Returns
-        -------
-        ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_features * (2 n - 1))
-            Dense for dense input, CSR for sparse input, in the dtype of ``X``.
-        """
+    def _validate_transform_input(self, X: Any) -> Any:
+        """``X`` validated; without a fit, the map is first fitted on ``X`` (its width),
+        so that ``transform`` works without ``fit``, as scikit-learn's stateless
+        sampler's does."""
         if not hasattr(self, "sample_interval_"):
-            # unfitted: the map of a fitted copy, this estimator left unfitted
-            return clone(self).fit(X).transform(X)
-        return super().transform(X)
+            self._validate_params()
+            X = self._validate_X(X, reset=True)
+            self._fit(X, np.random.default_rng(0))  # draws nothing
+            return X.tocsr() if sp.issparse(X) else X
+        return super()._validate_transform_input(X)
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         check_non_negative(X, "X in AdditiveChi2Sampler")
