@@ -25,7 +25,10 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
             "random_state": 0,
         },
     ],
-    "RandomBinningFeatures": [{"n_grids": 10, "random_state": 0}],
+    "RandomBinningFeatures": [
+        {"n_grids": 10, "random_state": 0},
+        {"n_grids": 10, "dense_output": True, "gamma": "scale", "random_state": 0},
+    ],
     "Fastfood": [
         {"n_components": 20, "random_state": 0},
         {"n_components": 21, "variant": "cos_phase", "kernel": "matern", "random_state": 0},
@@ -63,6 +66,7 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
         {"n_components": 20, "kernel": "laplacian", "alpha": 0.1, "tol": 1e-8, "random_state": 0},
     ],
     "FeatureRidgeClassifier": [
+        {"alpha": 0.1, "random_state": 0},
         {
             "feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),
             "alpha": 0.1,
@@ -72,6 +76,8 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
         {"n_components": 10, "random_state": 0},
         {"n_components": 10, "landmarks": "kmeans", "kernel": "laplacian", "random_state": 0},
         {"n_components": 10, "landmarks": "leverage", "kernel": "matern", "random_state": 0},
+        {"n_components": 10, "kernel": "cosine", "random_state": 0},
+        {"n_components": 10, "kernel": "rbf", "gamma": "scale", "random_state": 0},
     ],
     "IKA": [
         {"n_components": 5, "n_basis": 10, "random_state": 0},
@@ -86,6 +92,12 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
         },
     ],
 }
+
+
+def default_instances() -> list[Any]:
+    """Every public estimator with its default parameters (``check_estimator`` sets
+    ``random_state`` where an estimator has one)."""
+    return [getattr(kernelmaps, name)() for name in CHECK_PARAMS]
 
 
 def check_instances() -> list[Any]:

@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import kernelmaps
 
-from ._instances import CHECK_PARAMS, check_instances
+from ._instances import CHECK_PARAMS, check_instances, default_instances
 
 
 def _public_estimators() -> list[str]:
@@ -32,6 +32,20 @@ def test_every_estimator_is_listed() -> None:
 @parametrize_with_checks(check_instances())
 def test_sklearn_compatible(estimator, check) -> None:
     check(estimator)
+
+
+@parametrize_with_checks(default_instances())
+def test_sklearn_compatible_with_default_parameters(estimator, check) -> None:
+    """scikit-learn's whole contract with every default parameter, as a user's
+    ``check_estimator(Estimator())`` runs it."""
+    check(estimator)
+
+
+def test_default_instances_cover_every_estimator() -> None:
+    names = {type(estimator).__name__ for estimator in default_instances()}
+    assert names == set(_public_estimators())
+    for estimator in default_instances():
+        assert estimator.get_params() == type(estimator)().get_params()
 
 
 @pytest.mark.parametrize("estimator", check_instances(), ids=repr)

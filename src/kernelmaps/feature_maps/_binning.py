@@ -66,14 +66,20 @@ class RandomBinningFeatures(BaseFeatureMap):
     kernel : str or BinnableKernel, default="laplacian"
         A product of one-dimensional kernels convex on ``[0, inf)``: ``"laplacian"``
         (``exp(-gamma |x - y|_1)``) or a :class:`~kernelmaps.kernels.BinnableKernel`.
-    gamma : float, default=None
+    gamma : float or "scale", default=None
         Kernel parameter; ``None`` means ``1 / n_features``.
+        ``"scale"`` means ``1 / (n_features * X.var())`` on the training data, as in
+        scikit-learn's ``RBFSampler`` and ``SVC`` (not for Dask arrays).
     kernel_params : dict, default=None
         Other kernel parameters.
     n_grids : int, default=100
         Number of grids ``P``; every row of the output has at most ``P`` non-zeros.
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Source of the pitches and shifts.
+    dense_output : bool, default=False
+        Return a dense array instead of the CSR matrix (the same values).  Needed by
+        ``set_output(transform="pandas")`` or ``"polars"``, which take dense output only;
+        the dense output holds ``n_bins_.sum()`` values per row instead of ``n_grids``.
 
     Attributes
     ----------
@@ -142,25 +148,28 @@ class RandomBinningFeatures(BaseFeatureMap):
     )
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        **kernel_parameter_constraints(named=("gamma",)),
+        **kernel_parameter_constraints(named=("gamma",), gamma_scale=True),
         "n_grids": [StrictInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        "dense_output": ["boolean"],
     }
 
     def __init__(
         self,
         kernel: str | Kernel = "laplacian",
         *,
-        gamma: float | None = None,
+        gamma: float | str | None = None,
         kernel_params: dict[str, Any] | None = None,
         n_grids: int = 100,
         random_state: Any = None,
+        dense_output: bool = False,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.kernel_params = kernel_params
         self.n_grids = n_grids
         self.random_state = random_state
+        self.dense_output = dense_output
 
     @classmethod
     def _supports_kernel(cls, kernel: Kernel) -> bool:
@@ -179,12 +188,13 @@ class RandomBinningFeatures(BaseFeatureMap):
         return grid_keys(X, self.shifts_, self.pitches_)
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        self._draw_grids(X.shape[1], rng)
+        self._draw_grids(X.shape[1], rng, X)
         self._set_bins(self._occupied_keys(X))
 
-    def _draw_grids(self, n_features: int, rng: np.random.Generator) -> None:
-        """The kernel, and the pitches and shifts of the grids (from the width alone)."""
-        kernel = resolve_estimator_kernel(self, n_features)
+    def _draw_grids(self, n_features: int, rng: np.random.Generator, X: Any = None) -> None:
+        """The kernel, and the pitches and shifts of the grids (from the width alone;
+        ``X``, when given, sets ``gamma="scale"``)."""
+        kernel = resolve_estimator_kernel(self, n_features, X)
         assert isinstance(kernel, BinnableKernel)
         self._check_memory(
             3.0 * 8.0 * self.n_grids * n_features,
@@ -235,7 +245,17 @@ class RandomBinningFeatures(BaseFeatureMap):
 
     def _block_bytes_per_row(self, X: Any) -> float:
         # float64 rows and their bin coordinates, and three (n_grids,) arrays per row
-        return 8.0 * (X.shape[1] * 2 + 3 * self.n_grids)
+        # (plus the dense copy of the block with dense_output)
+        extra = self._n_features_out * np.dtype(X.dtype).itemsize if self.dense_output else 0
+        return 8.0 * (X.shape[1] * 2 + 3 * self.n_grids) + extra
+
+    def _output_format(self, X: Any) -> str:
+        """CSR, or dense with ``dense_output=True``."""
+        return "dense" if self.dense_output else "csr"
+
+    def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
+        """The CSR block written densely into ``out`` (``dense_output=True``)."""
+        out[...] = self._transform_block_csr(X, constants).toarray()
 
     def _transform_block_csr(self, X: Any, constants: Any) -> sp.csr_matrix:
         """``1 / sqrt(n_grids)`` at the column of each grid's bin, if a training bin."""

@@ -241,16 +241,33 @@ class AdditiveChi2Sampler(BaseFeatureMap):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
+        # stateless, as scikit-learn's: transform works without fit
+        tags.requires_fit = False
         return tags
 
+    def __sklearn_is_fitted__(self) -> bool:
+        # stateless: the map depends on the parameters and the number of columns only
+        return True
+
+    def _validate_transform_input(self, X: Any) -> Any:
+        """``X`` validated; without a fit, the map is first fitted on ``X`` (its width),
+        so that ``transform`` works without ``fit``, as scikit-learn's stateless
+        sampler's does."""
+        if not hasattr(self, "sample_interval_"):
+            self._validate_params()
+            X = self._validate_X(X, reset=True)
+            self._fit(X, np.random.default_rng(0))  # draws nothing
+            return X.tocsr() if sp.issparse(X) else X
+        return super()._validate_transform_input(X)
+
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        check_non_negative(X, type(self).__name__)
+        check_non_negative(X, "X in AdditiveChi2Sampler")
         if self.sample_interval is None:
             if self.sample_steps not in _DEFAULT_INTERVALS:
                 raise ValueError(
-                    f"AdditiveChi2Sampler: sample_interval has no default for "
-                    f"sample_steps={self.sample_steps}; give sample_interval (defaults exist "
-                    "for sample_steps in 1, 2, 3)."
+                    "If sample_steps is not in [1, 2, 3], you need to provide "
+                    f"sample_interval: AdditiveChi2Sampler has no default interval for "
+                    f"sample_steps={self.sample_steps}; give sample_interval (e.g. 0.4)."
                 )
             interval = _DEFAULT_INTERVALS[self.sample_steps]
         else:
@@ -311,7 +328,7 @@ class AdditiveChi2Sampler(BaseFeatureMap):
         return "csr" if sp.issparse(X) else "dense"
 
     def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
-        check_non_negative(X, type(self).__name__)
+        check_non_negative(X, "X in AdditiveChi2Sampler")
         X = np.asarray(X)
         if np.count_nonzero(X) < _DENSE_FRACTION * X.size:
             self._gathered_block(X, out)
@@ -348,7 +365,7 @@ class AdditiveChi2Sampler(BaseFeatureMap):
 
     def _transform_block_csr(self, X: Any, constants: Any) -> sp.csr_matrix:
         """Sparse rows: the features of the non-zeros, one CSR block per feature kind."""
-        check_non_negative(X, type(self).__name__)
+        check_non_negative(X, "X in AdditiveChi2Sampler")
         if not np.all(X.data):  # explicit zeros would give log(0)
             X = X.copy()
             X.eliminate_zeros()
@@ -478,8 +495,10 @@ class SkewedChi2Sampler(BaseFeatureMap):
         u = rng.random((d, D))
         u = np.clip(u, np.finfo(np.float64).tiny, None)
         self.kernel_ = SkewedChi2(skewedness=float(self.skewedness))
-        self.random_weights_ = np.log(np.tan(0.5 * np.pi * u)) / np.pi
-        self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, size=D)
+        # drawn in float64 (the same stream for either dtype), kept in the dtype of X as
+        # scikit-learn does
+        self.random_weights_ = (np.log(np.tan(0.5 * np.pi * u)) / np.pi).astype(X.dtype, copy=False)
+        self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, size=D).astype(X.dtype, copy=False)
         self._n_features_out = D
 
     def _transform_constants(self, X: Any) -> tuple[np.ndarray, np.ndarray, float]:
@@ -488,7 +507,7 @@ class SkewedChi2Sampler(BaseFeatureMap):
         The phase folds the ``log c`` of ``log(x + c) = log c + log1p(x / c)`` into the
         offsets: ``log(c) W^T 1 + b``.
         """
-        phase = math.log(self.skewedness) * self.random_weights_.sum(axis=0)
+        phase = math.log(self.skewedness) * self.random_weights_.sum(axis=0, dtype=np.float64)
         phase += self.random_offset_
         W = self.random_weights_.astype(X.dtype, copy=False)
         return W, phase.astype(X.dtype), math.sqrt(2.0 / self.n_components)

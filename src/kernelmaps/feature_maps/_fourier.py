@@ -44,9 +44,11 @@ class RandomFourierFeatures(BaseFeatureMap):
     kernel : str or ShiftInvariantKernel, default="rbf"
         ``"rbf"``/``"gaussian"``, ``"laplacian"``, ``"cauchy"``, ``"matern"``, or a kernel
         object from :mod:`kernelmaps.kernels`.
-    gamma : float, default=None
+    gamma : float or "scale", default=None
         Kernel parameter (see the kernel's class); ``None`` means ``1 / n_features``.
         Must not be given with a kernel object.
+        ``"scale"`` means ``1 / (n_features * X.var())`` on the training data, as in
+        scikit-learn's ``RBFSampler`` and ``SVC`` (not for Dask arrays).
     kernel_params : dict, default=None
         Other kernel parameters, e.g. ``{"nu": 2.5}`` for Matérn.
     n_components : int, default=100
@@ -131,7 +133,7 @@ class RandomFourierFeatures(BaseFeatureMap):
     _kernel_requirement: ClassVar[str] = "a shift-invariant kernel with a spectral measure"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        **kernel_parameter_constraints(named=("gamma",)),
+        **kernel_parameter_constraints(named=("gamma",), gamma_scale=True),
         "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "variant": [StrOptions({"cos_sin", "cos_phase"})],
         "sampler": [StrOptions({"mc", "orthogonal", "halton", "sobol"})],
@@ -143,7 +145,7 @@ class RandomFourierFeatures(BaseFeatureMap):
         self,
         kernel: str | Kernel = "rbf",
         *,
-        gamma: float | None = None,
+        gamma: float | str | None = None,
         kernel_params: dict[str, Any] | None = None,
         n_components: int = 100,
         variant: str = "cos_sin",
@@ -166,7 +168,7 @@ class RandomFourierFeatures(BaseFeatureMap):
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         n_features = X.shape[1]
-        kernel = resolve_estimator_kernel(self, n_features)
+        kernel = resolve_estimator_kernel(self, n_features, X)
         assert isinstance(kernel, ShiftInvariantKernel)
         layout = FourierLayout.of(self.n_components, self.variant)
         n_pairs, n_frequencies, n_phases = layout.n_pairs, layout.n_frequencies, layout.n_phases

@@ -61,9 +61,11 @@ class IKA(BaseFeatureMap):
         A kernel name of :mod:`kernelmaps.kernels`, a
         :class:`~kernelmaps.kernels.Kernel` object or a callable
         ``k(X, Y, **kernel_params)`` returning the kernel matrix.
-    gamma : float, default=None
+    gamma : float or "scale", default=None
         ``> 0``; ``None`` means the kernel's default (``1 / n_features`` for the kernels
-        that take a ``gamma``).
+        that take a ``gamma``).  ``"scale"`` means ``1 / (n_features * X.var())`` on the
+        training data, as in scikit-learn's ``RBFSampler`` and ``SVC`` (not for Dask
+        arrays).
     degree : int, default=None
         Integer degree ``>= 1`` of the polynomial kernels (``None``: the kernel's default).
     coef0 : float, default=None
@@ -71,7 +73,10 @@ class IKA(BaseFeatureMap):
     kernel_params : dict, default=None
         Other kernel parameters; for a callable, keyword arguments passed to it.
     n_components : int, default=100
-        Number ``m`` of eigenfunctions kept (output width); at most ``n_basis``.
+        Number ``m`` of eigenfunctions kept (output width); at most ``n_basis``.  With
+        centres drawn from the data (every basis but ``"fourier"`` and callables), more
+        than ``n_samples`` is not possible: every sample is then a centre,
+        ``n_components_ = n_samples`` and a warning says so (as :class:`Nystroem` does).
     basis : {"kernel", "relu", "sigmoid", "fourier"} or callable, default="kernel"
         The basis functions ``b_j``: ``"kernel"``: ``k(x, c_j)``, kernel functions at the
         centres (the paper's filters; IKA and :class:`Nystroem` then span the same
@@ -107,12 +112,15 @@ class IKA(BaseFeatureMap):
         ``w_j`` (as columns) and ``u_j`` of the ``"fourier"`` basis.
     sample_indices_ : ndarray of int
         Training rows used to estimate ``P`` and ``M``.
-    eigenvalues_ : ndarray of shape (n_components,)
+    eigenvalues_ : ndarray of shape (n_components_,)
         ``lambda_1 >= ... >= lambda_m``: estimated eigenvalues of the kernel operator
         ``(K f)(x) = int k(x, y) f(y) p(y) dy`` (zero beyond the rank of the reduced
         problem; negative values from a non-PSD kernel are clipped to zero).
-    coefficients_ : ndarray of shape (n_basis_, n_components)
+    coefficients_ : ndarray of shape (n_basis_, n_components_)
         ``sqrt(lambda_i) v^(i)`` as columns: ``psi(x) = b(x) @ coefficients_``.
+    n_components_ : int
+        Number of eigenfunctions kept, the output width (``n_components`` capped at
+        ``n_samples`` when the centres are training rows).
     basis_rank_ : int
         Numerical rank of ``P`` (``n_basis_`` unless the basis was reduced).
     n_basis_ : int
@@ -182,7 +190,9 @@ class IKA(BaseFeatureMap):
     _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
+        **kernel_parameter_constraints(
+            named=("gamma", "degree", "coef0"), callable_ok=True, gamma_scale=True
+        ),
         "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "basis": [StrOptions({"kernel", "relu", "sigmoid", "fourier"}), callable],
         "n_basis": [StrictInterval(Integral, 1, None, closed="left"), None],
@@ -195,7 +205,7 @@ class IKA(BaseFeatureMap):
         self,
         kernel: str | Kernel | Callable[..., Any] = "rbf",
         *,
-        gamma: float | None = None,
+        gamma: float | str | None = None,
         degree: int | None = None,
         coef0: float | None = None,
         kernel_params: dict[str, Any] | None = None,
@@ -247,7 +257,7 @@ class IKA(BaseFeatureMap):
     # -- fit ---------------------------------------------------------------------------
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        self._fit_from_rows(X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3)
+        self._fit_from_rows(X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3, X=X)
 
     def _fit_from_rows(
         self,
@@ -258,8 +268,10 @@ class IKA(BaseFeatureMap):
         rng: np.random.Generator,
         *,
         stacklevel: int,
+        X: Any = None,
     ) -> None:
-        """The fit from the shape and dtype of ``X``, reading its rows with ``read_rows``.
+        """The fit from the shape and dtype of ``X``, reading its rows with ``read_rows``
+        (``X`` itself, when given, not for a Dask array, sets ``gamma="scale"``).
 
         Every random quantity is drawn before ``X`` is read (the centres' rows, or the
         sample and the seed of their k-means, then the sample of ``P`` and ``M``), and
@@ -267,7 +279,7 @@ class IKA(BaseFeatureMap):
         Dask array is read in one compute.  ``stacklevel``: the user's frame, counted
         from the caller (1: the caller), for the warnings.
         """
-        kernel = resolve_estimator_kernel(self, n_features)
+        kernel = resolve_estimator_kernel(self, n_features, X)
         self.kernel_ = kernel
         self.centers_: np.ndarray | None = None
         self.frequencies_: np.ndarray | None = None
@@ -277,7 +289,7 @@ class IKA(BaseFeatureMap):
         if callable(self.basis):
             self.n_basis_ = None
         else:
-            self.n_basis_, centre_draw = self._draw_basis(
+            self.n_basis_, centre_draw, m = self._draw_basis(
                 n_samples, n_features, dtype, kernel, m, rng, stacklevel=stacklevel + 1
             )
         S = self.sample_size
@@ -332,6 +344,7 @@ class IKA(BaseFeatureMap):
         lam = np.maximum(eigenvalues, 0.0)
         self.eigenvalues_ = lam
         self.coefficients_ = vectors * np.sqrt(lam)
+        self.n_components_ = m
         self._n_features_out = m
 
     def _draw_basis(
@@ -344,9 +357,22 @@ class IKA(BaseFeatureMap):
         rng: np.random.Generator,
         *,
         stacklevel: int,
-    ) -> tuple[int, LandmarkDraw | None]:
+    ) -> tuple[int, LandmarkDraw | None, int]:
         """Draw the Fourier frequencies, or the centres' draw (their rows are read later);
-        returns the number of basis functions and the centres' draw (None for Fourier)."""
+        returns the number of basis functions, the centres' draw (None for Fourier) and
+        the number of eigenfunctions kept (``n_components`` capped at ``n_samples`` for
+        centres drawn from the data, with a warning)."""
+        if self.basis != "fourier" and m > n_samples:
+            # as Nystroem: the centres are training rows, so at most n_samples
+            # eigenfunctions; every sample becomes a centre
+            warnings.warn(
+                f"n_components={m} is larger than n_samples={n_samples}: every sample is "
+                f"used as a centre and n_components_={n_samples} eigenfunctions are kept. "
+                "Give a smaller n_components or more samples.",
+                UserWarning,
+                stacklevel=stacklevel + 1,
+            )
+            m = int(n_samples)
         n_basis = m if self.n_basis is None else int(self.n_basis)
         if self.basis == "fourier":
             self._check_memory(
@@ -370,7 +396,7 @@ class IKA(BaseFeatureMap):
             W = kernel.sample_frequencies(n_basis, n_features, rng)
             self.frequencies_ = np.ascontiguousarray(W.T)
             self.offsets_ = rng.uniform(0.0, 2.0 * np.pi, size=n_basis)
-            return n_basis, None
+            return n_basis, None, m
         draw = draw_landmarks(
             n_samples,
             n_features,
@@ -388,7 +414,7 @@ class IKA(BaseFeatureMap):
                 f"n_components={m} cannot exceed the number of basis functions "
                 f"{draw.n_landmarks} (= n_samples); lower n_components or give more samples."
             )
-        return draw.n_landmarks, draw
+        return draw.n_landmarks, draw, m
 
     def _project_gram(self, kernel: Callable[..., Any], Y: Any, B: np.ndarray) -> np.ndarray:
         """``B^T G B`` with ``G = k(Y, Y)`` built in row blocks, never whole."""

@@ -13,12 +13,15 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
+from ..exceptions import NonFiniteOutputError
 from ..kernels import (
+    CallableKernel,
     Kernel,
     LandmarkKernel,
     StrictInterval,
     check_kernel_matrix,
     kernel_parameter_constraints,
+    refuse_named_with_precomputed,
     resolve_estimator_kernel,
 )
 from ..sampling._landmarks import (
@@ -156,14 +159,19 @@ class Nystroem(BaseFeatureMap):
     Parameters
     ----------
     kernel : str, Kernel, callable or "precomputed", default="rbf"
-        A kernel name of :mod:`kernelmaps.kernels` (``"rbf"``, ``"laplacian"``, ...), a
+        A kernel name of :mod:`kernelmaps.kernels` (``"rbf"``, ``"laplacian"``, ...; every
+        name of scikit-learn's pairwise kernels means the same kernel here, except the
+        ambiguous ``"additive_chi2"``, see docs/MIGRATION.md), a
         :class:`~kernelmaps.kernels.Kernel` object, a callable ``k(X, Y, **kernel_params)``
-        returning the kernel matrix, or ``"precomputed"``: ``fit`` then takes the
+        returning the kernel matrix (or ``k(x, y)`` on one pair of rows with
+        ``kernel_call="pair"``), or ``"precomputed"``: ``fit`` then takes the
         ``n x n`` training kernel matrix ``K`` and ``transform`` takes
         ``K(X_new, X_train)`` of shape ``(n_new, n_train)``.
-    gamma : float, default=None
+    gamma : float or "scale", default=None
         ``> 0``; ``None`` means the kernel's default (``1 / n_features`` for the kernels
         that take a ``gamma``).
+        ``"scale"`` means ``1 / (n_features * X.var())`` on the training data, as in
+        scikit-learn's ``RBFSampler`` and ``SVC`` (not for Dask arrays).
     degree : int, default=None
         Integer degree ``>= 1`` of the polynomial kernels (``None``: the kernel's default).
     coef0 : float, default=None
@@ -200,6 +208,20 @@ class Nystroem(BaseFeatureMap):
         cut-off keeps the output finite.
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Source of the landmark choice.
+    kernel_call : {"matrix", "pair"}, default="matrix"
+        How a callable ``kernel`` is called.  ``"matrix"``: on two 2D arrays, returning
+        their kernel matrix (one call per row block: fast).  ``"pair"``: scikit-learn's
+        convention, ``kernel(x, y, **kernel_params) -> float`` on one pair of 1D rows
+        (:class:`~kernelmaps.kernels.PairCallableKernel`): ``m (m + 1) / 2`` Python calls
+        at fit and ``n m`` at transform, about a microsecond each at best, so prefer a
+        matrix callable beyond a few thousand rows.  Not guessed from the callable: a
+        per-pair function such as ``x @ y`` can return a matrix of the right shape on
+        matrices (see docs/MIGRATION.md).  Only for a callable ``kernel``.
+    n_jobs : int, default=None
+        Accepted for compatibility with scikit-learn's ``Nystroem``, and has no effect:
+        the kernel blocks and the projection run as BLAS calls on every core (limit them
+        with ``threadpoolctl.threadpool_limits``), and a Dask array is spread by its
+        scheduler.  The result never depends on it.
 
     Attributes
     ----------
@@ -295,19 +317,24 @@ class Nystroem(BaseFeatureMap):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(
-            named=("gamma", "degree", "coef0"), callable_ok=True, precomputed_ok=True
+            named=("gamma", "degree", "coef0"),
+            callable_ok=True,
+            precomputed_ok=True,
+            gamma_scale=True,
         ),
         "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions(set(LANDMARK_METHODS)), "array-like"],
         "eigen_cutoff": [StrictInterval(Real, 0.0, 1.0, closed="left"), None],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        "kernel_call": [StrOptions({"matrix", "pair"})],
+        "n_jobs": [Integral, None],
     }
 
     def __init__(
         self,
         kernel: str | Kernel | Callable[..., Any] = "rbf",
         *,
-        gamma: float | None = None,
+        gamma: float | str | None = None,
         degree: int | None = None,
         coef0: float | None = None,
         kernel_params: dict[str, Any] | None = None,
@@ -315,6 +342,8 @@ class Nystroem(BaseFeatureMap):
         landmarks: str | Any = "uniform",
         eigen_cutoff: float | None = None,
         random_state: Any = None,
+        kernel_call: str = "matrix",
+        n_jobs: int | None = None,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -325,9 +354,11 @@ class Nystroem(BaseFeatureMap):
         self.landmarks = landmarks
         self.eigen_cutoff = eigen_cutoff
         self.random_state = random_state
+        self.kernel_call = kernel_call
+        self.n_jobs = n_jobs
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        self._fit_from_rows(X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3)
+        self._fit_from_rows(X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3, X=X)
 
     def _fit_from_rows(
         self,
@@ -338,9 +369,11 @@ class Nystroem(BaseFeatureMap):
         rng: np.random.Generator,
         *,
         stacklevel: int,
+        X: Any = None,
     ) -> None:
         """The fit from the shape and dtype of ``X``, reading its rows with ``read_rows``.
 
+        ``X`` itself, when given (not for a Dask array), sets ``gamma="scale"``.
         ``X`` is read once, for the rows the landmark selection names (every row for
         k-means or leverage on data of at most ``landmark_sample_size(m)`` rows, and for
         a precomputed kernel with leverage), so that a Dask array is read in one
@@ -362,7 +395,7 @@ class Nystroem(BaseFeatureMap):
             )
         else:
             K_mm = self._fit_landmarks(
-                n_samples, n_features, dtype, read_rows, rng, stacklevel=stacklevel + 1
+                n_samples, n_features, dtype, read_rows, rng, stacklevel=stacklevel + 1, X=X
             )
         normalization, eigenvalues, rank = symmetric_normalization(
             K_mm, self.eigen_cutoff, stacklevel=stacklevel + 2
@@ -408,6 +441,7 @@ class Nystroem(BaseFeatureMap):
         up in the whole matrix (read whole), ``"uniform"`` reads only the ``m`` landmark
         rows, and ``K_mm`` is their columns at the landmark positions.
         """
+        refuse_named_with_precomputed(self)
         self._check_precomputed((n_samples, n_features))
         index_kernel = None
         if self.landmarks == "leverage":
@@ -447,9 +481,10 @@ class Nystroem(BaseFeatureMap):
         rng: np.random.Generator,
         *,
         stacklevel: int,
+        X: Any = None,
     ) -> np.ndarray:
         """Landmarks in the input space (drawn or given); returns ``K_mm``."""
-        kernel = resolve_estimator_kernel(self, n_features)
+        kernel = resolve_estimator_kernel(self, n_features, X)
         draw = draw_landmarks(
             n_samples,
             n_features,
@@ -468,7 +503,27 @@ class Nystroem(BaseFeatureMap):
         if isinstance(kernel, Kernel):
             return LandmarkKernel(kernel, components, dtype)(components)
         L64 = components.astype(np.float64)
-        K_mm = check_kernel_matrix(kernel(L64, L64), len(L64), len(L64))
+        if isinstance(kernel, CallableKernel):
+            try:
+                K_mm = kernel(L64, L64)
+            except NonFiniteOutputError:
+                raise
+            except Exception as error:
+                # the first call of a matrix callable: a per-pair kernel (scikit-learn's
+                # convention) fails here, or returns the wrong shape
+                hint = (
+                    f"{error} (Nystroem calls a callable kernel on two 2D arrays of rows "
+                    "and expects their kernel matrix; for a kernel on one pair of rows, "
+                    "scikit-learn's convention, pass kernel_call='pair'.)"
+                )
+                try:
+                    again = type(error)(hint)
+                except Exception:  # an exception type with another constructor
+                    raise error from None
+                raise again from error
+        else:
+            K_mm = kernel(L64, L64)
+        K_mm = check_kernel_matrix(K_mm, len(L64), len(L64))
         return K_mm.astype(dtype, copy=False)
 
     def _landmark_kernel(self, dtype: Any) -> Callable[[Any], np.ndarray]:

@@ -9,12 +9,15 @@ from those arguments to a kernel.
 
 from ._argument import (
     CallableKernel,
+    PairCallableKernel,
     StrictInterval,
     check_kernel_matrix,
     kernel_from_params,
     kernel_parameter_constraints,
     one_line_errors,
+    refuse_named_with_precomputed,
     resolve_estimator_kernel,
+    scale_gamma,
 )
 from ._base import (
     BinnableKernel,
@@ -43,6 +46,7 @@ from ._dot_product import (
     squared_row_norms,
 )
 from ._landmark_block import LandmarkKernel
+from ._pairwise import Cosine, Linear, NegativeChi2, Sigmoid
 from ._shift_invariant import Cauchy, Gaussian, Laplacian, Matern
 
 __all__ = [
@@ -50,6 +54,7 @@ __all__ = [
     "BinnableKernel",
     "CallableKernel",
     "Cauchy",
+    "Cosine",
     "DotProductKernel",
     "ExponentialDotProduct",
     "ExponentiatedChi2",
@@ -59,10 +64,14 @@ __all__ = [
     "Kernel",
     "LandmarkKernel",
     "Laplacian",
+    "Linear",
     "MaclaurinKernel",
     "Matern",
+    "NegativeChi2",
+    "PairCallableKernel",
     "Polynomial",
     "ShiftInvariantKernel",
+    "Sigmoid",
     "SkewedChi2",
     "StrictInterval",
     "check_above",
@@ -74,8 +83,10 @@ __all__ = [
     "kernel_parameter_constraints",
     "make_kernel",
     "one_line_errors",
+    "refuse_named_with_precomputed",
     "register_kernel",
     "resolve_estimator_kernel",
     "resolve_kernel",
+    "scale_gamma",
     "squared_row_norms",
 ]

@@ -21,16 +21,26 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 
 from ..exceptions import NonFiniteOutputError
-from ._base import Kernel, _all_finite, kernel_names, resolve_kernel
+from ._base import (
+    AMBIGUOUS_NAMES,
+    Kernel,
+    _all_finite,
+    get_kernel_class,
+    kernel_names,
+    resolve_kernel,
+)
 
 __all__ = [
     "CallableKernel",
+    "PairCallableKernel",
     "StrictInterval",
     "check_kernel_matrix",
     "kernel_from_params",
     "kernel_parameter_constraints",
     "one_line_errors",
+    "refuse_named_with_precomputed",
     "resolve_estimator_kernel",
+    "scale_gamma",
 ]
 
 
@@ -99,12 +109,14 @@ class StrictInterval(Interval):
 
 
 #: The named kernel parameters an estimator may take, with their constraints.  They are
-#: those of the kernel classes (``Polynomial``: integer degree >= 1, coef0 >= 0; every
-#: ``gamma`` > 0), so that a bad value is refused before ``fit`` does any work.
+#: those of the kernel classes (``Polynomial``: integer degree >= 1; every ``gamma`` > 0),
+#: so that a bad value is refused before ``fit`` does any work.  ``coef0`` is any finite
+#: number here (the sigmoid kernel takes negative ones); a negative ``coef0`` for another
+#: kernel is refused by :func:`resolve_estimator_kernel` with the same kind of message.
 _NAMED_CONSTRAINTS: dict[str, list[Any]] = {
     "gamma": [StrictInterval(Real, 0.0, None, closed="neither"), None],
     "degree": [StrictInterval(Integral, 1, None, closed="left"), None],
-    "coef0": [StrictInterval(Real, 0.0, None, closed="left"), None],
+    "coef0": [StrictInterval(Real, None, None, closed="neither"), None],
 }
 
 
@@ -143,6 +155,8 @@ class KernelNameOptions(StrOptions):
             return False
         if val in self.extra or val.lower() in kernel_names():
             return True
+        if val.lower() in AMBIGUOUS_NAMES:
+            raise InvalidParameterError(AMBIGUOUS_NAMES[val.lower()])
         if val == "precomputed":
             raise InvalidParameterError(
                 "kernel='precomputed' is accepted by Nystroem only: this estimator evaluates "
@@ -165,6 +179,7 @@ def kernel_parameter_constraints(
     kernel_params: bool = True,
     callable_ok: bool = False,
     precomputed_ok: bool = False,
+    gamma_scale: bool = False,
 ) -> dict[str, list[Any]]:
     """The ``_parameter_constraints`` entries of an estimator's kernel arguments.
 
@@ -178,6 +193,9 @@ def kernel_parameter_constraints(
         Whether ``kernel`` may be a callable returning the kernel matrix.
     precomputed_ok : bool, default=False
         Whether ``kernel="precomputed"`` is accepted.
+    gamma_scale : bool, default=False
+        Whether ``gamma="scale"`` is accepted (the estimator then passes its training
+        data to :func:`resolve_estimator_kernel`, see :func:`scale_gamma`).
 
     Returns
     -------
@@ -196,6 +214,8 @@ def kernel_parameter_constraints(
     constraints: dict[str, list[Any]] = {"kernel": kernel}
     for name in named:
         constraints[name] = list(_NAMED_CONSTRAINTS[name])
+        if name == "gamma" and gamma_scale:
+            constraints[name].append(StrOptions({"scale"}))
     if kernel_params:
         constraints["kernel_params"] = [dict, None]
     return constraints
@@ -289,18 +309,121 @@ class CallableKernel:
         return f"callable kernel {getattr(self.func, '__name__', self.func)!r}"
 
 
+class PairCallableKernel:
+    """A user callable ``k(x, y, **params) -> float`` on one pair of rows, scikit-learn's
+    convention for a callable kernel, evaluated pair by pair into the kernel matrix.
+
+    ``x`` and ``y`` are 1D float64 rows (a sparse row is made dense).  When ``Y`` is
+    ``X`` (the same object) only the pairs ``i <= j`` are evaluated and mirrored, as
+    scikit-learn does: ``n (n + 1) / 2`` calls.  Otherwise ``n_X * n_Y`` Python calls:
+    about a microsecond each at best, so a map over ``n`` rows and ``m`` landmarks costs
+    ``n m`` calls; prefer a callable on whole matrices (or a kernel name) when speed
+    matters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import PairCallableKernel
+    >>> k = PairCallableKernel(lambda x, y, c: x @ y + c, {"c": 1.0})
+    >>> k(np.ones((2, 3)), np.ones((4, 3))).tolist()[0]
+    [4.0, 4.0, 4.0, 4.0]
+    """
+
+    def __init__(self, func: Callable[..., Any], params: Mapping[str, Any] | None) -> None:
+        self.func = func
+        self.params = dict(params or {})
+
+    def _rows(self, X: Any) -> np.ndarray:
+        if sp.issparse(X):
+            return np.asarray(X.toarray(), dtype=np.float64)
+        return np.asarray(X, dtype=np.float64)
+
+    def _value(self, x: np.ndarray, y: np.ndarray) -> float:
+        value = self.func(x, y, **self.params)
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            shape = getattr(value, "shape", None)
+            raise ValueError(
+                f"The kernel callable {getattr(self.func, '__name__', self.func)!r} "
+                f"returned {type(value).__name__}"
+                f"{'' if shape is None else f' of shape {shape}'} for one pair of rows; with "
+                "kernel_call='pair' it must return one number k(x, y)."
+            ) from None
+
+    def __call__(self, X: Any, Y: Any) -> np.ndarray:
+        same = Y is X
+        A = self._rows(X)
+        B = A if same else self._rows(Y)
+        K = np.empty((A.shape[0], B.shape[0]))
+        if same:
+            for i in range(A.shape[0]):
+                for j in range(i, A.shape[0]):
+                    K[i, j] = K[j, i] = self._value(A[i], A[j])
+        else:
+            for i in range(A.shape[0]):
+                for j in range(B.shape[0]):
+                    K[i, j] = self._value(A[i], B[j])
+        return check_kernel_matrix(K, A.shape[0], B.shape[0])
+
+    def __repr__(self) -> str:
+        return f"pairwise callable kernel {getattr(self.func, '__name__', self.func)!r}"
+
+
+def scale_gamma(X: Any) -> float:
+    """``gamma="scale"``: ``1 / (n_features * X.var())``, as scikit-learn's ``SVC`` and
+    ``RBFSampler`` compute it (``1.0`` when ``X`` has zero variance).
+
+    The variance is over every entry of ``X`` (zeros included for sparse input).  It is
+    computed on ``X / max|x|`` so that it does not overflow; a ``gamma`` that underflows
+    to 0 (data beyond about ``1e154``) is refused with the fix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import scale_gamma
+    >>> scale_gamma(np.array([[0.0], [1.0]]))
+    4.0
+    """
+    n_features = int(X.shape[1])
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    top = float(np.max(np.abs(values))) if values.size else 0.0
+    if top == 0.0 or not np.isfinite(top):
+        return 1.0
+    if sp.issparse(X):
+        Xs = sp.csr_matrix(X, dtype=np.float64) / top
+        mean = float(Xs.mean())
+        var = float(Xs.multiply(Xs).mean()) - mean * mean
+    else:
+        var = float(np.var(np.asarray(X, dtype=np.float64) / top))
+    if not var > 0.0:
+        return 1.0
+    gamma = 1.0 / (n_features * var) / top / top
+    if not (np.isfinite(gamma) and gamma > 0.0):
+        raise ValueError(
+            f"gamma='scale' = 1 / (n_features * X.var()) is {gamma:g} for this data "
+            f"(largest |x| = {top:.3g}), out of the float64 range; rescale X (e.g. with "
+            "sklearn.preprocessing.StandardScaler) or give gamma as a number."
+        )
+    return gamma
+
+
 def kernel_from_params(
     owner: str,
     kernel: str | Kernel | Callable[..., Any],
     n_features: int,
     kernel_params: Mapping[str, Any] | None,
+    *,
+    kernel_call: str = "matrix",
     **named: Any,
-) -> Kernel | CallableKernel:
+) -> Kernel | CallableKernel | PairCallableKernel:
     """The kernel an estimator evaluates: a resolved :class:`Kernel` or the user's callable.
 
-    A callable that is not a :class:`Kernel` must take two 2D arrays and return their kernel
-    matrix; ``kernel_params`` are passed to it as keyword arguments, and the named
-    parameters (``gamma``, ``degree``, ``coef0``) are refused with it.
+    A callable that is not a :class:`Kernel` takes two 2D arrays and returns their kernel
+    matrix (``kernel_call="matrix"``), or, with ``kernel_call="pair"``, two 1D rows and
+    returns one number (scikit-learn's convention, :class:`PairCallableKernel`);
+    ``kernel_params`` are passed to it as keyword arguments, and the named parameters
+    (``gamma``, ``degree``, ``coef0``) are refused with it.
 
     Examples
     --------
@@ -309,14 +432,22 @@ def kernel_from_params(
     Gaussian(gamma=0.25)
     """
     if isinstance(kernel, (str, Kernel)):
+        if kernel_call != "matrix":
+            raise ValueError(
+                f"{owner}: kernel_call={kernel_call!r} applies to a callable kernel only; "
+                f"got kernel={kernel!r}. Leave kernel_call='matrix'."
+            )
         return resolve_kernel(kernel, n_features, kernel_params, **named)
     if callable(kernel):
         given = sorted(key for key, value in named.items() if value is not None)
         if given:
             raise ValueError(
-                f"{owner}: {given} cannot be used with a callable kernel; pass the "
+                f"{owner}: {given} cannot be used with a callable kernel. Don't pass gamma, "
+                f"coef0 or degree to {owner} if using a callable kernel; pass the "
                 "callable's own arguments in kernel_params instead."
             )
+        if kernel_call == "pair":
+            return PairCallableKernel(kernel, kernel_params)
         return CallableKernel(kernel, kernel_params)
     raise TypeError(
         f"{owner}: kernel must be a kernel name, a kernelmaps.kernels.Kernel object or a "
@@ -324,13 +455,55 @@ def kernel_from_params(
     )
 
 
-def resolve_estimator_kernel(estimator: Any, n_features: int) -> Kernel | CallableKernel:
+def refuse_named_with_precomputed(estimator: Any) -> None:
+    """Refuse ``gamma``, ``degree`` or ``coef0`` given with ``kernel="precomputed"``.
+
+    The kernel matrix is given, so they would be ignored; scikit-learn refuses them too.
+
+    Examples
+    --------
+    >>> from kernelmaps import Nystroem
+    >>> from kernelmaps.kernels._argument import refuse_named_with_precomputed
+    >>> refuse_named_with_precomputed(Nystroem("precomputed"))  # passes
+    """
+    owner = type(estimator).__name__
+    given = sorted(
+        name for name in _NAMED_CONSTRAINTS if getattr(estimator, name, None) is not None
+    )
+    if given:
+        raise ValueError(
+            f"{owner}: {given} cannot be used with kernel='precomputed' (the kernel matrix "
+            f"is given). Don't pass gamma, coef0 or degree to {owner} if using a "
+            "precomputed kernel; leave them None."
+        )
+
+
+def _refuse_negative_coef0(owner: str, kernel: Any, coef0: Any) -> None:
+    """Refuse a negative ``coef0`` for a kernel that needs ``coef0 >= 0`` (every kernel
+    with a ``coef0`` but the sigmoid), as a parameter error of the estimator."""
+    if coef0 is None or isinstance(coef0, str) or not coef0 < 0:
+        return
+    cls = get_kernel_class(kernel) if isinstance(kernel, str) else type(kernel)
+    if getattr(cls, "negative_coef0", False):
+        return
+    raise InvalidParameterError(
+        f"The 'coef0' parameter of {owner} must be >= 0 for kernel {kernel!r} (a negative "
+        f"coef0 gives a kernel that is not positive definite); got {coef0!r}. Only the "
+        "sigmoid kernel takes a negative coef0."
+    )
+
+
+def resolve_estimator_kernel(
+    estimator: Any, n_features: int, X: Any = None
+) -> Kernel | CallableKernel | PairCallableKernel:
     """The kernel of an estimator, from its ``kernel``, ``kernel_params`` and named parameters.
 
-    Reads ``estimator.kernel``, ``estimator.kernel_params`` (when the estimator has it) and
-    whichever of ``gamma``, ``degree`` and ``coef0`` it has (``None``: the kernel class's
-    default), fills in the defaults that depend on the data from ``n_features``, and, for
-    a feature map, refuses a kernel the map cannot approximate (naming the maps that can).
+    Reads ``estimator.kernel``, ``estimator.kernel_params`` (when the estimator has it),
+    ``estimator.kernel_call`` (when it has it) and whichever of ``gamma``, ``degree`` and
+    ``coef0`` it has (``None``: the kernel class's default), fills in the defaults that
+    depend on the data from ``n_features`` (and ``gamma="scale"`` from the training data
+    ``X``, :func:`scale_gamma`), and, for a feature map, refuses a kernel the map cannot
+    approximate (naming the maps that can).
 
     Parameters
     ----------
@@ -338,10 +511,12 @@ def resolve_estimator_kernel(estimator: Any, n_features: int) -> Kernel | Callab
         Holds the kernel arguments as attributes.
     n_features : int
         Number of input features.
+    X : array-like or sparse matrix, default=None
+        The training data, needed only for ``gamma="scale"``.
 
     Returns
     -------
-    Kernel or CallableKernel
+    Kernel or CallableKernel or PairCallableKernel
 
     Examples
     --------
@@ -359,8 +534,23 @@ def resolve_estimator_kernel(estimator: Any, n_features: int) -> Kernel | Callab
     named = {
         name: getattr(estimator, name) for name in _NAMED_CONSTRAINTS if hasattr(estimator, name)
     }
+    _refuse_negative_coef0(owner, estimator.kernel, named.get("coef0"))
+    if isinstance(named.get("gamma"), str) and named["gamma"] == "scale":
+        if X is None or X.shape[0] == 0:
+            raise ValueError(
+                f"{owner}: gamma='scale' needs the training data, which this fit does not "
+                "read (e.g. a Dask array); give gamma as a number, such as "
+                "kernelmaps.kernels.scale_gamma(X) on a sample of the data."
+            )
+        if not callable(estimator.kernel) or isinstance(estimator.kernel, (str, Kernel)):
+            named["gamma"] = scale_gamma(X)
     kernel = kernel_from_params(
-        owner, estimator.kernel, n_features, getattr(estimator, "kernel_params", None), **named
+        owner,
+        estimator.kernel,
+        n_features,
+        getattr(estimator, "kernel_params", None),
+        kernel_call=getattr(estimator, "kernel_call", "matrix"),
+        **named,
     )
     check = getattr(estimator, "_check_kernel", None)
     if check is not None and isinstance(kernel, Kernel):

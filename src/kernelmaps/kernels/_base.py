@@ -38,6 +38,17 @@ __all__ = [
 
 _REGISTRY: dict[str, type[Kernel]] = {}
 
+#: Names refused because they mean another kernel in scikit-learn than the one
+#: kernelmaps gave them: name -> the one-line message naming both kernels.
+AMBIGUOUS_NAMES: dict[str, str] = {
+    "additive_chi2": (
+        "kernel 'additive_chi2' is ambiguous: scikit-learn's pairwise additive_chi2 is "
+        "-sum (x - y)^2 / (x + y) (not positive semidefinite; here "
+        "'sklearn_additive_chi2'), while AdditiveChi2Sampler approximates the positive "
+        "definite sum 2 x y / (x + y) (here 'additive_chi2_pd'); choose one of those names."
+    ),
+}
+
 
 def register_kernel(*names: str) -> Callable[[type[Kernel]], type[Kernel]]:
     """Class decorator registering a kernel class under one or more names.
@@ -59,6 +70,8 @@ def register_kernel(*names: str) -> Callable[[type[Kernel]], type[Kernel]]:
     def decorator(cls: type[Kernel]) -> type[Kernel]:
         for name in names:
             key = name.lower()
+            if key in AMBIGUOUS_NAMES:
+                raise ValueError(f"kernel name {name!r} is reserved: {AMBIGUOUS_NAMES[key]}")
             if key in _REGISTRY and _REGISTRY[key] is not cls:
                 raise ValueError(f"kernel name {name!r} is already registered.")
             _REGISTRY[key] = cls
@@ -75,7 +88,7 @@ def kernel_names() -> list[str]:
     --------
     >>> from kernelmaps.kernels import kernel_names
     >>> kernel_names()[:4]
-    ['additive_chi2', 'cauchy', 'chi2', 'exp_dot']
+    ['additive_chi2_pd', 'cauchy', 'chi2', 'cosine']
     """
     return sorted(_REGISTRY)
 
@@ -89,6 +102,8 @@ def get_kernel_class(name: str) -> type[Kernel]:
     >>> get_kernel_class("RBF").__name__
     'Gaussian'
     """
+    if name.lower() in AMBIGUOUS_NAMES:
+        raise ValueError(AMBIGUOUS_NAMES[name.lower()])
     try:
         return _REGISTRY[name.lower()]
     except KeyError:

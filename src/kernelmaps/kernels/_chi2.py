@@ -78,9 +78,9 @@ def check_above(X: Any, bound: float, owner: str, name: str) -> None:
     lowest = _min_value(X)
     if not lowest > bound:
         raise ValueError(
-            f"Negative values in data passed to {owner} reach {lowest:g}; it needs every "
-            f"value of X to be greater than -{name} = {bound:g}. Increase {name} or shift "
-            "the data."
+            f"Negative values in data passed to {owner} reach {lowest:g}; X may not contain "
+            f"entries smaller than -{name} (nor equal to it): every value of X must be "
+            f"greater than -{name} = {bound:g}. Increase {name} or shift the data."
         )
 
 
@@ -133,15 +133,17 @@ def _chi2_distance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return r
 
 
-@register_kernel("additive_chi2")
+@register_kernel("additive_chi2_pd")
 @dataclasses.dataclass(frozen=True)
 class AdditiveChi2(Kernel):
     """Additive chi-squared kernel ``k(x, y) = sum_i 2 x_i y_i / (x_i + y_i)``, ``x, y >= 0``.
 
     The positive-definite form used by :class:`~kernelmaps.AdditiveChi2Sampler` (Vedaldi
-    & Zisserman 2010).  :func:`sklearn.metrics.pairwise.additive_chi2_kernel` is the
-    conditionally positive-definite ``-sum (x_i - y_i)^2 / (x_i + y_i) = 2 k(x, y) -
-    sum_i x_i - sum_i y_i``.
+    & Zisserman 2010), registered as ``"additive_chi2_pd"``.
+    :func:`sklearn.metrics.pairwise.additive_chi2_kernel` is the conditionally
+    positive-definite ``-sum (x_i - y_i)^2 / (x_i + y_i) = 2 k(x, y) - sum_i x_i -
+    sum_i y_i``, here :class:`~kernelmaps.kernels.NegativeChi2`
+    (``"sklearn_additive_chi2"``); the name ``"additive_chi2"`` is refused as ambiguous.
 
     Notes
     -----

@@ -80,6 +80,8 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         Keep after ``fit`` what ``partial_fit`` continues from; ``False`` keeps only what
         prediction needs (a small saved model; ``partial_fit`` then raises an error naming
         this parameter).  See :class:`FeatureRidge`.
+    random_state : int, Generator, SeedSequence, RandomState or None, default=None
+        Seed of the default map (``feature_map=None``) only; see :class:`FeatureRidge`.
 
     Attributes
     ----------

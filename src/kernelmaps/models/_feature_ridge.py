@@ -131,6 +131,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         "alpha_selection": [StrOptions({"auto", "loo", "gcv"})],
         "fit_intercept": ["boolean"],
         "keep_statistics": ["boolean"],
+        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 
     def __init__(
@@ -142,6 +143,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         alpha_selection: str = "auto",
         fit_intercept: bool = True,
         keep_statistics: bool = True,
+        random_state: Any = None,
     ) -> None:
         self.feature_map = feature_map
         self.alpha = alpha
@@ -149,6 +151,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         self.alpha_selection = alpha_selection
         self.fit_intercept = fit_intercept
         self.keep_statistics = keep_statistics
+        self.random_state = random_state
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -178,7 +181,9 @@ class _StreamingRidgeMixin(BaseEstimator):
 
     def _new_feature_map(self) -> Any:
         if self.feature_map is None:
-            return RandomFourierFeatures()
+            # the default map is the only random part: seeded by random_state (a given
+            # map keeps its own random_state, which random_state does not touch)
+            return RandomFourierFeatures(random_state=self.random_state)
         if isinstance(self.feature_map, str):  # "passthrough"
             return None
         return clone(self.feature_map)
@@ -506,7 +511,7 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         the number of columns; data-dependent ones (Nyström landmarks, binning grids) learn
         from that first data, so give ``partial_fit`` a representative first block.
         ``"passthrough"`` uses ``X`` itself (linear ridge); ``None`` means
-        ``RandomFourierFeatures()``.
+        ``RandomFourierFeatures(random_state=random_state)``.
     alpha : float, default=1.0
         Ridge penalty ``alpha > 0`` (used when ``alphas`` is None).
     alphas : array-like of float, default=None
@@ -529,6 +534,9 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         To stream and still save a small model, call ``partial_fit`` with
         ``keep_statistics=True`` and the last block after
         ``set_params(keep_statistics=False)``.
+    random_state : int, Generator, SeedSequence, RandomState or None, default=None
+        Seed of the default map (``feature_map=None``) only: a given ``feature_map``
+        keeps its own ``random_state``, and ``"passthrough"`` draws nothing.
 
     Attributes
     ----------

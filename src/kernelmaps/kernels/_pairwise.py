@@ -1,0 +1,201 @@
+"""The kernels of :mod:`sklearn.metrics.pairwise` that the other modules do not hold.
+
+==================  =========================================  ============================
+kernel              k(x, y)                                    scikit-learn
+==================  =========================================  ============================
+Linear              x . y                                      ``linear_kernel``
+Sigmoid             tanh(gamma x . y + coef0)                  ``sigmoid_kernel``
+Cosine              x . y / (|x| |y|)  (0 for a zero row)      ``cosine_similarity``
+NegativeChi2        -sum_i (x_i - y_i)^2 / (x_i + y_i)         ``additive_chi2_kernel``
+==================  =========================================  ============================
+
+With these, every name of scikit-learn's ``PAIRWISE_KERNEL_FUNCTIONS`` (the kernels its
+``Nystroem`` takes) has a kernel here with the same parameters and defaults, except the
+name ``additive_chi2``, which is refused as ambiguous (see :data:`AMBIGUOUS_NAMES` in
+``kernels/_base.py``): scikit-learn's pairwise ``additive_chi2`` is :class:`NegativeChi2`
+(registered as ``"sklearn_additive_chi2"``), while its ``AdditiveChi2Sampler`` approximates
+:class:`~kernelmaps.kernels.AdditiveChi2` (``"additive_chi2_pd"``).
+
+``Sigmoid`` is not positive semidefinite in general, and ``NegativeChi2`` is only
+conditionally negative definite (``K <= 0``, ``k(x, x) = 0``): :class:`~kernelmaps.Nystroem`
+takes them as scikit-learn's does, and warns when the landmark kernel matrix has negative
+eigenvalues (their directions are dropped).
+
+References
+----------
+Schölkopf, B. and Smola, A. J. (2002). Learning with Kernels, section 2.3 (the sigmoid
+kernel) and section 2.4 (conditionally positive definite kernels). MIT Press.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.preprocessing import normalize
+from sklearn.utils.extmath import safe_sparse_dot
+
+from ._base import (
+    Kernel,
+    _all_finite,
+    _check_positive,
+    _diag_input,
+    _finite_number,
+    register_kernel,
+)
+from ._chi2 import _chi2_distance, _coordinatewise_sum, check_non_negative
+from ._dot_product import _squared_row_norms
+
+__all__ = ["Cosine", "Linear", "NegativeChi2", "Sigmoid"]
+
+
+def _gram(X: Any, Y: Any) -> np.ndarray:
+    return np.asarray(safe_sparse_dot(X, Y.T, dense_output=True), dtype=np.float64)
+
+
+@register_kernel("linear")
+@dataclasses.dataclass(frozen=True)
+class Linear(Kernel):
+    """Linear kernel ``k(x, y) = x . y`` (:func:`sklearn.metrics.pairwise.linear_kernel`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Linear
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> Linear()(X).tolist()
+    [[1.0, 1.0], [1.0, 2.0]]
+    """
+
+    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+        return _gram(X, Y)
+
+    def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
+        with np.errstate(over="ignore"):
+            out = _squared_row_norms(X)
+        if not _all_finite(out):
+            self._refuse_overflow(X, X)
+        return out
+
+
+@register_kernel("sigmoid")
+@dataclasses.dataclass(frozen=True)
+class Sigmoid(Kernel):
+    """Sigmoid kernel ``k(x, y) = tanh(gamma x . y + coef0)``
+    (:func:`sklearn.metrics.pairwise.sigmoid_kernel`, with its defaults).
+
+    Not positive semidefinite in general (Schölkopf & Smola 2002, section 2.3): a
+    Nyström map of it keeps the positive part of the landmark kernel matrix and warns.
+
+    Parameters
+    ----------
+    gamma : float, default=None
+        Scale of the dot product, > 0; ``None`` means ``1 / n_features``.
+    coef0 : float, default=1.0
+        Offset, any finite number (negative values are common for this kernel).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Sigmoid
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(Sigmoid(gamma=1.0, coef0=0.0)(X), 4).tolist()
+    [[0.7616, 0.7616], [0.7616, 0.964]]
+    """
+
+    #: ``coef0`` may be negative (checked by the estimators' ``coef0`` argument).
+    negative_coef0: ClassVar[bool] = True
+
+    gamma: float | None = None
+    coef0: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_positive("Sigmoid", "gamma", self.gamma)
+        if (
+            isinstance(self.coef0, bool)
+            or not isinstance(self.coef0, (int, float, np.integer, np.floating))
+            or not _finite_number(self.coef0)
+        ):
+            raise ValueError(f"Sigmoid: coef0 must be a finite number; got {self.coef0!r}.")
+
+    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+        K = _gram(X, Y)
+        K *= self._g
+        K += float(self.coef0)
+        return np.tanh(K, out=K)
+
+
+@register_kernel("cosine")
+@dataclasses.dataclass(frozen=True)
+class Cosine(Kernel):
+    """Cosine similarity ``k(x, y) = x . y / (|x| |y|)``, 0 when a row is zero
+    (:func:`sklearn.metrics.pairwise.cosine_similarity`).
+
+    Positive semidefinite: the linear kernel of the rows scaled to unit norm.  The rows
+    are scaled by their largest entry before their norm is taken, so that no norm
+    overflows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Cosine
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+    >>> np.round(Cosine()(X), 4).tolist()
+    [[1.0, 0.7071, 0.0], [0.7071, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+
+    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+        Xn = _unit_rows(X)
+        Yn = Xn if Y is X else _unit_rows(Y)
+        K = _gram(Xn, Yn)
+        return np.clip(K, -1.0, 1.0, out=K)
+
+    def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
+        if sp.issparse(X):
+            nonzero = np.asarray(abs(X).max(axis=1).toarray()).ravel() > 0
+        else:
+            nonzero = np.any(X != 0, axis=1)
+        return nonzero.astype(np.float64)
+
+
+def _unit_rows(X: Any) -> Any:
+    """Rows scaled to unit L2 norm (zero rows stay zero), without overflow."""
+    return normalize(normalize(X, norm="max", copy=True), norm="l2", copy=False)
+
+
+@register_kernel("sklearn_additive_chi2")
+@dataclasses.dataclass(frozen=True)
+class NegativeChi2(Kernel):
+    """scikit-learn's pairwise ``additive_chi2``:
+    ``k(x, y) = -sum_i (x_i - y_i)^2 / (x_i + y_i)``, ``x, y >= 0``
+    (:func:`sklearn.metrics.pairwise.additive_chi2_kernel`).
+
+    The negative chi-squared distance: conditionally positive definite, not positive
+    semidefinite (``k(x, x) = 0`` and ``K <= 0``).  It equals
+    ``2 AdditiveChi2()(x, y) - sum_i x_i - sum_i y_i``; the kernel that
+    :class:`~kernelmaps.AdditiveChi2Sampler` approximates is
+    :class:`~kernelmaps.kernels.AdditiveChi2` (``"additive_chi2_pd"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import NegativeChi2
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> NegativeChi2()(X).tolist()
+    [[0.0, -1.0], [-1.0, 0.0]]
+    """
+
+    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+        check_non_negative(X, "The negative chi-squared distance (sklearn_additive_chi2)")
+        check_non_negative(Y, "The negative chi-squared distance (sklearn_additive_chi2)")
+        K = _coordinatewise_sum(X, Y, _chi2_distance)
+        return np.subtract(0.0, K, out=K)  # -0.0 written as 0.0
+
+    def diag(self, X: Any) -> np.ndarray:
+        X = _diag_input(X)
+        check_non_negative(X, "The negative chi-squared distance (sklearn_additive_chi2)")
+        return np.zeros(X.shape[0])
