@@ -216,10 +216,6 @@ def uniform_points(
             f"numbers); got dimension={dimension}. Use Monte Carlo or orthogonal draws for "
             "data of this many features, or reduce them first (e.g. with PCA)."
         )
-    if method == "sobol" and n_points > 2**SOBOL_BITS:
-        raise ValueError(
-            f"at most 2**{SOBOL_BITS} Sobol' points can be drawn; got n_points={n_points}."
-        )
     halton_scrambled = method == "halton" and how is True
     check_memory(
         (16.0 if how == "shift" else 8.0) * n_points * dimension
@@ -228,6 +224,10 @@ def uniform_points(
         + (" and their scrambling permutations" if halton_scrambled else ""),
         "draw fewer points, reduce the dimension, or use method='sobol'",
     )
+    if method == "sobol" and n_points > 2**SOBOL_BITS:
+        raise ValueError(
+            f"at most 2**{SOBOL_BITS} Sobol' points can be drawn; got n_points={n_points}."
+        )
     if method == "halton":
         engine: Any = qmc.Halton(d=dimension, scramble=bool(how), rng=rng)
     else:
