@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 from typing import Any, ClassVar
 
@@ -18,7 +19,14 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ..sampling import orthogonal_directions, uniform_points
+from ..sampling import (
+    orthogonal_directions,
+    principal_axes,
+    resolve_scramble,
+    rotation_sample,
+    sobol_balance_message,
+    uniform_points,
+)
 from ._base import (
     LIMITS_PAGE,
     BaseFeatureMap,
@@ -61,7 +69,12 @@ class RandomFourierFeatures(BaseFeatureMap):
         (Algorithm 1 of Deshmukh's kernel approximation report; Sutherland & Schneider
         2015 show it has the lower variance).  ``"cos_phase"``:
         ``z(x) = sqrt(2/D) [cos(w_i.x + b_i)]_{i<D}``, ``b_i ~ U[0, 2 pi)`` (Rahimi &
-        Recht 2007).
+        Recht 2007).  Keep ``"cos_sin"`` (the default for every sampler) with the
+        quasi-random samplers: ``z(x).z(y) = (1/L) sum_i cos(w_i.(x - y))`` is then a
+        quasi-Monte Carlo average of a smooth function of the points, whereas each
+        ``cos_phase`` product carries the term ``cos(w_i.(x + y) + 2 b_i)``, which is not a
+        function of ``x - y`` and oscillates fast in the points: most of the quasi-Monte
+        Carlo gain is lost.
     sampler : {"mc", "orthogonal", "halton", "sobol"}, default="mc"
         How the frequencies are drawn.  ``"mc"``: i.i.d. from ``p``.  ``"orthogonal"``:
         orthogonal random features (Yu et al. 2016): directions orthonormal within blocks
@@ -69,11 +82,36 @@ class RandomFourierFeatures(BaseFeatureMap):
         measures: Gaussian, Matérn).  ``"halton"``, ``"sobol"``: quasi-random Fourier
         features (Yang et al. 2014): low-discrepancy points of the unit cube from
         :mod:`scipy.stats.qmc` pushed through the inverse CDF of ``p``; for
-        ``"cos_phase"`` the phase takes one more coordinate of the points.
-    scramble : bool, default=True
-        Scramble the quasi-random points (ignored by ``"mc"`` and ``"orthogonal"``).
-        Scrambled points are each uniform, so the kernel estimate stays unbiased; without
-        scrambling the map is deterministic and the first point (the origin) is skipped.
+        ``"cos_phase"`` the phase takes one more coordinate of the points.  Sobol' points
+        keep their balance when the number of frequencies is a power of two
+        (``n_components`` a power of two for ``"cos_sin"``); other sizes warn, naming the
+        next one.
+    scramble : {"auto", "shift", True, False}, default="auto"
+        Randomization of the quasi-random points (ignored by ``"mc"`` and
+        ``"orthogonal"``).  ``"shift"`` (Sobol' only): a random digital shift, every point
+        of the unscrambled Joe-Kuo sequence, the origin included, XOR one uniform random
+        vector; it keeps the net and its optimized low-dimensional projections.
+        ``True``: scipy's scrambling (linear matrix scrambling plus a digital shift for
+        Sobol', random digit permutations for Halton).  ``"auto"``: ``"shift"`` for
+        Sobol', ``True`` for Halton.  Randomized points are each uniform on the cube, so
+        the kernel estimate stays unbiased.  ``False``: a deterministic map, the first
+        point (the origin) skipped (not a net; biased).
+    rotate : {"auto", True, False}, default="auto"
+        Turn the frequencies onto the principal axes of the fit data:
+        ``W = M V^T`` with ``M`` the frequencies from the points and ``V`` the
+        eigenvectors of the covariance of ``X``, by decreasing variance
+        (:func:`kernelmaps.sampling.principal_axes`), so that the leading, best stratified
+        coordinates of the quasi-random points carry the variance of ``x - y``.  For a
+        radial spectral measure (Gaussian, Matérn) the law of ``w`` is invariant under
+        rotations, so the kernel and the unbiasedness are unchanged; not for Laplacian or
+        Cauchy products (refused).  ``"auto"``: on for ``"halton"`` and ``"sobol"`` with a
+        radial kernel and at most ``4096`` features (off for ``"mc"`` and
+        ``"orthogonal"``, whose laws are rotation-invariant already).  ``True`` also
+        rotates ``"mc"`` / ``"orthogonal"`` frequencies (no change in law).  The fit then
+        reads the values of ``X`` (else only its shape): ``O(n d^2 + d^3)`` time, ``d^2``
+        memory, on at most ``10 000`` rows drawn uniformly
+        (:func:`kernelmaps.sampling.rotation_sample`); a Dask array is refused (pass
+        ``rotate=False``, or fit on a numpy sample of its rows).
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Source of the frequencies.
 
@@ -89,6 +127,8 @@ class RandomFourierFeatures(BaseFeatureMap):
     n_pairs_ : int
         Number of cosine/sine pairs (the first ``2 n_pairs_`` output columns are the
         cosines, then the sines, of the first ``n_pairs_`` frequencies).
+    rotated_ : bool
+        Whether the frequencies were turned onto the principal axes of ``X``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -118,6 +158,10 @@ class RandomFourierFeatures(BaseFeatureMap):
     Yang, J., Sindhwani, V., Avron, H. and Mahoney, M. (2014). Quasi-Monte Carlo feature
     maps for shift-invariant kernels. ICML.
     Yu, F. X. et al. (2016). Orthogonal random features. NIPS.
+    Joe, S. and Kuo, F. Y. (2008). Constructing Sobol' sequences with better
+    two-dimensional projections. SIAM J. Sci. Comput.
+    Dick, J. and Pillichshammer, F. (2010). Digital Nets and Sequences (random digital
+    shifts, section 4.4). Cambridge University Press.
     Sutherland, D. J. and Schneider, J. (2015). On the error of random Fourier features. UAI.
 
     Examples
@@ -137,7 +181,8 @@ class RandomFourierFeatures(BaseFeatureMap):
         "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "variant": [StrOptions({"cos_sin", "cos_phase"})],
         "sampler": [StrOptions({"mc", "orthogonal", "halton", "sobol"})],
-        "scramble": ["boolean"],
+        "scramble": ["boolean", StrOptions({"auto", "shift"})],
+        "rotate": ["boolean", StrOptions({"auto"})],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 
@@ -150,7 +195,8 @@ class RandomFourierFeatures(BaseFeatureMap):
         n_components: int = 100,
         variant: str = "cos_sin",
         sampler: str = "mc",
-        scramble: bool = True,
+        scramble: bool | str = "auto",
+        rotate: bool | str = "auto",
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
@@ -160,6 +206,7 @@ class RandomFourierFeatures(BaseFeatureMap):
         self.variant = variant
         self.sampler = sampler
         self.scramble = scramble
+        self.rotate = rotate
         self.random_state = random_state
 
     @classmethod
@@ -200,12 +247,14 @@ class RandomFourierFeatures(BaseFeatureMap):
                 offsets = rng.uniform(0.0, 2.0 * np.pi, size=n_phases)
         else:
             dim = kernel.n_uniforms(n_features)
-            U = uniform_points(
-                n_frequencies, dim + with_phase, self.sampler, scramble=self.scramble, rng=rng
-            )
+            scramble = resolve_scramble(self.scramble, self.sampler)
+            U = self._uniform_points(n_frequencies, dim + with_phase, scramble, rng)
             W = kernel.frequencies_from_uniform(U[:, :dim], n_features)
             if with_phase:
                 offsets = 2.0 * np.pi * U[n_pairs:, dim]
+        rotated = self._rotates(kernel, n_features)
+        if rotated:
+            W = self._rotated(W, X, rng)
         if not np.all(np.isfinite(W)):
             raise NonFiniteOutputError(
                 f"RandomFourierFeatures.fit: frequencies beyond the float64 range were drawn "
@@ -217,7 +266,59 @@ class RandomFourierFeatures(BaseFeatureMap):
         self.frequencies_ = np.ascontiguousarray(W.T)
         self.offsets_ = offsets
         self.n_pairs_ = n_pairs
+        self.rotated_ = rotated
         self._n_features_out = self.n_components
+
+    #: The largest number of features ``rotate="auto"`` rotates for (``d^3`` eigenvectors).
+    _AUTO_ROTATE_MAX_FEATURES: ClassVar[int] = 4096
+
+    def _uniform_points(
+        self, n_points: int, dimension: int, scramble: bool | str, rng: np.random.Generator
+    ) -> np.ndarray:
+        """The quasi-random points, with the balance warning in terms of ``n_components``."""
+        if self.sampler != "sobol":
+            return uniform_points(n_points, dimension, self.sampler, scramble=scramble, rng=rng)
+        factor = 2 if self.variant == "cos_sin" else 1
+        message = sobol_balance_message(n_points, "n_components", factor)
+        if message is not None:
+            warnings.warn(
+                f"RandomFourierFeatures(sampler='sobol', n_components={self.n_components}): "
+                + message,
+                UserWarning,
+                stacklevel=4,
+            )
+        with warnings.catch_warnings():  # the same warning, in terms of points
+            warnings.filterwarnings("ignore", message=".*Sobol' points is not a power of two")
+            return uniform_points(n_points, dimension, self.sampler, scramble=scramble, rng=rng)
+
+    def _rotates(self, kernel: ShiftInvariantKernel, n_features: int) -> bool:
+        """Whether the frequencies are turned onto the data's principal axes."""
+        if self.rotate == "auto":
+            return (
+                self.sampler in ("halton", "sobol")
+                and kernel.radial
+                and n_features <= self._AUTO_ROTATE_MAX_FEATURES
+            )
+        if self.rotate and not kernel.radial:
+            raise ValueError(
+                f"rotate=True needs a kernel whose spectral measure is rotation-invariant "
+                f"(Gaussian, Matern); got {kernel!r}, whose frequencies would change law. "
+                "Use rotate=False or 'auto' with it."
+            )
+        return bool(self.rotate)
+
+    def _rotated(self, W: np.ndarray, X: Any, rng: np.random.Generator) -> np.ndarray:
+        """``W V^T``: row ``i`` of ``W`` read in the principal axes ``V`` of ``X``."""
+        if X.shape[0] == 0:  # a Dask array's fit sees the shape only
+            raise ValueError(
+                f"RandomFourierFeatures(sampler={self.sampler!r}, rotate={self.rotate!r}) "
+                "turns its frequencies onto the principal axes of X, which reads X's values; "
+                "a Dask array is not read by this fit: pass rotate=False, or fit on a numpy "
+                "sample of the rows."
+            )
+        rows = rotation_sample(X.shape[0], rng)
+        V = principal_axes(X if rows is None else X[rows])
+        return W @ V.T
 
     _parallel_blocks: ClassVar[bool] = True
 

@@ -1,6 +1,8 @@
 """Monte Carlo, orthogonal and quasi-Monte Carlo draws, and landmark selection.
 
-* :func:`uniform_points`, :func:`orthogonal_directions` -- the draws of the random maps.
+* :func:`uniform_points`, :func:`orthogonal_directions` -- the draws of the random maps;
+  :func:`principal_axes` (with :func:`rotation_sample`) -- the rotation that turns
+  rotation-invariant quasi-Monte Carlo frequencies onto the data's principal axes.
 * :func:`resolve_landmarks` -- the landmarks of Nyström, IKA and NystroemKernelRidge, from
   their ``landmarks`` parameter; :func:`select_landmarks` draws them uniformly, by k-means,
   by recursive ridge leverage scores or by randomly pivoted Cholesky (:func:`rpcholesky`).
@@ -20,8 +22,19 @@ from ._landmarks import (
     select_landmarks,
 )
 from ._orthogonal import orthogonal_directions
+<<<<<<< HEAD
 from ._qmc import QMC_METHODS, uniform_points
 from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, RPCholeskyResult, rpcholesky
+=======
+from ._qmc import (
+    QMC_METHODS,
+    SCRAMBLE_OPTIONS,
+    resolve_scramble,
+    sobol_balance_message,
+    uniform_points,
+)
+from ._rotation import ROTATION_SAMPLE_SIZE, principal_axes, rotation_sample
+>>>>>>> wp-qmc
 
 __all__ = [
     "KMEANS_MINIBATCH_THRESHOLD",
@@ -29,14 +42,26 @@ __all__ = [
     "LANDMARK_SAMPLE_SIZE",
     "PREDRAWN_LANDMARK_METHODS",
     "QMC_METHODS",
+<<<<<<< HEAD
     "RPCHOLESKY_BLOCK_SIZE",
     "RPCholeskyResult",
+=======
+    "ROTATION_SAMPLE_SIZE",
+    "SCRAMBLE_OPTIONS",
+>>>>>>> wp-qmc
     "kernel_diagonal",
     "landmark_sample_size",
     "orthogonal_directions",
+    "principal_axes",
     "recursive_rls_indices",
     "resolve_landmarks",
+<<<<<<< HEAD
     "rpcholesky",
+=======
+    "resolve_scramble",
+    "rotation_sample",
+>>>>>>> wp-qmc
     "select_landmarks",
+    "sobol_balance_message",
     "uniform_points",
 ]
