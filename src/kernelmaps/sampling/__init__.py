@@ -22,10 +22,6 @@ from ._landmarks import (
     select_landmarks,
 )
 from ._orthogonal import orthogonal_directions
-<<<<<<< HEAD
-from ._qmc import QMC_METHODS, uniform_points
-from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, RPCholeskyResult, rpcholesky
-=======
 from ._qmc import (
     QMC_METHODS,
     SCRAMBLE_OPTIONS,
@@ -34,7 +30,7 @@ from ._qmc import (
     uniform_points,
 )
 from ._rotation import ROTATION_SAMPLE_SIZE, principal_axes, rotation_sample
->>>>>>> wp-qmc
+from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, RPCholeskyResult, rpcholesky
 
 __all__ = [
     "KMEANS_MINIBATCH_THRESHOLD",
@@ -42,25 +38,19 @@ __all__ = [
     "LANDMARK_SAMPLE_SIZE",
     "PREDRAWN_LANDMARK_METHODS",
     "QMC_METHODS",
-<<<<<<< HEAD
-    "RPCHOLESKY_BLOCK_SIZE",
-    "RPCholeskyResult",
-=======
     "ROTATION_SAMPLE_SIZE",
+    "RPCHOLESKY_BLOCK_SIZE",
     "SCRAMBLE_OPTIONS",
->>>>>>> wp-qmc
+    "RPCholeskyResult",
     "kernel_diagonal",
     "landmark_sample_size",
     "orthogonal_directions",
     "principal_axes",
     "recursive_rls_indices",
     "resolve_landmarks",
-<<<<<<< HEAD
-    "rpcholesky",
-=======
     "resolve_scramble",
     "rotation_sample",
->>>>>>> wp-qmc
+    "rpcholesky",
     "select_landmarks",
     "sobol_balance_message",
     "uniform_points",
