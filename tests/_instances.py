@@ -16,7 +16,7 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
     "RandomFourierFeatures": [
         {"n_components": 20, "random_state": 0},
         {"n_components": 20, "variant": "cos_phase", "sampler": "orthogonal", "random_state": 0},
-        {"n_components": 20, "sampler": "sobol", "kernel": "laplacian", "random_state": 0},
+        {"n_components": 32, "sampler": "sobol", "kernel": "laplacian", "random_state": 0},
         {"n_components": 32, "sampler": "sobol", "random_state": 0},
         {
             "n_components": 21,

@@ -357,11 +357,21 @@ def test_compare_refusals(tmp_path, capsys) -> None:
     assert main([*base, "-o", ""]) == 2
     assert "-o/--output is empty" in capsys.readouterr().err
     # every cell refusing its input: one error line naming the data set and the first error
-    ika = [*base, "--methods", "ika", "--n-components", "5000", "-o", str(tmp_path / "i")]
-    assert main(ika) == 1
+    # (a study without scaling, on values near the float limit: every map overflows)
+    huge = tmp_path / "huge.csv"
+    np.savetxt(huge, np.column_stack([X * 1e307, X.sum(axis=1)]), delimiter=",",
+               header="a,b,c,y", comments="", fmt="%.17g")  # fmt: skip
+    study = tmp_path / "study.toml"
+    study.write_text(
+        'name = "huge"\nn_components = [8]\nseeds = 1\n[[datasets]]\n'
+        f'name = "{huge}"\ntarget = "y"\npreprocess = "none"\nn_fit = 20\nn_eval = 10\n'
+        '[[methods]]\nname = "rff-mc"\n'
+    )
+    assert main(["compare", "--config", str(study), "-o", str(tmp_path / "h"), "-q",
+                 "--no-plot"]) == 1  # fmt: skip
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("kernelmaps compare: error: every cell failed")
-    assert "the first, good / ika / D=5000 / seed 0: ValueError: n_components=5000" in last
+    assert "the first, huge / rff-mc / D=8 / seed 0: NonFiniteOutputError:" in last
     assert main([*base, "--metrics", "accuracy", "-o", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
     assert "do not apply to these data sets" in err and "every cell failed" not in err

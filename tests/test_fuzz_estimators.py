@@ -848,9 +848,7 @@ def sampling_calls(draw: Any) -> Call:
             ),
             judge_landmarks,
         )
-    landmarks = draw(
-        st.sampled_from(("uniform", "kmeans", "leverage", "bogus", "array", "wrong_cols"))
-    )
+    landmarks = draw(st.sampled_from((*sampling.LANDMARK_METHODS, "bogus", "array", "wrong_cols")))
 
     def resolve() -> Any:
         given_landmarks: Any = landmarks

@@ -358,3 +358,15 @@ def test_experiment_method_is_registered():
 
     spec = get_method("nystroem-rpcholesky")
     assert "Cholesky" in spec.description
+
+
+def test_precomputed_kernel_gives_the_same_pivots():
+    """With kernel='precomputed' the pivots are looked up in the given matrix: the same
+    landmarks as from the feature vectors (it used to fail, asking for the kernel)."""
+    X = np.random.default_rng(0).random((50, 3))
+    K = Gaussian(gamma=1.0)(X)
+    given = Nystroem(kernel="precomputed", landmarks="rpcholesky", n_components=10,
+                     random_state=0).fit(K)  # fmt: skip
+    direct = Nystroem(kernel="rbf", gamma=1.0, landmarks="rpcholesky", n_components=10,
+                      random_state=0).fit(X)  # fmt: skip
+    np.testing.assert_array_equal(given.component_indices_, direct.component_indices_)

@@ -382,8 +382,7 @@ def _write_verdicts(out_dir: Path) -> None:
     The results are complete without them: when the file cannot be rewritten (another run
     took the folder, the disk is full), a warning says so and the command goes on.
     """
-    from ..experiments import OutputFolderInUseError
-    from ..experiments._verdicts import write_verdicts
+    from ..experiments import OutputFolderInUseError, write_verdicts
 
     try:
         write_verdicts(out_dir)
@@ -402,8 +401,7 @@ def _report(
 
     ``names``: the registry name of each method as the table names it.
     """
-    from ..experiments import format_table
-    from ..experiments._verdicts import format_verdicts, study_verdicts
+    from ..experiments import format_table, format_verdicts, study_verdicts
 
     print()
     print(format_table(result.rows, error_metric))

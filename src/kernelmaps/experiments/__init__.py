@@ -49,6 +49,7 @@ from ._runner import (
 )
 from ._saved_model import ColumnMismatchError, NonFinitePredictionError, SavedModel
 from ._summary import format_table, summarize
+from ._verdicts import STUDY_PAIRS, format_verdicts, study_verdicts, write_verdicts
 
 __all__ = [
     "MAX_CELLS",
@@ -56,6 +57,7 @@ __all__ = [
     "METRICS",
     "MODEL_FORMAT_VERSION",
     "RESULT_COLUMNS",
+    "STUDY_PAIRS",
     "ColumnMismatchError",
     "DatasetConfig",
     "ExperimentConfig",
@@ -71,6 +73,7 @@ __all__ = [
     "choose_gamma",
     "default_study",
     "format_table",
+    "format_verdicts",
     "get_method",
     "load_config",
     "load_model",
@@ -82,6 +85,8 @@ __all__ = [
     "resolve_method",
     "run_experiment",
     "save_model",
+    "study_verdicts",
     "summarize",
     "trusted_model_types",
+    "write_verdicts",
 ]

@@ -1,7 +1,7 @@
 """Registry of named methods: a name -> a factory building a feature map.
 
 A method is a feature map with fixed settings (``"rff-sobol"`` is random Fourier features
-with scrambled Sobol' frequencies).  Its factory takes the number of output features, the
+with randomly shifted Sobol' frequencies).  Its factory takes the number of output features, the
 kernel parameters and a random state, and returns an unfitted estimator::
 
     factory(n_components, kernel_params, random_state) -> estimator
@@ -223,7 +223,7 @@ _BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
             ("mc", "Monte Carlo"),
             ("orthogonal", "orthogonal"),
             ("halton", "scrambled Halton"),
-            ("sobol", "scrambled Sobol'"),
+            ("sobol", "randomly shifted Sobol'"),
         ]
     ],
     (

@@ -421,8 +421,8 @@ class Nystroem(BaseFeatureMap):
             given = not isinstance(self.landmarks, str)
             raise ValueError(
                 f"landmarks={'an array' if given else repr(self.landmarks)} needs "
-                "feature vectors; with kernel='precomputed' use landmarks='uniform' or "
-                "'leverage'."
+                "feature vectors; with kernel='precomputed' use landmarks='uniform', "
+                "'leverage' or 'rpcholesky'."
             )
 
     def _fit_precomputed(
@@ -444,7 +444,7 @@ class Nystroem(BaseFeatureMap):
         refuse_named_with_precomputed(self)
         self._check_precomputed((n_samples, n_features))
         index_kernel = None
-        if self.landmarks == "leverage":
+        if self.landmarks != "uniform":  # leverage and rpcholesky look the kernel up
             (K,) = read_rows([None])
             index_kernel = _PrecomputedIndexKernel(K)
         draw = draw_landmarks(
