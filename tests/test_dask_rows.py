@@ -306,3 +306,15 @@ def test_the_suite_runs_without_dask(tmp_path):
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "skipped" in result.stdout
+
+
+def test_stateless_sampler_transforms_a_dask_array_without_fit() -> None:
+    """AdditiveChi2Sampler transforms without fit (as scikit-learn's); on a Dask array a
+    fitted copy goes into the graph, the caller's estimator stays unfitted."""
+    X = np.random.default_rng(0).random((20, 3))
+    sampler = kernelmaps.AdditiveChi2Sampler(sample_steps=2)
+    Z = sampler.transform(as_dask(X, "uneven-with-1-row"))
+    assert not hasattr(sampler, "n_features_in_")
+    np.testing.assert_array_equal(
+        Z.compute(), kernelmaps.AdditiveChi2Sampler(sample_steps=2).fit(X).transform(X)
+    )

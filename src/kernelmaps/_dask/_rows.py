@@ -154,6 +154,16 @@ def map_method(estimator: Any, method: str, X: Any) -> Any:
 
     from ..feature_maps._base import BaseFeatureMap
 
+    if (
+        isinstance(estimator, BaseFeatureMap)
+        and not estimator.__sklearn_tags__().requires_fit
+        and not hasattr(estimator, "n_features_in_")
+    ):
+        # a stateless map (AdditiveChi2Sampler) transforms without fit: a fitted copy
+        # (from the metadata only) goes into the graph
+        from sklearn.base import clone
+
+        estimator = clone(estimator).fit(X)
     check_is_fitted(estimator)
     if isinstance(estimator, BaseFeatureMap) and method == "transform":
         X = check_dask_array(estimator, X, reset=False, accept_sparse=estimator._accepts_sparse)
