@@ -5,7 +5,10 @@ grid, seeds, metrics, bandwidth rule; see :class:`kernelmaps.experiments.Experim
 run by :func:`kernelmaps.experiments.run_experiment` into ``--output`` (default
 ``docs/results/<name>``): ``results.csv`` and ``results.json`` (rows, configuration,
 provenance), ``cells.jsonl`` (finished cells: an interrupted run resumes), and here also
-``figure.png`` and ``table.md`` (mean ± std over the seeds of each metric).  Run from the
+``figure.png`` and ``table.md`` (mean ± std over the seeds of each metric), and the
+study's verdicts (:data:`kernelmaps.experiments.STUDY_PAIRS` whose two methods ran: at how
+many points the second wins, and at how many by more than two standard errors) in
+``verdicts.md`` and under the ``verdicts`` key of ``results.json``.  Run from the
 repository root::
 
     python experiments/run_study.py NAME [--seeds N] [--output DIR] [--data-home DIR]
@@ -32,8 +35,11 @@ from kernelmaps.experiments import (
     ExperimentConfig,
     ExperimentResult,
     format_table,
+    format_verdicts,
     load_config,
     run_experiment,
+    study_verdicts,
+    write_verdicts,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -129,6 +135,27 @@ def tables(result: ExperimentResult, config: ExperimentConfig, out: Path) -> str
     return text
 
 
+def verdicts(result: ExperimentResult, config: ExperimentConfig, out: Path) -> str:
+    """The study's verdicts on its error and accuracy metrics (not its times).
+
+    Written into ``results.json`` (its ``verdicts`` key, every metric with a direction)
+    and ``verdicts.md``; returns the text, empty when no pair of the study ran.
+    """
+    write_verdicts(out)
+    names = {m.display: m.name for m in config.methods}
+    found = [
+        v
+        for metric in config.metrics
+        if not metric.endswith("_time")
+        for v in study_verdicts(result.rows, metric, names)
+    ]
+    if not found:
+        return ""
+    text = format_verdicts(found)
+    (out / "verdicts.md").write_text("```\n" + text + "\n```\n", encoding="utf-8")
+    return text
+
+
 def run_study(
     argv: list[str] | None = None, name: str | None = None, report: Report = tables
 ) -> int:
@@ -139,6 +166,10 @@ def run_study(
     for failure in result.failures:
         print(f"failed: {failure}", file=sys.stderr)
     print(report(result, config, args.output))
+    text = verdicts(result, config, args.output)
+    if text:
+        print()
+        print(text)
     return 0
 
 

@@ -381,13 +381,13 @@ def test_compare_prints_and_writes_the_verdicts(tmp_path, capsys):
 def test_compare_goes_on_when_the_verdicts_cannot_be_written(tmp_path, capsys, monkeypatch):
     import errno
 
+    from kernelmaps import experiments
     from kernelmaps.exceptions import OutputWriteError
-    from kernelmaps.experiments import _verdicts
 
     def full_disk(out_dir):
         raise OutputWriteError(errno.ENOSPC, f"{out_dir}: no space left on the device")
 
-    monkeypatch.setattr(_verdicts, "write_verdicts", full_disk)
+    monkeypatch.setattr(experiments, "write_verdicts", full_disk)
     out = tmp_path / "o"
     proc = run_inprocess(
         capsys, "compare", "--datasets", "letter", "--methods", "rff-mc", "rff-orthogonal",

@@ -288,7 +288,10 @@ def test_the_suite_runs_without_dask(tmp_path):
             """
         )
     )
-    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    import os
+
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
     result = subprocess.run(
         [
             sys.executable,
