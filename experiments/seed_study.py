@@ -4,7 +4,7 @@ RFF vs QMC RFF, Nyström (uniform) vs Nyström (k-means), RMFM vs CRFM: the rela
 Frobenius error of the kernel matrix of n points (in-sample, as in the study) against the
 number of features L / landmarks m / D, Gaussian kernel with the bandwidth set by the mean
 distance of the points to their mean, polynomial kernel (x.y)^2, data scaled to the unit
-hypercube, 5 runs.  The later methods (orthogonal RFF, leverage-score Nyström,
+hypercube, 10 seeds (the study ran 5).  The later methods (orthogonal RFF, leverage-score Nyström,
 TensorSketch, IKA, random binning on the Laplacian kernel) run alongside.
 
 Stand-ins (the originals cannot be had): the flow-cytometry data of the study is replaced by
@@ -12,7 +12,7 @@ a FACSCalibur recording (6 channels); TIMIT's 39-d MFCC frames by the MFCC frame
 Free Spoken Digit Dataset.  The configuration is ``experiments/seed_study.toml``.  Run from
 the repository root::
 
-    python experiments/seed_study.py [--data-home ../shared/data] [--seeds 5]
+    python experiments/seed_study.py [--data-home ../shared/data] [--seeds 10]
 
 Writes docs/results/seed_study/{results.csv,results.json,figure.png,figure_all.png,table.md}.
 """

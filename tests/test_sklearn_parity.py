@@ -593,7 +593,9 @@ def _seed_study(n_seeds: int = 40) -> None:  # pragma: no cover - run by hand
 
 
 if __name__ == "__main__":  # pragma: no cover
-    _seed_study()
+    import sys
+
+    _seed_study(int(sys.argv[1]) if len(sys.argv) > 1 else 40)
 
 
 # -- kernelmaps' own checks of the parity features (not part of scikit-learn's file) -----
