@@ -27,7 +27,9 @@ Data:
   squared distance of the points to their mean, ``m`` from 1 % to 10 % of ``n``.
 
 ``--time`` adds the fit time (landmark selection plus the Nyström fit; the median of
-``--repeats`` runs, the methods alternated) per cell: run it on an idle machine.
+``--repeats`` rounds, each round fitting every method once, in turn) per cell: run it on
+an idle machine.  ``--time-only`` measures the fit times without the errors (no ``n x n``
+kernel matrix, no eigensolver).
 
 Run from the repository root (a few minutes per seed on 2 cores)::
 
@@ -35,6 +37,7 @@ Run from the repository root (a few minutes per seed on 2 cores)::
         --output docs/results/landmarks
     python benchmarks/landmarks.py --quick            # a smoke test (seconds)
     python benchmarks/landmarks.py --time --repeats 5 # adds fit times (idle machine!)
+    python benchmarks/landmarks.py --time-only --seeds 3 --repeats 5 --output DIR
 
 Writes ``results.csv`` (one row per data set, method, m and seed) and ``table.md``
 (means and standard errors; the significance rule: a method is ahead of another at a
@@ -129,39 +132,38 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for label, X, gamma, grid in sets:
         kernel = Gaussian(gamma=gamma)
-        K = kernel(X, X)
-        K_norm2 = float(np.linalg.eigvalsh(K)[-1])
+        if not args.time_only:
+            K = kernel(X, X)
+            K_norm2 = float(np.linalg.eigvalsh(K)[-1])
         for m in grid:
             for seed in range(args.seeds):
+                times = fit_times(X, kernel, m, seed, args.repeats) if args.timed else {}
                 for name, method, options in METHODS:
-                    nys = fit_map(X, kernel, method, options, m, seed)
-                    fro, spec = errors(K, nys.transform(X), K_norm2)
                     row: dict[str, Any] = {
-                        "dataset": label, "method": name, "m": m, "seed": seed, "fro_error": fro,
-                        "spectral_error": spec, "gamma": gamma, "n": X.shape[0],
+                        "dataset": label, "method": name, "m": m, "seed": seed, "gamma": gamma,
+                        "n": X.shape[0],
                     }  # fmt: skip
-                    if args.time:
-                        row["fit_time"] = fit_time(X, kernel, method, options, m, seed, args)
+                    if not args.time_only:
+                        nys = fit_map(X, kernel, method, options, m, seed)
+                        row["fro_error"], row["spectral_error"] = errors(
+                            K, nys.transform(X), K_norm2
+                        )
+                    if times:
+                        row["fit_time"] = times[name]
                     rows.append(row)
             print(f"{label} m={m} done", file=sys.stderr, flush=True)
     return rows
 
 
-def fit_time(
-    X: np.ndarray,
-    kernel: Gaussian,
-    method: str,
-    options: dict[str, Any],
-    m: int,
-    seed: int,
-    args: argparse.Namespace,
-) -> float:
-    times = []
-    for _ in range(args.repeats):
-        start = time.perf_counter()
-        fit_map(X, kernel, method, options, m, seed)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def fit_times(X: np.ndarray, kernel: Gaussian, m: int, seed: int, repeats: int) -> dict[str, float]:
+    """The median fit time of each method over ``repeats`` rounds, the methods in turn."""
+    times: dict[str, list[float]] = {name: [] for name, _, _ in METHODS}
+    for _ in range(repeats):
+        for name, method, options in METHODS:
+            start = time.perf_counter()
+            fit_map(X, kernel, method, options, m, seed)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def summarise(rows: list[dict[str, Any]], metrics: list[str]) -> str:
@@ -216,12 +218,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="two data sets, two m, a smoke test")
     parser.add_argument("--no-german", action="store_true")
     parser.add_argument("--time", action="store_true", help="add fit times (idle machine)")
+    parser.add_argument(
+        "--time-only", action="store_true", help="fit times without the errors (idle machine)"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
+    args.timed = args.time or args.time_only
     if args.quick:
         args.seeds = min(args.seeds, 2)
     rows = run(args)
-    metrics = ["fro_error", "spectral_error"] + (["fit_time"] if args.time else [])
+    metrics = [] if args.time_only else ["fro_error", "spectral_error"]
+    metrics += ["fit_time"] if args.timed else []
     table = summarise(rows, metrics)
     header = f"Machine: {machine_line()}\nSeeds: {args.seeds}\n"
     print(header + table)
