@@ -286,11 +286,35 @@ def test_rotation_defaults_and_refusals() -> None:
     assert Z.dtype == np.float32 and np.all(np.isfinite(Z))
 
 
-def test_rotation_on_a_dask_array_is_refused_clearly() -> None:
+@pytest.mark.parametrize("n_rows", [60, 10_050])
+def test_rotation_on_a_dask_array_equals_the_numpy_fit(n_rows: int) -> None:
+    """The rotation's rows (all of them up to 10 000, a sample above) are read from the
+    Dask array: the frequencies equal the numpy fit's bit for bit, unknown chunk sizes
+    included."""
     da = pytest.importorskip("dask.array")
-    X = da.from_array(POINTS, chunks=3)
-    with pytest.raises(ValueError, match="pass rotate=False, or fit on a numpy sample"):
-        RandomFourierFeatures(n_components=16, sampler="sobol", random_state=0).fit(X)
-    a = RandomFourierFeatures(n_components=16, sampler="sobol", rotate=False, random_state=0)
-    b = RandomFourierFeatures(n_components=16, sampler="sobol", rotate=False, random_state=0)
-    np.testing.assert_array_equal(a.fit(X).frequencies_, b.fit(POINTS).frequencies_)
+    Xn = np.random.default_rng(3).random((n_rows, 4))
+    X = da.from_array(Xn, chunks=(n_rows // 4 + 1, 4))
+    for sampler in ("sobol", "halton"):
+        a = RandomFourierFeatures(n_components=32, sampler=sampler, random_state=0).fit(X)
+        b = RandomFourierFeatures(n_components=32, sampler=sampler, random_state=0).fit(Xn)
+        assert a.rotated_ and b.rotated_
+        np.testing.assert_array_equal(a.frequencies_, b.frequencies_)
+    unknown = X[X[:, 0] >= 0]  # every row, chunk sizes unknown
+    c = RandomFourierFeatures(n_components=32, sampler="halton", random_state=0).fit(unknown)
+    np.testing.assert_array_equal(c.frequencies_, b.frequencies_)
+
+
+def test_a_dask_fit_without_rotation_reads_nothing() -> None:
+    da = pytest.importorskip("dask.array")
+
+    def unreadable(block: np.ndarray) -> np.ndarray:
+        raise AssertionError("the fit read the data")
+
+    X = da.from_array(POINTS, chunks=3).map_blocks(unreadable, dtype=POINTS.dtype)
+    for params in (
+        {"sampler": "sobol", "rotate": False},
+        {"sampler": "sobol", "kernel": "laplacian"},  # not rotation-invariant: no rotation
+        {"sampler": "mc"},
+    ):
+        rff = RandomFourierFeatures(n_components=16, random_state=0, **params).fit(X)
+        assert not rff.rotated_

@@ -17,6 +17,10 @@ array, whatever the chunking and the scheduler.
 * With ``kernel="precomputed"`` Nyström reads the ``m`` landmark rows of the ``n x n``
   kernel matrix (``"uniform"``) in one compute; ``"leverage"`` would need the whole
   matrix on the client and is refused.
+* Random Fourier features with quasi-random frequencies turned onto the principal axes
+  of the data (``rotate``) draw the frequencies and the sample of rows of the numpy fit,
+  then read those rows (every row up to 10 000 rows) in one compute; without the
+  rotation nothing is read.
 * Random binning draws its grids from the width alone, then collects the occupied bins
   chunk by chunk in parallel and merges them (:mod:`kernelmaps._dask._binning`).
 
@@ -32,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ._landmarks import dask_row_reader, with_known_rows
+from ._validation import zero_rows
 
 __all__ = ["fit_from_data"]
 
@@ -72,6 +77,17 @@ def _fit_ika(estimator: Any, X: Any, rng: np.random.Generator) -> None:
     )
 
 
+def _fit_fourier(estimator: Any, X: Any, rng: np.random.Generator) -> None:
+    def sample(rng: np.random.Generator) -> Any:
+        from ..sampling import rotation_sample
+
+        known = with_known_rows(X)
+        rows = rotation_sample(int(known.shape[0]), rng)
+        return dask_row_reader(known, type(estimator).__name__)([rows])[0]
+
+    estimator._fit_reading(zero_rows(X), sample, rng)
+
+
 def _fit_binning(estimator: Any, X: Any, rng: np.random.Generator) -> None:
     from ._binning import occupied_bin_keys
 
@@ -90,7 +106,7 @@ def fit_from_data(estimator: Any, X: Any, rng: np.random.Generator) -> None:
 
     Parameters
     ----------
-    estimator : Nystroem, IKA or RandomBinningFeatures
+    estimator : Nystroem, IKA, RandomBinningFeatures or RandomFourierFeatures
         Its parameters validated and ``n_features_in_`` set.
     X : dask.array.Array of shape (n_samples, n_features)
         Validated (float32 or float64, columns in one chunk; dense or CSR chunks where
@@ -106,9 +122,11 @@ def fit_from_data(estimator: Any, X: Any, rng: np.random.Generator) -> None:
     ``landmark_sample_size(m)`` rows for k-means and leverage, and IKA's sample);
     random binning runs one task per chunk and a merge tree, in one compute.
     """
-    from ..feature_maps import IKA, Nystroem, RandomBinningFeatures
+    from ..feature_maps import IKA, Nystroem, RandomBinningFeatures, RandomFourierFeatures
 
-    if isinstance(estimator, RandomBinningFeatures):
+    if isinstance(estimator, RandomFourierFeatures):
+        _fit_fourier(estimator, X, rng)
+    elif isinstance(estimator, RandomBinningFeatures):
         _fit_binning(estimator, X, rng)
     elif isinstance(estimator, Nystroem):
         _fit_nystroem(estimator, X, rng)

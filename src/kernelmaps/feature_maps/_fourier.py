@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from numbers import Integral
 from typing import Any, ClassVar
 
@@ -110,8 +111,8 @@ class RandomFourierFeatures(BaseFeatureMap):
         rotates ``"mc"`` / ``"orthogonal"`` frequencies (no change in law).  The fit then
         reads the values of ``X`` (else only its shape): ``O(n d^2 + d^3)`` time, ``d^2``
         memory, on at most ``10 000`` rows drawn uniformly
-        (:func:`kernelmaps.sampling.rotation_sample`); a Dask array is refused (pass
-        ``rotate=False``, or fit on a numpy sample of its rows).
+        (:func:`kernelmaps.sampling.rotation_sample`; from a Dask array those rows are
+        read in one compute, and the frequencies equal those of the numpy fit).
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Source of the frequencies.
 
@@ -213,7 +214,30 @@ class RandomFourierFeatures(BaseFeatureMap):
     def _supports_kernel(cls, kernel: Kernel) -> bool:
         return isinstance(kernel, ShiftInvariantKernel)
 
+    @property
+    def _fit_reads_data(self) -> bool:  # type: ignore[override]
+        """Whether the fit may read rows of ``X`` (to rotate the frequencies)."""
+        return self.rotate is True or (
+            self.rotate == "auto" and self.sampler in ("halton", "sobol")
+        )
+
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
+        def sample(rng: np.random.Generator) -> Any:
+            rows = rotation_sample(X.shape[0], rng)
+            return X if rows is None else X[rows]
+
+        self._fit_reading(X, sample, rng)
+
+    def _fit_reading(
+        self, X: Any, sample: Callable[[np.random.Generator], Any], rng: np.random.Generator
+    ) -> None:
+        """The fit, with the rows the rotation needs read through ``sample``.
+
+        ``X`` gives the shape and dtype (no rows when the data is a Dask array);
+        ``sample(rng)`` returns the rows of the training data that
+        :func:`~kernelmaps.sampling.rotation_sample` draws with ``rng``, called only
+        when the frequencies are rotated.
+        """
         n_features = X.shape[1]
         kernel = resolve_estimator_kernel(self, n_features, X)
         assert isinstance(kernel, ShiftInvariantKernel)
@@ -254,7 +278,7 @@ class RandomFourierFeatures(BaseFeatureMap):
                 offsets = 2.0 * np.pi * U[n_pairs:, dim]
         rotated = self._rotates(kernel, n_features)
         if rotated:
-            W = self._rotated(W, X, rng)
+            W = W @ principal_axes(sample(rng)).T  # rows of W read in the principal axes
         if not np.all(np.isfinite(W)):
             raise NonFiniteOutputError(
                 f"RandomFourierFeatures.fit: frequencies beyond the float64 range were drawn "
@@ -306,19 +330,6 @@ class RandomFourierFeatures(BaseFeatureMap):
                 "Use rotate=False or 'auto' with it."
             )
         return bool(self.rotate)
-
-    def _rotated(self, W: np.ndarray, X: Any, rng: np.random.Generator) -> np.ndarray:
-        """``W V^T``: row ``i`` of ``W`` read in the principal axes ``V`` of ``X``."""
-        if X.shape[0] == 0:  # a Dask array's fit sees the shape only
-            raise ValueError(
-                f"RandomFourierFeatures(sampler={self.sampler!r}, rotate={self.rotate!r}) "
-                "turns its frequencies onto the principal axes of X, which reads X's values; "
-                "a Dask array is not read by this fit: pass rotate=False, or fit on a numpy "
-                "sample of the rows."
-            )
-        rows = rotation_sample(X.shape[0], rng)
-        V = principal_axes(X if rows is None else X[rows])
-        return W @ V.T
 
     _parallel_blocks: ClassVar[bool] = True
 
