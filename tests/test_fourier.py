@@ -24,20 +24,7 @@ from ._bounds import (
     median_of_means,
     median_of_means_radius,
 )
-
-# Six fixed points in R^3; their pairwise kernel values spread over (0, 1).
-POINTS = np.array(
-    [
-        [0.0, 0.0, 0.0],
-        [0.4, -0.3, 0.2],
-        [1.1, 0.5, -0.4],
-        [-0.9, 1.3, 0.6],
-        [1.8, -1.2, 1.5],
-        [-0.2, -0.8, -1.6],
-    ]
-)
-IU = np.triu_indices(len(POINTS), k=1)
-N_PAIRS = len(IU[0])
+from ._points import IU, N_PAIRS, POINTS
 
 KERNELS = {
     "rbf": Gaussian(gamma=0.5),

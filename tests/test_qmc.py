@@ -29,21 +29,8 @@ from kernelmaps.sampling import (
 )
 
 from ._bounds import DELTA, empirical_bernstein_radius
+from ._points import IU, N_PAIRS, POINTS
 
-# Six points of R^3 whose principal axes are not the coordinate axes; their pairwise
-# kernel values spread over (0, 1).
-POINTS = np.array(
-    [
-        [0.0, 0.0, 0.0],
-        [0.4, -0.3, 0.2],
-        [1.1, 0.5, -0.4],
-        [-0.9, 1.3, 0.6],
-        [1.8, -1.2, 1.5],
-        [-0.2, -0.8, -1.6],
-    ]
-)
-IU = np.triu_indices(len(POINTS), k=1)
-N_PAIRS = len(IU[0])
 KERNELS = {"rbf": Gaussian(gamma=0.5), "matern1.5": Matern(nu=1.5, gamma=0.2)}
 
 #: Independent randomizations per unbiasedness test; each estimate is in [-1, 1].

@@ -24,22 +24,10 @@ from kernelmaps.feature_maps._hadamard import fwht, fwht_numpy, next_power_of_tw
 from kernelmaps.kernels import Gaussian, Laplacian, Matern
 
 from ._bounds import empirical_bernstein_radius, hoeffding_radius
+from ._points import IU, N_PAIRS, POINTS
 
 ENGINES = ["numpy", "numba"]
 
-# Six fixed points in R^3 (padded to d = 4); their kernel values spread over (0, 1).
-POINTS = np.array(
-    [
-        [0.0, 0.0, 0.0],
-        [0.4, -0.3, 0.2],
-        [1.1, 0.5, -0.4],
-        [-0.9, 1.3, 0.6],
-        [1.8, -1.2, 1.5],
-        [-0.2, -0.8, -1.6],
-    ]
-)
-IU = np.triu_indices(len(POINTS), k=1)
-N_PAIRS = len(IU[0])
 
 RADIAL_KERNELS = {
     "rbf": Gaussian(gamma=0.5),

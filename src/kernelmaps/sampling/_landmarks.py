@@ -81,8 +81,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._array_types import is_dask_array
 from ..exceptions import NonFiniteOutputError
-from ..kernels import check_kernel_matrix
 from ._arguments import check_count, check_generator, check_kernel, check_rows
+from ._kernel_blocks import dense, kernel_block, raw_kernel_diagonal, refuse_non_finite_kernel
 from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, rpcholesky
 
 __all__ = [
@@ -134,12 +134,8 @@ _METHOD_OPTIONS: dict[str, frozenset[str]] = {
 RowReader = Callable[[Sequence["np.ndarray | None"]], list[Any]]
 
 
-def _dense(rows: Any) -> np.ndarray:
-    return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
-
-
 def _dense_rows(X: Any, rows: Any) -> np.ndarray:
-    return _dense(X[rows])
+    return dense(X[rows])
 
 
 def _as_float_dtype(dtype: Any) -> np.dtype:
@@ -352,7 +348,7 @@ def finish_landmarks(
         assert draw.given is not None
         L, idx = draw.given, None
     elif draw.method == "uniform":
-        L, idx = _dense(rows).astype(draw.dtype, copy=False), draw.rows
+        L, idx = dense(rows).astype(draw.dtype, copy=False), draw.rows
     elif draw.method == "kmeans":
         assert draw.seed is not None
         L = _kmeans_centres(rows, draw.n_landmarks, draw.seed, draw.dtype, **draw.options)
@@ -432,7 +428,7 @@ def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
     check_kernel(kernel)
     X = check_rows(X)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
-        out = _kernel_diagonal(kernel, X)
+        out = raw_kernel_diagonal(kernel, X)
     if not np.all(np.isfinite(out)):
         row = int(np.flatnonzero(~np.isfinite(out))[0])
         raise NonFiniteOutputError(
@@ -440,23 +436,6 @@ def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
             "this data; rescale the data or the kernel's parameters (limits: docs/LIMITS.md)."
         )
     return out
-
-
-def _kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
-    """``k(x, x)`` of the rows of a checked ``X``, NaN or inf left to the caller."""
-    diag = getattr(kernel, "diag", None)
-    if diag is not None:
-        return np.asarray(diag(X), dtype=np.float64).reshape(-1)
-    n = X.shape[0]
-    return np.array(
-        [float(_kernel_block(kernel, X[i : i + 1], X[i : i + 1])[0, 0]) for i in range(n)],
-        dtype=np.float64,
-    )
-
-
-def _kernel_block(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:
-    # NaN and inf are refused by the callers, naming the overflow and the alternatives
-    return check_kernel_matrix(kernel(X, Y), X.shape[0], Y.shape[0], finite=False)
 
 
 def select_landmarks(
@@ -630,20 +609,9 @@ def _ridge_leverage(
     out = np.empty(rows.shape[0])
     for start in range(0, rows.shape[0], _BLOCK_ROWS):
         block = rows[start : start + _BLOCK_ROWS]
-        KS = _kernel_block(kernel, _dense_rows(X, block), S)
+        KS = kernel_block(kernel, _dense_rows(X, block), S)
         out[start : start + block.shape[0]] = diag[block] - np.einsum("ij,ij->i", KS @ R, KS)
     return out
-
-
-def _refuse_non_finite_kernel(X: Any, what: str) -> None:
-    """Raise :class:`~kernelmaps.exceptions.NonFiniteOutputError` for leverage sampling."""
-    values = X.data if sp.issparse(X) else np.asarray(X)
-    largest = float(max(values.max(), -values.min())) if values.size else 0.0
-    raise NonFiniteOutputError(
-        f"landmarks='leverage': {what} has non-finite values, the kernel overflowed for "
-        f"this data (largest |x| = {largest:.3g}); rescale the data or use a smaller gamma, "
-        "or landmarks='uniform' (limits: docs/LIMITS.md)."
-    )
 
 
 def recursive_rls_indices(
@@ -698,9 +666,9 @@ def _recursive_rls_indices(
     sizes = [n]
     for _ in range(n_levels):
         sizes.append(math.ceil(sizes[-1] / 2))
-    diag = _kernel_diagonal(kernel, X)
+    diag = raw_kernel_diagonal(kernel, X)
     if not np.all(np.isfinite(diag)):
-        _refuse_non_finite_kernel(X, "k(x, x)")
+        refuse_non_finite_kernel("leverage", X, "k(x, x)")
 
     samp = np.arange(min(sizes[-1], n))
     weights = np.ones(samp.shape[0])
@@ -708,9 +676,9 @@ def _recursive_rls_indices(
         current = perm[: sizes[level]]
         chosen = perm[samp]
         S = _dense_rows(X, chosen)
-        SKS = _kernel_block(kernel, S, S)
+        SKS = kernel_block(kernel, S, S)
         if not np.all(np.isfinite(SKS)):
-            _refuse_non_finite_kernel(X, "the kernel matrix of the sampled rows")
+            refuse_non_finite_kernel("leverage", X, "the kernel matrix of the sampled rows")
         SKS = 0.5 * (SKS + SKS.T)
         m_s = SKS.shape[0]
         WKW = SKS * weights[:, None] * weights[None, :]
@@ -724,11 +692,13 @@ def _recursive_rls_indices(
             lam = max(lam, 1e-6 * float(np.trace(WKW)) / m_s, np.finfo(float).tiny)
         A = SKS + np.diag(lam / weights**2)
         if not np.all(np.isfinite(A)):
-            _refuse_non_finite_kernel(X, "the regularized kernel matrix of the sampled rows")
+            refuse_non_finite_kernel(
+                "leverage", X, "the regularized kernel matrix of the sampled rows"
+            )
         R = scipy.linalg.pinvh(A, check_finite=False)
         residual = np.maximum(_ridge_leverage(kernel, X, current, diag, S, R), 0.0)
         if not np.all(np.isfinite(residual)):
-            _refuse_non_finite_kernel(X, "the ridge leverage scores")
+            refuse_non_finite_kernel("leverage", X, "the ridge leverage scores")
         if level > 0:
             levs = np.minimum(1.0, oversample * residual / lam)
             samp = np.flatnonzero(rng.random(current.shape[0]) < levs)

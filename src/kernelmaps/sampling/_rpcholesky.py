@@ -52,11 +52,9 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 
-from ..exceptions import NonFiniteOutputError
-from ..kernels import check_kernel_matrix
 from ._arguments import check_count, check_generator, check_kernel, check_rows
+from ._kernel_blocks import dense, kernel_block, raw_kernel_diagonal, refuse_non_finite_kernel
 
 __all__ = ["RESIDUAL_RTOL", "RPCHOLESKY_BLOCK_SIZE", "RPCholeskyResult", "rpcholesky"]
 
@@ -92,46 +90,25 @@ class RPCholeskyResult(NamedTuple):
     factor: np.ndarray
 
 
-def _dense(rows: Any) -> np.ndarray:
-    return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
-
-
 def _kernel(kernel: Callable[..., Any], A: Any, B: Any) -> np.ndarray:
-    K = check_kernel_matrix(kernel(A, B), A.shape[0], B.shape[0], finite=False)
-    return np.asarray(K, dtype=np.float64)
-
-
-def _diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
-    diag = getattr(kernel, "diag", None)
-    if diag is not None:
-        return np.asarray(diag(X), dtype=np.float64).reshape(-1)
-    return np.array(
-        [float(_kernel(kernel, X[i : i + 1], X[i : i + 1])[0, 0]) for i in range(X.shape[0])],
-        dtype=np.float64,
-    )
+    return np.asarray(kernel_block(kernel, A, B), dtype=np.float64)
 
 
 def _refuse(X: Any, what: str) -> None:
-    values = X.data if sp.issparse(X) else np.asarray(X)
-    largest = float(max(values.max(), -values.min())) if values.size else 0.0
-    raise NonFiniteOutputError(
-        f"landmarks='rpcholesky': {what} has non-finite values, the kernel overflowed for "
-        f"this data (largest |x| = {largest:.3g}); rescale the data or use a smaller gamma, "
-        "or landmarks='uniform' (limits: docs/LIMITS.md)."
-    )
+    refuse_non_finite_kernel("rpcholesky", X, what)
 
 
 def _residual_columns(
     kernel: Callable[..., Any], X: Any, pivots: np.ndarray, F: np.ndarray, k: int
 ) -> np.ndarray:
     """``K[:, pivots] - F[:, :k] F[pivots, :k]^T``, the kernel evaluated in row blocks."""
-    P = _dense(X[pivots])
+    P = dense(X[pivots])
     FP = F[pivots, :k]
     n = X.shape[0]
     out = np.empty((n, pivots.shape[0]))
     for start in range(0, n, _BLOCK_ROWS):
         stop = min(start + _BLOCK_ROWS, n)
-        block = _kernel(kernel, _dense(X[start:stop]), P)
+        block = _kernel(kernel, dense(X[start:stop]), P)
         if not np.all(np.isfinite(block)):
             _refuse(X, "the kernel between the rows and the pivots")
         if k:
@@ -238,7 +215,7 @@ def _rpcholesky(
     X: Any, m: int, kernel: Callable[..., Any], rng: np.random.Generator, b: int
 ) -> RPCholeskyResult:
     n = X.shape[0]
-    diag = _diagonal(kernel, X)
+    diag = raw_kernel_diagonal(kernel, X)
     if not np.all(np.isfinite(diag)):
         _refuse(X, "k(x, x)")
     floor = RESIDUAL_RTOL * np.abs(diag)
@@ -298,7 +275,7 @@ def _rejection_block(
     already has its ``d`` set to zero so that it is not proposed again.
     """
     distinct, inverse = np.unique(proposals, return_inverse=True)
-    P = _dense(X[distinct])
+    P = dense(X[distinct])
     Hd = _kernel(kernel, P, P)
     if not np.all(np.isfinite(Hd)):
         _refuse(X, "the kernel matrix of the proposed pivots")
