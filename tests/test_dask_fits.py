@@ -71,6 +71,10 @@ CASES: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
         lambda: Nystroem(gamma=0.3, n_components=12, landmarks="leverage", random_state=2),
         ("dense", "sparse"),
     ),
+    "nystroem-rpcholesky": (
+        lambda: Nystroem(gamma=0.3, n_components=12, landmarks="rpcholesky", random_state=8),
+        ("dense", "sparse"),
+    ),
     "nystroem-laplacian-leverage": (
         lambda: Nystroem(
             "laplacian", gamma=0.3, n_components=10, landmarks="leverage", random_state=3
@@ -89,6 +93,17 @@ CASES: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
             centers="kmeans",
             sample_size=70,
             random_state=5,
+        ),
+        ("dense",),
+    ),
+    "ika-kernel-rpcholesky": (
+        lambda: IKA(
+            gamma=0.3,
+            n_components=6,
+            n_basis=12,
+            centers="rpcholesky",
+            sample_size=70,
+            random_state=9,
         ),
         ("dense",),
     ),
@@ -183,7 +198,7 @@ def test_fit_equals_numpy_for_every_chunking(name, kind, dtype):
         _assert_transform_close(got.transform(Xd).compute(), Z_want)
 
 
-@pytest.mark.parametrize("landmarks", ["uniform", "leverage"])
+@pytest.mark.parametrize("landmarks", ["uniform", "leverage", "rpcholesky"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_precomputed_nystroem_on_dask(landmarks, dtype):
     K = _gram(dtype)
@@ -191,8 +206,8 @@ def test_precomputed_nystroem_on_dask(landmarks, dtype):
     def make():
         return Nystroem("precomputed", n_components=10, landmarks=landmarks, random_state=3)
 
-    if landmarks == "leverage":
-        with pytest.raises(ValueError, match="needs the whole n x n kernel matrix"):
+    if landmarks != "uniform":
+        with pytest.raises(ValueError, match="in the whole n x n matrix, in memory"):
             make().fit(as_dask(K, "rows-37"))
         return
     want = make().fit(K)
@@ -248,6 +263,7 @@ def test_a_chunk_without_rows(kind):
         "nystroem-uniform",
         "nystroem-kmeans",
         "nystroem-leverage",
+        "nystroem-rpcholesky",
         "ika-kernel-uniform",
         "ika-kernel-kmeans",
         "ika-fourier",
@@ -288,7 +304,7 @@ def test_uniform_gather_reads_only_the_landmark_rows():
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
-@pytest.mark.parametrize("method", ["uniform", "kmeans", "leverage"])
+@pytest.mark.parametrize("method", ["uniform", "kmeans", "leverage", "rpcholesky"])
 def test_resolve_and_select_landmarks_on_dask_equal_numpy(method, kind):
     X = _data(kind)
     kernel = Gaussian(gamma=0.3)

@@ -15,8 +15,8 @@ array, whatever the chunking and the scheduler.
   code finishes the fit on them (:mod:`kernelmaps._dask._landmarks`).  Unknown row-chunk
   sizes are computed first (one more compute: the row indices are global).
 * With ``kernel="precomputed"`` Nyström reads the ``m`` landmark rows of the ``n x n``
-  kernel matrix (``"uniform"``) in one compute; ``"leverage"`` would need the whole
-  matrix on the client and is refused.
+  kernel matrix (``"uniform"``) in one compute; ``"leverage"`` and ``"rpcholesky"`` would
+  need the whole matrix on the client and are refused.
 * Random Fourier features with quasi-random frequencies turned onto the principal axes
   of the data (``rotate``) draw the frequencies and the sample of rows of the numpy fit,
   then read those rows (every row up to 10 000 rows) in one compute; without the
@@ -50,10 +50,11 @@ def _fit_nystroem(estimator: Any, X: Any, rng: np.random.Generator) -> None:
     X = with_known_rows(X)
     if estimator._precomputed:
         estimator._check_precomputed(X.shape)
-        if estimator.landmarks == "leverage":
+        if estimator.landmarks in ("leverage", "rpcholesky"):
             raise ValueError(
-                f"{name}(kernel='precomputed', landmarks='leverage') needs the whole n x n "
-                "kernel matrix in memory; on a Dask array use landmarks='uniform'."
+                f"{name}(kernel='precomputed', landmarks={estimator.landmarks!r}) looks the "
+                "kernel up in the whole n x n matrix, in memory; on a Dask array use "
+                "landmarks='uniform'."
             )
     estimator._fit_from_rows(
         int(X.shape[0]),
