@@ -448,3 +448,27 @@ def test_float32_fit_keeps_float32_and_the_accuracy(seed):
     ).fit(fit_rows.astype(np.float32))
     Zc = coarse.transform(held_out.astype(np.float32)).astype(np.float64)
     assert _relative_error(K, Zc) - errors[np.float64] > 0.05 * errors[np.float64]
+
+
+def test_leverage_scores_survive_a_lapack_internal_error(monkeypatch):
+    """LAPACK's syevr can stop with 'Internal Error' on a numerically low-rank kernel
+    matrix (the clustered data above, seed 10); the top eigenvalues then come from all of
+    them, and the sampling goes on with the same values."""
+    import scipy.linalg
+
+    from kernelmaps.sampling import _landmarks
+
+    A = Gaussian(gamma=1.0)(*(2 * [np.random.default_rng(0).normal(size=(30, 2))]))
+    want = np.linalg.eigvalsh(A)[-5:]
+    np.testing.assert_allclose(_landmarks._top_eigenvalues(A, 5), want, rtol=1e-10)
+
+    def internal_error(*args, **kwargs):
+        raise np.linalg.LinAlgError("Internal Error.")
+
+    monkeypatch.setattr(scipy.linalg, "eigh", internal_error)
+    np.testing.assert_array_equal(_landmarks._top_eigenvalues(A, 5), want)
+    X = np.random.default_rng(1).normal(size=(200, 2))
+    _, idx = select_landmarks(
+        X, 20, "leverage", kernel=Gaussian(gamma=1.0), rng=np.random.default_rng(2)
+    )
+    assert idx is not None and np.unique(idx).size == 20

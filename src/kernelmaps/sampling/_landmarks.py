@@ -614,6 +614,20 @@ def _ridge_leverage(
     return out
 
 
+def _top_eigenvalues(A: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` largest eigenvalues of the symmetric ``A`` (``k < len(A)``).
+
+    LAPACK's ``syevr``, which computes only those, can stop with an internal error on
+    matrices of nearly repeated eigenvalues (a numerically low-rank kernel matrix); then
+    all eigenvalues are computed by ``syevd`` and the largest ``k`` kept.
+    """
+    m = A.shape[0]
+    try:
+        return scipy.linalg.eigh(A, eigvals_only=True, subset_by_index=[m - k, m - 1])
+    except np.linalg.LinAlgError:
+        return np.linalg.eigvalsh(A)[m - k :]
+
+
 def recursive_rls_indices(
     X: Any,
     n_landmarks: int,
@@ -687,7 +701,7 @@ def _recursive_rls_indices(
             # dimension by k, with tr(K) estimated from the weighted sample.
             lam = max(float(np.trace(WKW)) / k, np.finfo(float).tiny)
         else:
-            top = scipy.linalg.eigh(WKW, eigvals_only=True, subset_by_index=[m_s - k, m_s - 1])
+            top = _top_eigenvalues(WKW, k)
             lam = (float(np.trace(WKW)) - float(np.sum(np.abs(top)))) / k
             lam = max(lam, 1e-6 * float(np.trace(WKW)) / m_s, np.finfo(float).tiny)
         A = SKS + np.diag(lam / weights**2)
