@@ -38,6 +38,8 @@ Run from the repository root (a few minutes per seed on 2 cores)::
     python benchmarks/landmarks.py --quick            # a smoke test (seconds)
     python benchmarks/landmarks.py --time --repeats 5 # adds fit times (idle machine!)
     python benchmarks/landmarks.py --time-only --seeds 3 --repeats 5 --output DIR
+    python benchmarks/landmarks.py --time-only --datasets covtype --n-fit 100000 \\
+        --m 256 1024 --no-german --seeds 1 --repeats 3   # how the fit times scale
 
 Writes ``results.csv`` (one row per data set, method, m and seed) and ``table.md``
 (means and standard errors; the significance rule: a method is ahead of another at a
@@ -123,9 +125,13 @@ def errors(K: np.ndarray, Z: np.ndarray, K_norm2: float) -> tuple[float, float]:
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     sets: list[tuple[str, np.ndarray, float, list[int]]] = []
     study = STUDY[:2] if args.quick else STUDY
-    for name, n, label in study:
-        X, gamma = study_data(name, 300 if args.quick else n, args.data_home)
-        sets.append((label, X, gamma, STUDY_M[:2] if args.quick else STUDY_M))
+    if args.datasets:
+        study = [s for s in study if s[0] in args.datasets]
+    grid = args.m or (STUDY_M[:2] if args.quick else STUDY_M)
+    for name, n_study, label in study:
+        n = 300 if args.quick else args.n_fit or n_study
+        X, gamma = study_data(name, n, args.data_home)
+        sets.append((label if n == n_study else f"{label} n={n}", X, gamma, grid))
     if not args.no_german:
         X, gamma = german_data(args.data_home)
         sets.append(("German credit (ZTK)", X, gamma, GERMAN_M[:2] if args.quick else GERMAN_M))
@@ -222,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
         "--time-only", action="store_true", help="fit times without the errors (idle machine)"
     )
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--datasets", nargs="+", help="only these study data sets (by name)")
+    parser.add_argument("--n-fit", type=int, help="rows of each study data set (scaling runs)")
+    parser.add_argument("--m", type=int, nargs="+", help="landmark counts of the study data sets")
     args = parser.parse_args(argv)
     args.timed = args.time or args.time_only
     if args.quick:

@@ -225,6 +225,7 @@ def _rpcholesky(
     pivots = np.empty(m, dtype=np.intp)
     k = 0
     while k < m and d.sum() > 0.0:
+        first = k
         if b == 1:
             (s,) = _sample(d, rng.random(1))
             g = _residual_columns(kernel, X, np.array([s]), F, k)[:, 0]
@@ -242,17 +243,18 @@ def _rpcholesky(
                 continue
             G = _residual_columns(kernel, X, accepted, F, k)
             a = accepted.shape[0]
-            # G L^{-T}; numpy's solve (LU of the small a x a factor, then one solve for the
-            # n right-hand sides) is as accurate here and avoids a costly dtrsm start-up
-            F[:, k : k + a] = np.linalg.solve(L, G.T).T
+            # G L^{-T} by one matrix product with the inverse of the small a x a factor
+            # (numpy's BLAS and LAPACK only: alternating with scipy's own OpenBLAS, whose
+            # threads keep spinning after a call, costs several times the work at n = 1000)
+            np.matmul(G, np.linalg.inv(L).T, out=F[:, k : k + a])
             pivots[k : k + a] = accepted
             d -= np.einsum("ij,ij->i", F[:, k : k + a], F[:, k : k + a])
             k += a
-        if not np.all(np.isfinite(F[:, :k])):
+        if not np.all(np.isfinite(F[:, first:k])):  # the new columns
             _refuse(X, "the Cholesky factor")
         d[pivots[:k]] = 0.0
         _zero_small(d, floor)
-    return RPCholeskyResult(pivots[:k].copy(), F[:, :k].copy())
+    return RPCholeskyResult(pivots[:k].copy(), F if k == m else F[:, :k].copy())
 
 
 def _rejection_block(
