@@ -27,7 +27,7 @@ import sklearn
 from numpy.testing import assert_allclose
 
 import kernelmaps
-from kernelmaps import IKA, Nystroem, RandomBinningFeatures
+from kernelmaps import IKA, Nystroem, RandomBinningFeatures, RandomFourierFeatures
 from kernelmaps._parallel import n_threads
 from kernelmaps.kernels import Gaussian
 from kernelmaps.sampling import _landmarks as landmarks_module
@@ -118,6 +118,17 @@ CASES: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
     "binning": (
         lambda: RandomBinningFeatures(gamma=0.8, n_grids=12, random_state=8),
         ("dense", "sparse"),
+    ),
+    # quasi-random frequencies turned onto the principal axes of the rows read
+    "rff-sobol-rotated": (
+        lambda: RandomFourierFeatures(gamma=0.3, n_components=16, sampler="sobol", random_state=10),
+        ("dense", "sparse"),
+    ),
+    "rff-halton-rotated": (
+        lambda: RandomFourierFeatures(
+            "matern", gamma=0.3, n_components=16, sampler="halton", random_state=11
+        ),
+        ("dense",),
     ),
 }
 
@@ -268,6 +279,7 @@ def test_a_chunk_without_rows(kind):
         "ika-kernel-kmeans",
         "ika-fourier",
         "binning",
+        "rff-sobol-rotated",
     ],
 )
 def test_the_rows_are_read_in_one_compute(name):
@@ -443,6 +455,8 @@ def test_fits_on_a_local_cluster_equal_local(dask_client):
         ("ika-kernel-uniform", X, "rows-37"),
         ("binning", X, "rows-37"),
         ("binning", Xs, "uneven-with-1-row"),
+        ("rff-sobol-rotated", X, "rows-37"),
+        ("rff-sobol-rotated", Xs, "uneven-with-1-row"),
     ]:
         make, _ = CASES[name]
         _assert_same_fit(make().fit(as_dask(data, chunking)), make().fit(data))
