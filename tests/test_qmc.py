@@ -196,12 +196,14 @@ def test_scramble_options() -> None:
 
 def test_balance_warning_names_the_next_power_of_two() -> None:
     assert sobol_balance_message(1) is None and sobol_balance_message(32) is None
-    with pytest.warns(UserWarning, match=r"use points=64 \(the next power of two\) or 32"):
+    with pytest.warns(UserWarning, match=r"use points=64 \(the next power of two\) or 32") as rec:
         uniform_points(50, 2, "sobol", rng=np.random.default_rng(0))
+    assert len(rec) == 1 and rec[0].filename == __file__  # one warning, at the caller
     X = np.random.default_rng(0).random((20, 3))
     with pytest.warns(UserWarning, match=r"n_components=100\).*use n_components=128") as rec:
         RandomFourierFeatures(n_components=100, sampler="sobol", random_state=0).fit(X)
     assert len(rec) == 1  # one warning, not scipy's as well
+    assert rec[0].filename == __file__  # at the user's call of fit
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         RandomFourierFeatures(n_components=128, sampler="sobol", random_state=0).fit(X)
@@ -289,6 +291,9 @@ def test_rotation_on_a_dask_array_equals_the_numpy_fit(n_rows: int) -> None:
     unknown = X[X[:, 0] >= 0]  # every row, chunk sizes unknown
     c = RandomFourierFeatures(n_components=32, sampler="halton", random_state=0).fit(unknown)
     np.testing.assert_array_equal(c.frequencies_, b.frequencies_)
+    with pytest.warns(UserWarning, match="use n_components=32") as rec:
+        RandomFourierFeatures(n_components=20, sampler="sobol", random_state=0).fit(X)
+    assert len(rec) == 1 and rec[0].filename == __file__  # at the user's call of fit
 
 
 def test_a_dask_fit_without_rotation_reads_nothing() -> None:

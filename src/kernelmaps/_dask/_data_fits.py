@@ -40,8 +40,9 @@ from ._validation import zero_rows
 
 __all__ = ["fit_from_data"]
 
-#: Frames from the data-dependent fit to the user's call of ``fit``: ``_fit_nystroem`` or
-#: ``_fit_ika``, :func:`fit_from_data`, ``fit_feature_map``, ``fit``, the user.
+#: Frames from the data-dependent fit to the user's call of ``fit``: ``_fit_nystroem``,
+#: ``_fit_ika`` or ``_fit_fourier``, :func:`fit_from_data`, ``fit_feature_map``, ``fit``,
+#: the user.
 _USER_FRAME = 5
 
 
@@ -86,7 +87,7 @@ def _fit_fourier(estimator: Any, X: Any, rng: np.random.Generator) -> None:
         rows = rotation_sample(int(known.shape[0]), rng)
         return dask_row_reader(known, type(estimator).__name__)([rows])[0]
 
-    estimator._fit_reading(zero_rows(X), sample, rng)
+    estimator._fit_reading(zero_rows(X), sample, rng, stacklevel=_USER_FRAME)
 
 
 def _fit_binning(estimator: Any, X: Any, rng: np.random.Generator) -> None:

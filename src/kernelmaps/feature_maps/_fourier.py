@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from numbers import Integral
 from typing import Any, ClassVar
@@ -26,8 +25,8 @@ from ..sampling import (
     resolve_scramble,
     rotation_sample,
     sobol_balance_message,
-    uniform_points,
 )
+from ..sampling._qmc import draw_uniform_points
 from ._base import (
     LIMITS_PAGE,
     BaseFeatureMap,
@@ -226,17 +225,23 @@ class RandomFourierFeatures(BaseFeatureMap):
             rows = rotation_sample(X.shape[0], rng)
             return X if rows is None else X[rows]
 
-        self._fit_reading(X, sample, rng)
+        self._fit_reading(X, sample, rng, stacklevel=3)
 
     def _fit_reading(
-        self, X: Any, sample: Callable[[np.random.Generator], Any], rng: np.random.Generator
+        self,
+        X: Any,
+        sample: Callable[[np.random.Generator], Any],
+        rng: np.random.Generator,
+        *,
+        stacklevel: int,
     ) -> None:
         """The fit, with the rows the rotation needs read through ``sample``.
 
         ``X`` gives the shape and dtype (no rows when the data is a Dask array);
         ``sample(rng)`` returns the rows of the training data that
         :func:`~kernelmaps.sampling.rotation_sample` draws with ``rng``, called only
-        when the frequencies are rotated.
+        when the frequencies are rotated.  ``stacklevel``: the user's frame, counted from
+        the caller (1: the caller), for the warnings.
         """
         n_features = X.shape[1]
         kernel = resolve_estimator_kernel(self, n_features, X)
@@ -272,7 +277,9 @@ class RandomFourierFeatures(BaseFeatureMap):
         else:
             dim = kernel.n_uniforms(n_features)
             scramble = resolve_scramble(self.scramble, self.sampler)
-            U = self._uniform_points(n_frequencies, dim + with_phase, scramble, rng)
+            U = self._uniform_points(
+                n_frequencies, dim + with_phase, scramble, rng, stacklevel=stacklevel + 1
+            )
             W = kernel.frequencies_from_uniform(U[:, :dim], n_features)
             if with_phase:
                 offsets = 2.0 * np.pi * U[n_pairs:, dim]
@@ -297,23 +304,31 @@ class RandomFourierFeatures(BaseFeatureMap):
     _AUTO_ROTATE_MAX_FEATURES: ClassVar[int] = 4096
 
     def _uniform_points(
-        self, n_points: int, dimension: int, scramble: bool | str, rng: np.random.Generator
+        self,
+        n_points: int,
+        dimension: int,
+        scramble: bool | str,
+        rng: np.random.Generator,
+        *,
+        stacklevel: int,
     ) -> np.ndarray:
         """The quasi-random points, with the balance warning in terms of ``n_components``."""
-        if self.sampler != "sobol":
-            return uniform_points(n_points, dimension, self.sampler, scramble=scramble, rng=rng)
         factor = 2 if self.variant == "cos_sin" else 1
-        message = sobol_balance_message(n_points, "n_components", factor)
-        if message is not None:
-            warnings.warn(
-                f"RandomFourierFeatures(sampler='sobol', n_components={self.n_components}): "
-                + message,
-                UserWarning,
-                stacklevel=4,
-            )
-        with warnings.catch_warnings():  # the same warning, in terms of points
-            warnings.filterwarnings("ignore", message=".*Sobol' points is not a power of two")
-            return uniform_points(n_points, dimension, self.sampler, scramble=scramble, rng=rng)
+        owner = f"RandomFourierFeatures(sampler='sobol', n_components={self.n_components}): "
+
+        def unbalanced(n: int) -> str | None:
+            message = sobol_balance_message(n, "n_components", factor)
+            return None if message is None else owner + message
+
+        return draw_uniform_points(
+            n_points,
+            dimension,
+            self.sampler,
+            scramble=scramble,
+            rng=rng,
+            unbalanced=unbalanced,
+            stacklevel=stacklevel + 1,
+        )
 
     def _rotates(self, kernel: ShiftInvariantKernel, n_features: int) -> bool:
         """Whether the frequencies are turned onto the data's principal axes."""

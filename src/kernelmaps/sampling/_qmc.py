@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ from ._arguments import check_count, check_generator
 __all__ = [
     "QMC_METHODS",
     "SCRAMBLE_OPTIONS",
+    "draw_uniform_points",
     "resolve_scramble",
     "sobol_balance_message",
     "uniform_points",
@@ -120,11 +122,8 @@ def _halton_scramble_bytes(dimension: int) -> float:
     Base ``p`` (the ``k``-th prime for dimension ``k``) keeps ``ceil(54 / log2 p) - 1``
     int64 permutations of ``p`` digits (Owen 2017), so the total grows like ``d^2 log d``
     (0.7 GB at ``d = 2000``, 2 GB at ``d = 4000``) and so does the time to shuffle them.
-    Beyond ``10^5`` dimensions the lower bound ``8 d (d + 1) / 2`` bytes (``p_k >= k``,
-    at least one permutation) is returned instead of sieving the primes.
+    Only asked for up to :data:`HALTON_MAX_DIMENSION`.
     """
-    if dimension > 100_000:
-        return 4.0 * dimension * (dimension + 1)
     k = max(dimension, 6)
     bound = int(k * (math.log(k) + math.log(math.log(k)))) + 3  # p_k < bound (Rosser)
     sieve = np.ones(bound, dtype=bool)
@@ -210,6 +209,25 @@ def uniform_points(
     >>> sorted(np.floor(U[:, 0] * 8).astype(int).tolist())  # one point in each eighth
     [0, 1, 2, 3, 4, 5, 6, 7]
     """
+    return draw_uniform_points(n_points, dimension, method, scramble=scramble, rng=rng)
+
+
+def draw_uniform_points(
+    n_points: int,
+    dimension: int,
+    method: str,
+    *,
+    scramble: bool | str = "auto",
+    rng: np.random.Generator | None = None,
+    unbalanced: Callable[[int], str | None] = sobol_balance_message,
+    stacklevel: int = 2,
+) -> np.ndarray:
+    """:func:`uniform_points`, with the balance warning in the caller's terms.
+
+    ``unbalanced(n_points)`` is the warning for Sobol' points whose count is not a power
+    of two (None: no warning); it replaces scipy's.  ``stacklevel``: the user's frame,
+    counted from the caller (1: the caller).
+    """
     n_points = check_count(n_points, "n_points", minimum=0)
     dimension = check_count(dimension, "dimension")
     if not isinstance(method, str) or method not in QMC_METHODS:
@@ -245,9 +263,9 @@ def uniform_points(
         engine: Any = qmc.Halton(d=dimension, scramble=bool(how), rng=rng)
     else:
         engine = qmc.Sobol(d=dimension, scramble=how is True, bits=SOBOL_BITS, rng=rng)
-        message = sobol_balance_message(n_points)
+        message = unbalanced(n_points)
         if message is not None:
-            warnings.warn(message, UserWarning, stacklevel=2)
+            warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
     if how is False:
         engine.fast_forward(1)
     with warnings.catch_warnings():
