@@ -292,7 +292,7 @@ def test_the_rows_are_read_in_one_compute(name):
 
 def test_uniform_gather_reads_only_the_landmark_rows():
     """The gather's tasks take only the drawn rows of the chunks that hold some."""
-    from kernelmaps._dask._landmarks import gather_rows
+    from kernelmaps._dask._rows import gather_rows
 
     X = _data()
     Xd = as_dask(X, "rows-37")

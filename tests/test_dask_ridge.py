@@ -44,7 +44,7 @@ from kernelmaps import (  # noqa: E402
     RandomFourierFeatures,
     _memory,
 )
-from kernelmaps._dask._reduce import tree_reduce  # noqa: E402
+from kernelmaps._rows import tree_reduce  # noqa: E402
 from kernelmaps._parallel import n_threads  # noqa: E402
 from kernelmaps.exceptions import InsufficientMemoryError, NonFiniteOutputError  # noqa: E402
 from tests._dask import CHUNKINGS, as_dask, nothing_computed  # noqa: E402
@@ -235,8 +235,7 @@ def test_map_without_width_is_probed_on_first_rows(data) -> None:
     ids=["nystroem", "random-binning"],
 )
 def test_data_dependent_map_when_available(data, feature_map) -> None:
-    """Maps fitted from the rows (their Dask fit lives in another module)."""
-    pytest.importorskip("kernelmaps._dask._data_fits")
+    """Maps fitted from the rows (read through the Dask rows)."""
     ref = FeatureRidge(feature_map, alphas=ALPHAS).fit(data["X"], data["y"])
     for chunking in CHUNKINGS:
         got = FeatureRidge(feature_map, alphas=ALPHAS).fit(as_dask(data["X"], chunking), data["y"])
@@ -332,7 +331,7 @@ def test_tree_reduce_pairs_neighbours_in_order() -> None:
     assert tree_reduce(list("abcde"), join) == "(((ab)(cd))e)"
     assert tree_reduce(list("abcdef"), join) == "(((ab)(cd))(ef))"
     assert tree_reduce(["a"], join) == "a"
-    with pytest.raises(ValueError, match="no chunks"):
+    with pytest.raises(ValueError, match="no parts"):
         tree_reduce([], join)
 
 

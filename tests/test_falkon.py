@@ -9,6 +9,7 @@ import pytest
 from sklearn.datasets import load_diabetes
 
 from kernelmaps import NystroemKernelRidge
+from kernelmaps._rows import as_rows
 from kernelmaps.kernels import Gaussian
 from kernelmaps.models._falkon import (
     FalkonPreconditioner,
@@ -80,7 +81,7 @@ def test_estimator_uses_the_objects_and_pickles_no_factors(problem) -> None:
     assert not any(isinstance(v, np.ndarray) and v.shape == (30, 30) for v in state.values()), (
         "the m x m preconditioner factors are not part of the fitted state"
     )
-    solver = model._solver(X, model.kernel_, model.landmarks_, 1)
+    solver = model._solver(as_rows(X), model.kernel_, model.landmarks_, 1)
     coef, result = solver.solve(Y, tol=model.tol, max_iter=model.max_iter)
     np.testing.assert_array_equal(coef[:, 0], model.dual_coef_)
     assert result.n_iter == model.n_iter_

@@ -41,7 +41,7 @@ ALPHAS = np.array([1e-2, 1e-1, 1.0, 10.0])
 def _primal(monkeypatch) -> None:
     """Make ``fit`` take the primal solve whatever the shape (the reference)."""
     for cls in (FeatureRidge, FeatureRidgeClassifier):
-        monkeypatch.setattr(cls, "_choose_solver", lambda self, n, first: "primal")
+        monkeypatch.setattr(cls, "_choose_solver", lambda self, rows, head: ("primal", None))
 
 
 def _weighted_centred(Z, w, fit_intercept):

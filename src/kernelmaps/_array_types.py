@@ -7,12 +7,11 @@ it up in :data:`sys.modules`.
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["dask_rowwise", "is_dask_array"]
+__all__ = ["is_dask_array"]
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
@@ -29,33 +28,3 @@ def is_dask_array(X: Any) -> bool:
     """
     module = sys.modules.get("dask.array")
     return module is not None and isinstance(X, module.Array)
-
-
-def dask_rowwise(method: _Method) -> _Method:
-    """Decorator of a row-wise method ``method(self, X)`` (``transform``, ``predict``, ...):
-    for a Dask array ``X`` it returns the lazy Dask array of the method over the chunks of
-    ``X`` (:func:`kernelmaps._dask.map_method`); other input goes to ``method`` itself.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps._array_types import dask_rowwise
-    >>> class Twice:
-    ...     @dask_rowwise
-    ...     def predict(self, X):
-    ...         return 2 * np.asarray(X)
-    >>> Twice().predict([1, 2])
-    array([2, 4])
-    """
-
-    @functools.wraps(method)
-    def rowwise(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
-        if is_dask_array(X):
-            from ._dask import map_method
-
-            if args or kwargs:
-                raise TypeError(f"{method.__name__} takes only X for a Dask array.")
-            return map_method(self, method.__name__, X)
-        return method(self, X, *args, **kwargs)
-
-    return rowwise  # type: ignore[return-value]

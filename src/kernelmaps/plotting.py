@@ -145,7 +145,7 @@ def _plot_panels(
     methods: Iterable[str] | None,
 ) -> Any:
     """The figure of :func:`plot_error_curves` and :func:`plot_score_curves`."""
-    from .experiments._summary import metric_title
+    from .experiments import metric_title
 
     Figure, FigureCanvasAgg = _figure_class()
     if methods is not None:

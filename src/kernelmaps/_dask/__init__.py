@@ -1,28 +1,23 @@
-"""Dask support: the estimators of kernelmaps on :class:`dask.array.Array` input.
+"""Dask support: the rows of a fit and the row-wise methods on :class:`dask.array.Array`.
 
 Imported only when an estimator receives a Dask array (see
-:func:`kernelmaps._array_types.is_dask_array`); the rest of kernelmaps never imports Dask,
-which is the optional extra ``pip install "kernelmaps[dask]"``.
+:func:`kernelmaps._array_types.is_dask_array`, and the dispatch of :mod:`kernelmaps._rows`);
+the rest of kernelmaps never imports Dask, which is the optional extra
+``pip install "kernelmaps[dask]"``.  This package knows no estimator: the fits are written
+once against :class:`kernelmaps._rows.Rows`, and it holds the Dask implementation of it.
 
-What runs where:
-
-* ``transform`` / ``predict`` / ``decision_function`` / ``predict_proba`` return lazy Dask
-  arrays (:mod:`._rows`): the fitted estimator is one key of the graph (sent once to each
-  worker), every chunk is validated on its worker (finiteness, value ranges) with the
-  numpy path's messages, and its rows are computed in tiles aligned on a global grid of
-  rows, so that the result does not depend on the chunking.
-* ``fit`` of a data-independent map reads only the shape and dtype (:mod:`._maps`).
-* ``fit`` of Nystroem and IKA draws its landmarks and samples on the client from global
-  row indices and gathers the rows in one compute; random binning collects the occupied
-  bins chunk by chunk (:mod:`._data_fits`, :mod:`._landmarks`, :mod:`._binning`).
-* ``FeatureRidge`` / ``FeatureRidgeClassifier``: per-chunk ridge statistics merged in a
-  fixed binary tree, leave-one-out as a second pass (:mod:`._ridge`).
-* ``NystroemKernelRidge``: FALKON with one distributed ``K_nm^T (K_nm v)`` per conjugate
-  gradient iteration (:mod:`._falkon`).
+* :class:`DaskRows` (:mod:`._rows`): the training rows of a fit, one part per row chunk:
+  rows read by global index in one compute, maps over the chunks merged in a fixed binary
+  tree, parts persisted on the workers for iterative solvers (:class:`DaskParts`);
+* :func:`map_rows` (:mod:`._output`): ``transform`` / ``predict`` / ``decision_function`` /
+  ``predict_proba`` as lazy Dask arrays, every chunk computed in tiles aligned on a global
+  grid of rows, so that the result does not depend on the chunking;
+* :func:`check_dask_array` (:mod:`._validation`): the checks of the metadata (the values
+  are checked chunk by chunk where they are read).
 """
 
-from ._maps import fit_feature_map
-from ._rows import map_method
+from ._output import map_rows
+from ._rows import DaskParts, DaskRows
 from ._validation import check_dask_array
 
-__all__ = ["check_dask_array", "fit_feature_map", "map_method"]
+__all__ = ["DaskParts", "DaskRows", "check_dask_array", "map_rows"]

@@ -48,7 +48,7 @@ from ._runner import (
     run_experiment,
 )
 from ._saved_model import ColumnMismatchError, NonFinitePredictionError, SavedModel
-from ._summary import format_table, summarize
+from ._summary import format_table, metric_title, summarize
 from ._verdicts import STUDY_PAIRS, format_verdicts, study_verdicts, write_verdicts
 
 __all__ = [
@@ -78,6 +78,7 @@ __all__ = [
     "load_config",
     "load_model",
     "make_model",
+    "metric_title",
     "method_names",
     "prepare_data",
     "read_results",

@@ -22,22 +22,22 @@ limits are: ``docs/LIMITS.md``.
 
 from __future__ import annotations
 
-from abc import abstractmethod
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn import get_config
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _memory
-from .._array_types import dask_rowwise, is_dask_array
 from .._memory import check_memory
 from .._parallel import n_threads, run_blocks
 from .._random import check_random_state
+from .._rows import TILE_ROWS, Rows, RowwiseWork, rowwise, validated_rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import Kernel, one_line_errors
 
@@ -338,9 +338,6 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     #: Whether row blocks may be transformed on several threads at once: the block work
     #: must release the GIL for its heavy parts and write only its own rows of ``out``.
     _parallel_blocks: ClassVar[bool] = False
-    #: Whether ``_fit`` learns from the values of ``X`` (landmarks, occupied bins) rather
-    #: than from its shape and dtype alone; a Dask array is then read by the fit.
-    _fit_reads_data: ClassVar[bool] = False
     #: Human-readable requirement on the kernel, for error messages.
     _kernel_requirement: ClassVar[str] = "a kernel"
 
@@ -405,20 +402,37 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         self
         """
         with ignore_fp_warnings(), one_line_errors(type(self).__name__):
-            if is_dask_array(X):
-                from .._dask import fit_feature_map
-
-                fit_feature_map(self, X)
-            else:
-                self._validate_params()
-                X = self._validate_X(X, reset=True)
-                self._fit(X, check_random_state(getattr(self, "random_state", None)))
-        self._check_fitted_state(getattr(X, "dtype", None))
+            self._validate_params()
+            rows = self._training_rows(X)
+            self._fit_rows(rows, check_random_state(getattr(self, "random_state", None)))
+        self._check_fitted_state(rows.dtype)
         return self
 
-    @abstractmethod
+    def _training_rows(self, X: Any, *, reset: bool = True) -> Rows:
+        """The rows of ``X`` validated for this map (:func:`kernelmaps._rows.validated_rows`)."""
+        return validated_rows(
+            self,
+            X,
+            reset=reset,
+            validate=lambda X: self._validate_X(X, reset=reset),
+            accept_sparse=self._accepts_sparse,
+        )
+
+    def _fit_rows(self, rows: Rows, rng: np.random.Generator) -> None:
+        """Fit on the training ``rows`` (:class:`kernelmaps._rows.Rows`).
+
+        The default, for the maps that use only the shape and dtype of the data: ``_fit``
+        on the rows in memory (whose values it may check), or on no rows of their width,
+        kind and dtype where they are held elsewhere (their values are then checked by
+        ``transform``, part by part).  The maps that learn from the data override it and
+        read the rows they need through ``rows``.
+        """
+        X = rows.array()
+        self._fit(rows.empty() if X is None else X, rng)
+
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         """Draw the map's random quantities; ``X`` is validated."""
+        raise NotImplementedError(f"{type(self).__name__} writes _fit or _fit_rows.")
 
     # -- numerical guards ---------------------------------------------------------------
 
@@ -584,7 +598,35 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             for rows in blocks:
                 work(rows)
 
-    @dask_rowwise
+    def _rowwise_work(self, method: str, X: Any) -> tuple[RowwiseWork, Rows] | None:
+        """``transform`` of rows held elsewhere: the validated transform of each part, its
+        output stated (width, dtype, dense or CSR) without computing anything.  A map that
+        needs no fit (``requires_fit`` False) transforms with a copy fitted on the rows'
+        metadata."""
+        if method != "transform":
+            return None
+        fitted = self
+        if not self.__sklearn_tags__().requires_fit and not hasattr(self, "n_features_in_"):
+            fitted = clone(self).fit(X)
+        check_is_fitted(fitted)
+        rows = fitted._training_rows(X, reset=False)
+        work = RowwiseWork(
+            fitted._prepare_transform,
+            (int(fitted._n_features_out),),
+            rows.dtype,
+            sparse=fitted._output_format(rows.empty()) == "csr",
+            tile=min(TILE_ROWS, fitted._max_block_rows or TILE_ROWS),
+            name=f"{type(self).__name__.lower()}-transform",
+        )
+        return work, rows
+
+    def _prepare_transform(self, X: Any) -> tuple[Any, Callable[[Any], Any]]:
+        """A part's rows validated for ``transform``, and its block function (constants
+        computed once for the part)."""
+        X = self._validate_transform_input(X)
+        return X, functools.partial(self._transform_rows, constants=self._transform_constants(X))
+
+    @rowwise
     def transform(self, X: Any) -> Any:
         """Map ``X`` to the explicit features ``z(X)``.
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from .._rows import Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     BinnableKernel,
@@ -21,6 +22,10 @@ from ._base import BaseFeatureMap, largest_magnitude, register_feature_map, row_
 from ._binning_keys import grid_keys, out_of_range_rows
 
 __all__ = ["RandomBinningFeatures", "merge_bin_keys"]
+
+
+def _merge_two(a: list[np.ndarray], b: list[np.ndarray]) -> list[np.ndarray]:
+    return merge_bin_keys([a, b])
 
 
 def merge_bin_keys(parts: list[list[np.ndarray]]) -> list[np.ndarray]:
@@ -113,7 +118,7 @@ class RandomBinningFeatures(BaseFeatureMap):
     of one grid share a key with probability about ``n_bins^2 / 2^65``.
 
     On a Dask array, ``fit`` collects the occupied bins chunk by chunk in parallel and
-    merges them (a sorted union, :mod:`kernelmaps._dask._binning`): the map equals the
+    merges them (a sorted union, :meth:`kernelmaps._rows.Rows.map_reduce`): the map equals the
     one fitted on the same data in numpy with the same seed, whatever the chunking.
 
     Cost: ``O(n d P)`` to bin and ``O(n P log n_bins)`` to look the bins up; the output is
@@ -139,8 +144,6 @@ class RandomBinningFeatures(BaseFeatureMap):
     >>> round(float(Z[0].multiply(Z[0]).sum()), 6)  # z(x) . z(x) = k(x, x) = 1
     1.0
     """
-
-    _fit_reads_data: ClassVar[bool] = True
 
     _kernel_requirement: ClassVar[str] = (
         "a product of one-dimensional kernels convex on [0, inf) with a bin-pitch law "
@@ -187,9 +190,21 @@ class RandomBinningFeatures(BaseFeatureMap):
         """Bin keys of the rows of ``X`` in every grid, shape (n_grids, n_rows)."""
         return grid_keys(X, self.shifts_, self.pitches_)
 
-    def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        self._draw_grids(X.shape[1], rng, X)
-        self._set_bins(self._occupied_keys(X))
+    def _fit_rows(self, rows: Rows, rng: np.random.Generator) -> None:
+        """Grids drawn from the width alone, then the bins the rows occupy, collected part
+        by part and merged (a union: the same whatever the parts)."""
+        self._draw_grids(rows.n_features, rng, rows.array())
+        keys = rows.map_reduce(self._occupied_part, _merge_two)
+        if not any(len(k) for k in keys):
+            raise ValueError(
+                f"Found array with 0 sample(s) (shape={(0, rows.n_features)}) while a "
+                f"minimum of 1 is required by {type(self).__name__}."
+            )
+        self._set_bins(keys)
+
+    def _occupied_part(self, X: Any, start: Any) -> list[np.ndarray]:
+        """:meth:`_occupied_keys` of one part of the training rows."""
+        return self._occupied_keys(X)
 
     def _draw_grids(self, n_features: int, rng: np.random.Generator, X: Any = None) -> None:
         """The kernel, and the pitches and shifts of the grids (from the width alone;

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from numbers import Integral
 from typing import Any, ClassVar
 
@@ -11,6 +10,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
+from .._rows import Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     Kernel,
@@ -20,13 +20,13 @@ from ..kernels import (
     resolve_estimator_kernel,
 )
 from ..sampling import (
+    draw_uniform_points,
     orthogonal_directions,
     principal_axes,
     resolve_scramble,
     rotation_sample,
     sobol_balance_message,
 )
-from ..sampling._qmc import draw_uniform_points
 from ._base import (
     LIMITS_PAGE,
     BaseFeatureMap,
@@ -213,36 +213,13 @@ class RandomFourierFeatures(BaseFeatureMap):
     def _supports_kernel(cls, kernel: Kernel) -> bool:
         return isinstance(kernel, ShiftInvariantKernel)
 
-    @property
-    def _fit_reads_data(self) -> bool:  # type: ignore[override]
-        """Whether the fit may read rows of ``X`` (to rotate the frequencies)."""
-        return self.rotate is True or (
-            self.rotate == "auto" and self.sampler in ("halton", "sobol")
-        )
-
-    def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        def sample(rng: np.random.Generator) -> Any:
-            rows = rotation_sample(X.shape[0], rng)
-            return X if rows is None else X[rows]
-
-        self._fit_reading(X, sample, rng, stacklevel=3)
-
-    def _fit_reading(
-        self,
-        X: Any,
-        sample: Callable[[np.random.Generator], Any],
-        rng: np.random.Generator,
-        *,
-        stacklevel: int,
-    ) -> None:
-        """The fit, with the rows the rotation needs read through ``sample``.
-
-        ``X`` gives the shape and dtype (no rows when the data is a Dask array);
-        ``sample(rng)`` returns the rows of the training data that
-        :func:`~kernelmaps.sampling.rotation_sample` draws with ``rng``, called only
-        when the frequencies are rotated.  ``stacklevel``: the user's frame, counted from
-        the caller (1: the caller), for the warnings.
-        """
+    def _fit_rows(self, rows: Rows, rng: np.random.Generator) -> None:
+        """The fit from the shape and dtype of the rows; the rows that
+        :func:`~kernelmaps.sampling.rotation_sample` draws with ``rng`` are read only when
+        the frequencies are rotated (in one pass, a Dask array in one compute)."""
+        X = rows.array()
+        X = rows.empty() if X is None else X
+        stacklevel = 2  # the user's frame, counted from the caller (fit), for the warnings
         n_features = X.shape[1]
         kernel = resolve_estimator_kernel(self, n_features, X)
         assert isinstance(kernel, ShiftInvariantKernel)
@@ -285,7 +262,8 @@ class RandomFourierFeatures(BaseFeatureMap):
                 offsets = 2.0 * np.pi * U[n_pairs:, dim]
         rotated = self._rotates(kernel, n_features)
         if rotated:
-            W = W @ principal_axes(sample(rng)).T  # rows of W read in the principal axes
+            (sample,) = rows.read([rotation_sample(rows.n_rows, rng)])
+            W = W @ principal_axes(sample).T  # rows of W read in the principal axes
         if not np.all(np.isfinite(W)):
             raise NonFiniteOutputError(
                 f"RandomFourierFeatures.fit: frequencies beyond the float64 range were drawn "

@@ -14,6 +14,7 @@ from scipy.special import expit
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
+from .._rows import Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     Kernel,
@@ -23,13 +24,11 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ..sampling._landmarks import (
+from ..sampling import (
     PREDRAWN_LANDMARK_METHODS,
     LandmarkDraw,
-    RowReader,
     draw_landmarks,
     finish_landmarks,
-    row_reader,
 )
 from ._base import (
     BaseFeatureMap,
@@ -154,7 +153,7 @@ class IKA(BaseFeatureMap):
     On a Dask array, ``fit`` draws the centres' rows (or k-means' sample and seed) and
     the sample on the client from global row indices, gathers those rows in one compute,
     and gives the map fitted on the same data in numpy with the same seed, whatever the
-    chunking (:mod:`kernelmaps._dask._data_fits`).
+    chunking (:mod:`kernelmaps._rows`).
 
     The estimates of ``P`` and ``M`` converge at the Monte Carlo rate ``O(S^{-1/2})``:
     for a kernel bounded by 1 the eigenvalues of ``G / S`` are within
@@ -184,8 +183,6 @@ class IKA(BaseFeatureMap):
     >>> Z.shape
     (1797, 64)
     """
-
-    _fit_reads_data: ClassVar[bool] = True
 
     _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
 
@@ -256,30 +253,17 @@ class IKA(BaseFeatureMap):
 
     # -- fit ---------------------------------------------------------------------------
 
-    def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        self._fit_from_rows(X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3, X=X)
+    def _fit_rows(self, rows: Rows, rng: np.random.Generator) -> None:
+        """The fit from the shape and dtype of the rows, reading the rows it needs once
+        (the rows in memory, not a Dask array's, set ``gamma="scale"``).
 
-    def _fit_from_rows(
-        self,
-        n_samples: int,
-        n_features: int,
-        dtype: Any,
-        read_rows: RowReader,
-        rng: np.random.Generator,
-        *,
-        stacklevel: int,
-        X: Any = None,
-    ) -> None:
-        """The fit from the shape and dtype of ``X``, reading its rows with ``read_rows``
-        (``X`` itself, when given, not for a Dask array, sets ``gamma="scale"``).
-
-        Every random quantity is drawn before ``X`` is read (the centres' rows, or the
-        sample and the seed of their k-means, then the sample of ``P`` and ``M``), and
-        the rows of the centres and of the sample are read in one request, so that a
-        Dask array is read in one compute.  ``stacklevel``: the user's frame, counted
-        from the caller (1: the caller), for the warnings.
+        Every random quantity is drawn before the rows are read (the centres' rows, or the
+        sample and the seed of their k-means, then the sample of ``P`` and ``M``), and the
+        rows of the centres and of the sample are read in one request, so that a Dask
+        array is read in one compute.
         """
-        kernel = resolve_estimator_kernel(self, n_features, X)
+        stacklevel = 2  # the user's frame, counted from the caller (fit), for the warnings
+        kernel = resolve_estimator_kernel(self, rows.n_features, rows.array())
         self.kernel_ = kernel
         self.centers_: np.ndarray | None = None
         self.frequencies_: np.ndarray | None = None
@@ -290,12 +274,35 @@ class IKA(BaseFeatureMap):
             self.n_basis_ = None
         else:
             self.n_basis_, centre_draw, m = self._draw_basis(
-                n_samples, n_features, dtype, kernel, m, rng, stacklevel=stacklevel + 1
+                rows.n_rows, rows.n_features, rows.dtype, kernel, m, rng, stacklevel=stacklevel + 1
             )
+        Y = self._read_sample(rows, centre_draw, rng)
+        B = self._basis_values(Y)
+        if self.n_basis_ is None:
+            self.n_basis_ = B.shape[1]
+            if m > self.n_basis_:
+                raise ValueError(
+                    f"n_components={m} cannot exceed the {self.n_basis_} basis functions "
+                    "returned by the basis callable."
+                )
+        P, M = self._basis_grams(kernel, Y, B)
+        eigenvalues, vectors, rank = _generalized_top_eigh(M, P, m, stacklevel=stacklevel + 2)
+        self.basis_rank_ = rank
+        lam = np.maximum(eigenvalues, 0.0)
+        self.eigenvalues_ = lam
+        self.coefficients_ = vectors * np.sqrt(lam)
+        self.n_components_ = m
+        self._n_features_out = m
+
+    def _read_sample(
+        self, rows: Rows, centre_draw: LandmarkDraw | None, rng: np.random.Generator
+    ) -> Any:
+        """Draw the sample of ``sample_size`` rows and read it, with the centres' rows
+        (which set ``centers_``) in the same request; returns the sample's rows."""
         S = self.sample_size
         if S is None:
             S = 2000 if self.n_basis_ is None else max(2000, 10 * self.n_basis_)
-        S = min(int(S), n_samples)
+        S = min(int(S), rows.n_rows)
         if self.n_basis_ is not None:
             n = self.n_basis_
             # P, M and the eigenproblem's matrices (n x n), B and G B (S x n), float64
@@ -305,25 +312,22 @@ class IKA(BaseFeatureMap):
                 "sample_size x n_basis matrices)",
                 "lower n_basis (or n_components) or sample_size",
             )
-        sample = np.sort(rng.choice(n_samples, size=S, replace=False))
-        if centre_draw is None:
-            (Y,) = read_rows([sample])
-        else:
-            # Read with the sample, the centres draw nothing more from rng once read (only
-            # "leverage" would, and IKA's centres are "uniform" or "kmeans").
-            assert centre_draw.method != "leverage"
-            centre_rows, Y = read_rows([centre_draw.rows, sample])
-            self.centers_, _ = finish_landmarks(centre_draw, centre_rows, rng)
+        sample = np.sort(rng.choice(rows.n_rows, size=S, replace=False))
         self.sample_indices_ = sample
+        if centre_draw is None:
+            (Y,) = rows.read([sample])
+            return Y
+        # Read with the sample, the centres draw nothing more from rng once read (only
+        # "leverage" would, and IKA's centres are "uniform" or "kmeans").
+        assert centre_draw.method != "leverage"
+        centre_rows, Y = rows.read([centre_draw.rows, sample])
+        self.centers_, _ = finish_landmarks(centre_draw, centre_rows, rng)
+        return Y
 
-        B = self._basis_values(Y)
-        if self.n_basis_ is None:
-            self.n_basis_ = B.shape[1]
-            if m > self.n_basis_:
-                raise ValueError(
-                    f"n_components={m} cannot exceed the {self.n_basis_} basis functions "
-                    "returned by the basis callable."
-                )
+    def _basis_grams(
+        self, kernel: Callable[..., Any], Y: Any, B: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``P = B^T B / S`` and ``M = B^T K B / S^2`` on the sample ``Y``, checked finite."""
         if not is_finite(B):
             raise NonFiniteOutputError(
                 f"IKA.fit: the basis functions have non-finite values on the training sample "
@@ -331,6 +335,7 @@ class IKA(BaseFeatureMap):
                 f"returned NaN. Check the basis, or "
                 f"{self._overflow_fix(Y.dtype, capitalize=False)}."
             )
+        S = Y.shape[0]
         P = (B.T @ B) / S
         M = self._project_gram(kernel, Y, B) / S**2
         if not (is_finite(P) and is_finite(M)):
@@ -339,13 +344,7 @@ class IKA(BaseFeatureMap):
                 f"float64 for this data (largest basis value {largest_magnitude(B):.3g}). "
                 f"{self._overflow_fix(Y.dtype)}."
             )
-        eigenvalues, vectors, rank = _generalized_top_eigh(M, P, m, stacklevel=stacklevel + 2)
-        self.basis_rank_ = rank
-        lam = np.maximum(eigenvalues, 0.0)
-        self.eigenvalues_ = lam
-        self.coefficients_ = vectors * np.sqrt(lam)
-        self.n_components_ = m
-        self._n_features_out = m
+        return P, M
 
     def _draw_basis(
         self,

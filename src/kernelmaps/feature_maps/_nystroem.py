@@ -13,6 +13,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
+from .._rows import Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     CallableKernel,
@@ -24,13 +25,7 @@ from ..kernels import (
     refuse_named_with_precomputed,
     resolve_estimator_kernel,
 )
-from ..sampling._landmarks import (
-    LANDMARK_METHODS,
-    RowReader,
-    draw_landmarks,
-    finish_landmarks,
-    row_reader,
-)
+from ..sampling import LANDMARK_METHODS, draw_landmarks, finish_landmarks
 from ._base import BaseFeatureMap, register_feature_map
 
 __all__ = ["Nystroem"]
@@ -270,7 +265,7 @@ class Nystroem(BaseFeatureMap):
     On a Dask array, ``fit`` draws the landmarks on the client from global row indices
     and gathers their rows in one compute (at most ``max(100 000, 20 m)`` rows for
     ``"kmeans"`` and ``"leverage"``), and gives the map fitted on the same data in numpy
-    with the same seed, whatever the chunking (:mod:`kernelmaps._dask._data_fits`).
+    with the same seed, whatever the chunking (:mod:`kernelmaps._rows`).
 
     float32 data stays float32: ``K_mm``, its eigendecomposition, the kernel blocks and
     the GEMM are float32 (about twice as fast, half the memory).  The eigendecomposition
@@ -310,8 +305,6 @@ class Nystroem(BaseFeatureMap):
     >>> Z.shape
     (1797, 100)
     """
-
-    _fit_reads_data: ClassVar[bool] = True
 
     _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
 
@@ -357,29 +350,16 @@ class Nystroem(BaseFeatureMap):
         self.kernel_call = kernel_call
         self.n_jobs = n_jobs
 
-    def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        self._fit_from_rows(X.shape[0], X.shape[1], X.dtype, row_reader(X), rng, stacklevel=3, X=X)
+    def _fit_rows(self, rows: Rows, rng: np.random.Generator) -> None:
+        """The fit from the shape and dtype of the rows, reading the rows it needs once.
 
-    def _fit_from_rows(
-        self,
-        n_samples: int,
-        n_features: int,
-        dtype: Any,
-        read_rows: RowReader,
-        rng: np.random.Generator,
-        *,
-        stacklevel: int,
-        X: Any = None,
-    ) -> None:
-        """The fit from the shape and dtype of ``X``, reading its rows with ``read_rows``.
-
-        ``X`` itself, when given (not for a Dask array), sets ``gamma="scale"``.
-        ``X`` is read once, for the rows the landmark selection names (every row for
-        k-means or leverage on data of at most ``landmark_sample_size(m)`` rows, and for
-        a precomputed kernel with leverage), so that a Dask array is read in one
-        compute.  ``stacklevel``: the user's frame, counted from the caller (1: the
-        caller), for the warnings.
+        The rows are read for those the landmark selection names (every row for k-means
+        or leverage on data of at most ``landmark_sample_size(m)`` rows, and for a
+        precomputed kernel with leverage or rpcholesky), so that a Dask array is read in
+        one compute; the rows in memory, not a Dask array's, set ``gamma="scale"``.
         """
+        stacklevel = 2  # the user's frame, counted from the caller (fit), for the warnings
+        n_samples = rows.n_rows
         given = not isinstance(self.landmarks, str)
         m = len(self.landmarks) if given else min(int(self.n_components), n_samples)
         # K_mm and its evaluation's temporaries, the normalization, the eigenvectors and
@@ -390,13 +370,9 @@ class Nystroem(BaseFeatureMap):
             "lower n_components" if not given else "give fewer landmarks",
         )
         if self._precomputed:
-            K_mm = self._fit_precomputed(
-                n_samples, n_features, dtype, read_rows, rng, stacklevel=stacklevel + 1
-            )
+            K_mm = self._fit_precomputed(rows, rng, stacklevel=stacklevel + 1)
         else:
-            K_mm = self._fit_landmarks(
-                n_samples, n_features, dtype, read_rows, rng, stacklevel=stacklevel + 1, X=X
-            )
+            K_mm = self._fit_landmarks(rows, rng, stacklevel=stacklevel + 1)
         normalization, eigenvalues, rank = symmetric_normalization(
             K_mm, self.eigen_cutoff, stacklevel=stacklevel + 2
         )
@@ -426,14 +402,7 @@ class Nystroem(BaseFeatureMap):
             )
 
     def _fit_precomputed(
-        self,
-        n_samples: int,
-        n_features: int,
-        dtype: Any,
-        read_rows: RowReader,
-        rng: np.random.Generator,
-        *,
-        stacklevel: int,
+        self, rows: Rows, rng: np.random.Generator, *, stacklevel: int
     ) -> np.ndarray:
         """Landmark rows of the training kernel matrix ``X``; returns ``K_mm``.
 
@@ -442,10 +411,17 @@ class Nystroem(BaseFeatureMap):
         rows, and ``K_mm`` is their columns at the landmark positions.
         """
         refuse_named_with_precomputed(self)
-        self._check_precomputed((n_samples, n_features))
+        n_samples = rows.n_rows
+        self._check_precomputed((n_samples, rows.n_features))
         index_kernel = None
         if self.landmarks != "uniform":  # leverage and rpcholesky look the kernel up
-            (K,) = read_rows([None])
+            if not rows.in_memory:
+                raise ValueError(
+                    f"{type(self).__name__}(kernel='precomputed', "
+                    f"landmarks={self.landmarks!r}) looks the kernel up in the whole n x n "
+                    "matrix, in memory; on a Dask array use landmarks='uniform'."
+                )
+            (K,) = rows.read([None])
             index_kernel = _PrecomputedIndexKernel(K)
         draw = draw_landmarks(
             n_samples,
@@ -461,33 +437,28 @@ class Nystroem(BaseFeatureMap):
             idx_f = draw.rows
         else:
             positions = np.arange(n_samples, dtype=np.float64)[:, None]
-            (sampled,) = row_reader(positions)([draw.rows])
+            sampled = positions if draw.rows is None else positions[draw.rows]
             _, idx_f = finish_landmarks(draw, sampled, rng)
         assert idx_f is not None
         idx = np.asarray(idx_f, dtype=np.intp)
-        (rows,) = read_rows([idx])
-        components = np.asarray(rows.toarray() if sp.issparse(rows) else rows, dtype=dtype)
+        (landmark_rows,) = rows.read([idx])
+        if sp.issparse(landmark_rows):
+            landmark_rows = landmark_rows.toarray()
+        components = np.asarray(landmark_rows, dtype=rows.dtype)
         self.kernel_: Callable[..., Any] | None = None
         self.components_ = components
         self.component_indices_ = idx
         return components[:, idx]
 
     def _fit_landmarks(
-        self,
-        n_samples: int,
-        n_features: int,
-        dtype: Any,
-        read_rows: RowReader,
-        rng: np.random.Generator,
-        *,
-        stacklevel: int,
-        X: Any = None,
+        self, rows: Rows, rng: np.random.Generator, *, stacklevel: int
     ) -> np.ndarray:
         """Landmarks in the input space (drawn or given); returns ``K_mm``."""
-        kernel = resolve_estimator_kernel(self, n_features, X)
+        kernel = resolve_estimator_kernel(self, rows.n_features, rows.array())
+        dtype = rows.dtype
         draw = draw_landmarks(
-            n_samples,
-            n_features,
+            rows.n_rows,
+            rows.n_features,
             dtype,
             self.landmarks,
             self.n_components,
@@ -495,8 +466,8 @@ class Nystroem(BaseFeatureMap):
             rng=rng,
             stacklevel=stacklevel + 1,
         )
-        (rows,) = read_rows([draw.rows])
-        components, idx = finish_landmarks(draw, rows, rng)
+        (drawn,) = rows.read([draw.rows])
+        components, idx = finish_landmarks(draw, drawn, rng)
         self.kernel_ = kernel
         self.components_ = components
         self.component_indices_ = idx  # type: ignore[assignment]

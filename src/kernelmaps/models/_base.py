@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import validate_data
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.validation import _check_y, validate_data
 
+from .._array_types import is_dask_array
+from .._rows import Rows, validated_rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import Kernel, check_kernel_matrix, one_line_errors
 
@@ -17,9 +22,11 @@ __all__ = [
     "KernelRegressorMixin",
     "as_row_sliceable",
     "check_finite_block",
+    "classification_rows",
     "kernel_matrix",
     "output_dtype",
     "predict_in_blocks",
+    "regression_rows",
     "validate_model_data",
     "validate_regression_data",
 ]
@@ -68,6 +75,94 @@ def validate_regression_data(estimator: Any, X: Any, y: Any, *, reset: bool = Tr
         reset=reset,
     )
     return as_row_sliceable(X), y
+
+
+def _fit_rows(
+    estimator: Any, X: Any, y: Any, reset: bool, validate: Callable[[Any, Any], Any]
+) -> tuple[Rows, Any]:
+    """The rows of ``X`` and ``y``: ``validate(X, y)`` in memory; for a Dask ``X`` its
+    metadata, and ``y`` as given (checked by the caller)."""
+    checked: dict[str, Any] = {}
+
+    def validate_both(X: Any) -> Any:
+        X, checked["y"] = validate(X, y)
+        return as_row_sliceable(X)
+
+    rows = validated_rows(estimator, X, reset=reset, validate=validate_both)
+    return rows, checked.get("y", y)
+
+
+def _check_lazy_y(estimator: Any, y: Any) -> None:
+    """The metadata of targets held elsewhere (a Dask array): their values are checked
+    part by part where they are read."""
+    if y.ndim not in (1, 2):
+        raise ValueError(
+            f"Found array with dim {y.ndim}, while dim <= 2 is required by "
+            f"{type(estimator).__name__}."
+        )
+    if y.ndim == 2 and math.isnan(y.shape[1]):
+        raise ValueError(
+            "The number of targets (columns of y) is unknown; give y's chunks explicitly."
+        )
+    if y.dtype.kind not in "biuf":
+        raise ValueError(
+            f"y must be numeric; this array has dtype {y.dtype}. Convert it with y.astype(float)."
+        )
+
+
+def regression_rows(estimator: Any, X: Any, y: Any, *, reset: bool = True) -> tuple[Rows, Any]:
+    """The training rows of a regressor (:class:`kernelmaps._rows.Rows`) and its targets
+    ``y``, 1-D or 2-D, checked with scikit-learn's messages.
+
+    In memory: :func:`validate_regression_data`.  For a Dask ``X``: its metadata; a Dask
+    ``y`` from its metadata (its values part by part, where they are read), an in-memory
+    ``y`` by scikit-learn's checks.  ``y`` is then aligned on the rows by the caller
+    (:meth:`Rows.align <kernelmaps._rows.Rows.align>`, which checks its length).
+    """
+    rows, y = _fit_rows(
+        estimator,
+        X,
+        y,
+        reset,
+        lambda X, y: validate_regression_data(estimator, X, y, reset=reset),
+    )
+    if rows.in_memory:
+        return rows, np.asarray(y)
+    if is_dask_array(y):
+        _check_lazy_y(estimator, y)
+        return rows, y
+    with one_line_errors(type(estimator).__name__):
+        y = _check_y(y, multi_output=True, y_numeric=True, estimator=estimator)
+    return rows, np.asarray(y)
+
+
+def classification_rows(estimator: Any, X: Any, y: Any, *, reset: bool = True) -> tuple[Rows, Any]:
+    """The training rows of a classifier and its labels ``y`` (1-D: a column vector is
+    raveled with scikit-learn's warning), as :func:`regression_rows` checks them."""
+    rows, y = _fit_rows(
+        estimator,
+        X,
+        y,
+        reset,
+        lambda X, y: validate_model_data(
+            estimator, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=reset
+        ),
+    )
+    if rows.in_memory:
+        return rows, y
+    if not is_dask_array(y):
+        return rows, np.asarray(_check_y(y, multi_output=False, estimator=estimator))
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change "
+            "the shape of y to (n_samples, ), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        y = y[:, 0]
+    elif y.ndim != 1:
+        raise ValueError(f"y should be a 1d array, got an array of shape {y.shape} instead.")
+    return rows, y
 
 
 def validate_model_data(estimator: Any, *args: Any, **kwargs: Any) -> Any:

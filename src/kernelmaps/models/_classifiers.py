@@ -47,9 +47,9 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_types import dask_rowwise, is_dask_array
-from ._base import FLOAT_DTYPES, validate_model_data
-from ._feature_ridge import _StreamingRidgeMixin
+from .._rows import rowwise
+from ._base import classification_rows
+from ._feature_ridge import _StreamingRidgeMixin, checked_weights
 
 __all__ = ["FeatureRidgeClassifier"]
 
@@ -142,9 +142,10 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
                 f"one class: {self.classes_[0]!r}."
             )
 
-    def _encode(self, y: Any) -> np.ndarray:
-        Y = self._binarizer.transform(y).astype(np.float64)
-        return Y
+    def _class_targets(self) -> int:
+        """One ridge problem per class, one for two classes."""
+        n_classes = int(self.classes_.shape[0])
+        return 1 if n_classes == 2 else n_classes
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> FeatureRidgeClassifier:
         """Fit the feature map on ``X``, then one ridge regression per class.
@@ -159,15 +160,13 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         -------
         self
         """
-        if is_dask_array(X):
-            from .._dask._ridge import fit_classifier
-
-            fit_classifier(self, X, y, sample_weight)
-            return self
         self._validate_params()
-        X, y = validate_model_data(self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES)
-        self._set_classes(y)
-        self._fit_targets(X, self._encode(y), sample_weight)
+        rows, y = classification_rows(self, X, y, reset=True)
+        self._set_classes(rows.distinct(y))
+        y = rows.align(y)
+        head = self._start(rows, self._class_targets(), False)
+        weights = checked_weights(rows, sample_weight)
+        self._fit_rows(rows, y, weights, head, self._binarizer)
         return self
 
     def partial_fit(
@@ -200,25 +199,13 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
                 raise ValueError(f"classes must list at least 2 classes; got {all_classes!r}.")
             self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(all_classes)
             self.classes_ = self._binarizer.classes_
-        if is_dask_array(X):
-            from .._dask._ridge import partial_fit_classifier
-
-            partial_fit_classifier(self, X, y, sample_weight, first)
-            return self
-        X, y = validate_model_data(
-            self, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=first
-        )
-        check_classification_targets(y)
-        unseen = np.setdiff1d(np.unique(y), self.classes_)
-        if unseen.size:
-            raise ValueError(
-                f"y holds classes {unseen.tolist()} not in classes={self.classes_.tolist()}; "
-                "list every class in classes on the first call to partial_fit."
-            )
-        self._partial_fit_targets(X, self._encode(y), sample_weight)
+        rows, y = classification_rows(self, X, y, reset=first)
+        head = self._start(rows, self._class_targets(), False) if first else None
+        weights = checked_weights(rows, sample_weight)
+        self._partial_fit_rows(rows, rows.align(y), weights, first, head, self._binarizer)
         return self
 
-    @dask_rowwise
+    @rowwise
     def decision_function(self, X: Any) -> np.ndarray:
         """Decision values ``w_c^T z(x) + b_c``, in row blocks.
 
@@ -238,7 +225,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             return scores[:, 0]
         return scores
 
-    @dask_rowwise
+    @rowwise
     def predict(self, X: Any) -> np.ndarray:
         """Predict the class with the largest decision value.
 

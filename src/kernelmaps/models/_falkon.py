@@ -10,21 +10,29 @@ a matvec.  The matvec is the only piece that touches the ``n`` rows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
+from sklearn.utils import check_array
 
+from .._rows import Parts, Rows
 from ..exceptions import NonFiniteOutputError
-from ._base import kernel_matrix
+from ..feature_maps import row_blocks
+from ..kernels import one_line_errors
+from ._base import FLOAT_DTYPES, as_row_sliceable, kernel_matrix
 from ._cg import CGResult, conjugate_gradient
 
 __all__ = [
     "FalkonPreconditioner",
     "FalkonSolver",
     "GramOperator",
+    "MatvecPart",
     "NystroemMatvec",
+    "RowsMatvec",
     "add_gram_product",
     "landmark_gram",
 ]
@@ -233,10 +241,163 @@ class NystroemMatvec:
             add_gram_product(K, V_work, out)
         return out
 
+    def release(self) -> None:
+        """Drop the cached ``K_nm`` blocks."""
+        self._cache = [None] * len(self.blocks)
+
+
+class MatvecPart:
+    """One part of the training rows as the matvec keeps it for the whole fit.
+
+    Parameters
+    ----------
+    matvec : NystroemMatvec
+        The part's rows, the landmark kernel and the part's cached ``K_nm`` blocks.
+    rhs : ndarray of shape (m, t)
+        The part's ``K_b^T Y_b`` (float64).
+    """
+
+    __slots__ = ("matvec", "rhs")
+
+    def __init__(self, matvec: NystroemMatvec, rhs: np.ndarray) -> None:
+        self.matvec = matvec
+        self.rhs = rhs
+
+    def __sizeof__(self) -> int:
+        # what a cluster's memory accounting should see: the rows, the cached blocks and
+        # the rhs (the landmark kernel is shared by the parts of a worker)
+        X = self.matvec.X
+        rows = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if sp.issparse(X) else X.nbytes
+        cached = sum(K.nbytes for K in self.matvec._cache if K is not None)
+        return 64 + int(rows) + cached + self.rhs.nbytes
+
+
+def build_part(
+    X: Any,
+    Y: Any,
+    start: int | None,
+    *,
+    block_kernel: Callable[[Any], np.ndarray],
+    dtype: np.dtype,
+    cache_rows: int,
+    block_rows: tuple[float, int],
+    name: str,
+    checked: bool,
+) -> MatvecPart:
+    """The :class:`MatvecPart` of rows ``X`` (global rows from ``start``) with targets
+    ``Y``: its ``K_b^T Y_b`` formed while its cached blocks fill (the first ``cache_rows``
+    rows of the whole data are eligible); unless ``checked``, the values are checked with
+    the in-memory path's messages first."""
+    if not checked:
+        with one_line_errors(name):
+            X = check_array(
+                X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, input_name="X", estimator=name
+            )
+            Y = check_array(Y, ensure_2d=False, dtype=np.float64, input_name="y", estimator=name)
+    X = as_row_sliceable(X)
+    Y = np.asarray(Y, dtype=np.float64).reshape(X.shape[0], -1)
+    bytes_per_row, max_rows = block_rows
+    blocks = list(row_blocks(X.shape[0], bytes_per_row, max_rows=max_rows))
+    budget = max(0, min(X.shape[0], cache_rows - (start or 0)))
+    matvec = NystroemMatvec(X, blocks, block_kernel, dtype, budget)
+    return MatvecPart(matvec, matvec.rhs(Y))
+
+
+def _part_rhs(part: MatvecPart) -> tuple[np.ndarray, int]:
+    return part.rhs, int(part.matvec.n_cached_rows)
+
+
+def _add_pairs(a: tuple[np.ndarray, int], b: tuple[np.ndarray, int]) -> tuple[np.ndarray, int]:
+    return a[0] + b[0], a[1] + b[1]
+
+
+def _gram_product(part: MatvecPart, V: np.ndarray) -> np.ndarray:
+    return part.matvec(V, np.zeros((V.shape[0], V.shape[1])))
+
+
+def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a + b
+
+
+class RowsMatvec:
+    """``K_nm^T (K_nm V)`` over the parts of the training rows (:class:`kernelmaps._rows.Rows`).
+
+    :meth:`rhs` builds one :class:`MatvecPart` per part where the part is held (its rows,
+    the landmark kernel, its cached ``K_nm`` blocks) and returns the sum of their
+    ``K_b^T Y_b``; every call then maps the parts to their ``K_b^T (K_b V)`` and adds
+    them in the fixed tree of :func:`kernelmaps._rows.tree_reduce`.  In memory the rows
+    are one part, a :class:`NystroemMatvec` over their row blocks; on a Dask array each
+    chunk is a part, kept on a worker, and an iteration moves only ``V`` and the partial
+    products.  The preconditioner and the conjugate gradient stay with the caller.
+
+    Parameters
+    ----------
+    rows : Rows
+        The training rows.
+    block_kernel : callable
+        ``X_block -> k(X_block, L)`` of shape (rows, m), in the working dtype; picklable.
+    dtype : numpy dtype
+        The working dtype of the blocks and their products.
+    cache_rows : int
+        Rows of ``K_nm`` kept between iterations: the first ``cache_rows`` rows.
+    block_rows : tuple of (float, int)
+        ``(bytes_per_row, max_rows)`` of the row blocks (see
+        :func:`kernelmaps.feature_maps.row_blocks`).
+    name : str
+        The estimator's name, for the messages of the value checks.
+
+    Attributes
+    ----------
+    n_cached_rows : int
+        Rows of ``K_nm`` held in the caches (after :meth:`rhs`).
+    """
+
+    def __init__(
+        self,
+        rows: Rows,
+        block_kernel: Callable[[Any], np.ndarray],
+        dtype: np.dtype,
+        cache_rows: int,
+        block_rows: tuple[float, int],
+        name: str,
+    ) -> None:
+        self.rows = rows
+        self.build = functools.partial(
+            build_part,
+            block_kernel=block_kernel,
+            dtype=np.dtype(dtype),
+            cache_rows=int(cache_rows),
+            block_rows=block_rows,
+            name=name,
+            checked=rows.checked,
+        )
+        self.n_cached_rows = 0
+        self.parts: Parts | None = None
+
+    def rhs(self, Y: Any) -> np.ndarray:
+        """``K_nm^T Y`` (float64, shape (m, t)) for ``Y`` aligned on the rows; builds the
+        parts."""
+        self.parts = self.rows.persist(self.build, Y)
+        rhs, self.n_cached_rows = self.parts.map_reduce(_part_rhs, _add_pairs)
+        return np.asarray(rhs, dtype=np.float64)
+
+    def __call__(self, V: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out += K_nm^T (K_nm V)``: one pass over the parts."""
+        if self.parts is None:
+            raise RuntimeError("RowsMatvec.rhs must be called first.")
+        out += self.parts.map_reduce(_gram_product, _add, np.ascontiguousarray(V))
+        return out
+
+    def release(self) -> None:
+        """Let the parts go."""
+        if self.parts is not None:
+            self.parts.release()
+        self.parts = None
+
 
 class GramOperator(Protocol):
-    """What :class:`FalkonSolver` needs of the ``K_nm`` side: :class:`NystroemMatvec` on
-    numpy data, :class:`kernelmaps._dask._falkon.DaskNystroemMatvec` on a Dask array."""
+    """What :class:`FalkonSolver` needs of the ``K_nm`` side: :class:`RowsMatvec` (over
+    any rows), or :class:`NystroemMatvec` (rows in memory)."""
 
     n_cached_rows: int
 
@@ -246,6 +407,10 @@ class GramOperator(Protocol):
 
     def __call__(self, V: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``out += K_nm^T (K_nm V)``; returns ``out``."""
+        ...
+
+    def release(self) -> None:
+        """Let what the operator keeps between calls go."""
         ...
 
 

@@ -12,8 +12,10 @@ kernel matrix (:mod:`kernelmaps.models._ridge_solvers`).
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Callable, Iterator
-from numbers import Integral, Real
+from numbers import Integral, Number, Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,19 +28,25 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _memory
-from .._array_types import dask_rowwise, is_dask_array
+from .._array_types import is_dask_array
 from .._memory import check_memory
-from ..feature_maps import RandomFourierFeatures, row_blocks
+from .._rows import Rows, as_rows, rowwise
+from ..feature_maps import RandomFourierFeatures
 from ..kernels import StrictInterval
-from ._base import as_row_sliceable, predict_in_blocks, validate_regression_data
+from ._base import as_row_sliceable, predict_in_blocks, regression_rows
 from ._checks import check_sample_weight, check_solution, check_statistics, check_sums
-from ._ridge_solvers import LooTerms, dual_problem, solve_dual, solve_ridge
+from ._ridge_pass import (
+    ZERO_WEIGHTS,
+    RowWork,
+    feature_row_blocks,
+    map_features,
+    ridge_loo,
+    ridge_statistics,
+)
+from ._ridge_solvers import dual_problem, solve_dual, solve_ridge
 from ._ridge_statistics import RidgeStatistics
 
 __all__ = ["FeatureRidge"]
-
-#: Longest row block of a ridge pass (see :func:`feature_row_blocks`).
-RIDGE_BLOCK_ROWS: int | None = 8192
 
 #: Rows mapped first to learn the width of a feature map that does not state it.
 _WIDTH_PROBE_ROWS = 256
@@ -83,31 +91,36 @@ def feature_width(feature_map: Any) -> int | None:
         return None
 
 
-def map_features(feature_map: Any, X: Any) -> Any:
-    """``z(X)`` for validated rows ``X`` (the map does not scan them again); ``X`` itself
-    when ``feature_map`` is None ("passthrough")."""
-    if feature_map is None:
-        return X
-    with config_context(assume_finite=True):
-        return feature_map.transform(X)
+def checked_weights(rows: Rows, sample_weight: Any) -> tuple[Any, float | None]:
+    """``sample_weight`` for the passes over ``rows``, and the largest weight (for the
+    messages of the overflow checks; None when unknown or not given).
 
-
-def feature_row_blocks(
-    n_rows: int, n_columns: int, width: int, n_targets: int, start: int = 0
-) -> Iterator[slice]:
-    """The row blocks ``[start, n_rows)`` of a ridge pass, sized by ``working_memory``
-    and at most ``RIDGE_BLOCK_ROWS`` rows.
-
-    A row of a block costs the features, their weighted and centred copies (``3 D``), the
-    input row and the targets, in float64.  Longer blocks than ``RIDGE_BLOCK_ROWS`` make
-    the Gram update ``Z_b^T Z_b`` no faster (its inner dimension is long enough) and only
-    hold more memory.
+    In-memory weights are checked here with scikit-learn's checks (length, finite, not
+    all zero) and nonnegative; a number is checked once; weights held elsewhere (a Dask
+    array) are checked from their metadata here and by value part by part.
     """
-    per_row = 8.0 * (3 * width + n_columns + n_targets)
-    if n_rows <= start:
-        return
-    for rows in row_blocks(n_rows - start, per_row, max_rows=RIDGE_BLOCK_ROWS):
-        yield slice(rows.start + start, rows.stop + start)
+    if sample_weight is None:
+        return None, None
+    if isinstance(sample_weight, Number) and not rows.in_memory:
+        if sample_weight == 0:
+            raise ValueError(ZERO_WEIGHTS)
+        check_sample_weight(np.array([sample_weight], dtype=np.float64), np.empty((1, 0)))
+        return sample_weight, None
+    if is_dask_array(sample_weight):
+        if sample_weight.ndim != 1:
+            raise ValueError(
+                f"Sample weights must be 1D array or scalar, got {sample_weight.ndim}D array. "
+                f"Expected either a scalar value or a 1D array of length {rows.n_rows}."
+            )
+        m = sample_weight.shape[0]
+        if math.isnan(m) or int(m) != rows.n_rows:
+            raise ValueError(
+                f"sample_weight.shape == {sample_weight.shape}, expected {(rows.n_rows,)}!"
+            )
+        return rows.align(sample_weight, "sample_weight"), None
+    X = rows.array()
+    w = check_sample_weight(sample_weight, np.empty((rows.n_rows, 0)) if X is None else X)
+    return rows.align(w, "sample_weight"), float(np.max(w))
 
 
 class _StreamingRidgeMixin(BaseEstimator):
@@ -207,12 +220,18 @@ class _StreamingRidgeMixin(BaseEstimator):
         n_targets = getattr(self, "_n_targets", 1)
         return feature_row_blocks(X.shape[0], X.shape[1], self.n_features_out_, n_targets, start)
 
-    def _blocks(
-        self, X: Any, Y: np.ndarray, w: np.ndarray, start: int = 0
-    ) -> Iterator[tuple[Any, np.ndarray, np.ndarray]]:
-        """``(z(X_b), Y_b, w_b)`` for the row blocks of ``X`` from row ``start``."""
-        for rows in self._block_rows(X, start):
-            yield self._features(X[rows]), Y[rows], w[rows]
+    def _row_work(self, rows: Rows, encoder: Any = None, check_labels: bool = False) -> RowWork:
+        """What a part of ``rows`` needs of the model (a small object, sent to workers)."""
+        return RowWork(
+            feature_map=self.feature_map_,
+            width=int(self.n_features_out_),
+            n_targets=int(self._n_targets),
+            centre=bool(self.fit_intercept),
+            estimator_name=type(self).__name__,
+            encoder=encoder,
+            check_labels=check_labels,
+            checked=rows.checked,
+        )
 
     # -- memory -------------------------------------------------------------------------
 
@@ -232,19 +251,23 @@ class _StreamingRidgeMixin(BaseEstimator):
             features = 8.0 * n * self.n_features_out_
         return features + 8.0 * (3 * n * n + 3 * n * self._n_targets)
 
-    def _choose_solver(self, n: int, first: Any) -> str:
-        """``"dual"`` with fewer rows than features, unless its memory is not available
-        and the primal's is; else ``"primal"``."""
-        if n >= self.n_features_out_:
-            return "primal"
+    def _choose_solver(self, rows: Rows, head: Any) -> tuple[str, Any]:
+        """``"dual"`` for rows in memory with fewer rows than features, unless its memory
+        is not available and the primal's is; else ``"primal"``.  Also the features of
+        the first rows (``head``'s, or the first block's), mapped to weigh the dual."""
+        n = rows.n_rows
+        if not rows.in_memory or n >= self.n_features_out_:
+            return "primal", None
+        X = rows.array()
+        first = head[0] if head is not None else self._features(X[next(iter(self._block_rows(X)))])
         available = _memory.available_memory()
         if (
             available is not None
             and self._dual_bytes(n, first) > available
             and self._primal_bytes() <= available
         ):
-            return "primal"
-        return "dual"
+            return "primal", None
+        return "dual", first
 
     def _live_statistics(self) -> RidgeStatistics:
         """``statistics_``, set by the fit under way."""
@@ -261,72 +284,95 @@ class _StreamingRidgeMixin(BaseEstimator):
             "lower the number of features D (the feature map's n_components)",
         )
 
-    def _new_statistics(self) -> None:
-        """Empty primal statistics, their memory checked first."""
-        self._check_primal_memory()
-        D = self.n_features_out_
-        self.statistics_ = RidgeStatistics(D, self._n_targets, centre=self.fit_intercept)
-
     # -- fitting ------------------------------------------------------------------------
 
-    def _fit_map(self, X: Any) -> Any:
-        """Fit the map on ``X`` (the first data seen), set ``n_features_out_`` and return
-        the features of the first rows (a block, or the rows mapped to learn the width of
-        a map that does not state it)."""
+    def _fit_map(self, rows: Rows) -> Any:
+        """Fit the map on ``rows`` (the first data seen) and set ``n_features_out_`` (from
+        the map, or by mapping the first rows of a map that does not state it).  Returns
+        those rows' features and count, for the pass to start after them (rows in
+        memory), else None."""
         self.feature_map_ = self._new_feature_map()
+        width: int | None
         if self.feature_map_ is None:
-            width = X.shape[1]
+            width = rows.n_features
         else:
             with config_context(assume_finite=True):
-                self.feature_map_.fit(X)
+                self.feature_map_.fit(rows.X)
             width = feature_width(self.feature_map_)
-        first = None
+        head = None
         if width is None:
-            first = self._features(X[:_WIDTH_PROBE_ROWS])
-            width = first.shape[1]
+            (probe,) = rows.read([np.arange(min(_WIDTH_PROBE_ROWS, rows.n_rows))])
+            features = self._features(as_row_sliceable(probe))
+            width = features.shape[1]
+            if rows.in_memory:
+                head = (features, probe.shape[0])
         self.n_features_out_ = int(width)
-        if first is None:
-            first = self._features(X[next(iter(self._block_rows(X)))])
-        return first
+        return head
 
-    def _targets_and_weights(
-        self, X: Any, Y: np.ndarray, sample_weight: Any
-    ) -> tuple[Any, np.ndarray, np.ndarray]:
-        X = as_row_sliceable(X)
-        Y2 = Y.reshape(Y.shape[0], -1).astype(np.float64, copy=False)
-        return X, Y2, check_sample_weight(sample_weight, X)
-
-    def _largest_weight(self, w: np.ndarray, sample_weight: Any) -> float | None:
-        return None if sample_weight is None else float(np.max(w))
-
-    def _fit_targets(self, X: Any, Y: np.ndarray, sample_weight: Any) -> None:
-        X, Y2, w = self._targets_and_weights(X, Y, sample_weight)
+    def _start(self, rows: Rows, n_targets: int, y_1d: bool) -> Any:
+        """Forget a previous fit and fit the map (``fit``, or the first ``partial_fit``);
+        returns what :meth:`_fit_map` does."""
         self._reset()
-        self._y_1d = Y.ndim == 1
-        self._n_targets = Y2.shape[1]
-        first = self._fit_map(X)
-        k = first.shape[0]
-        if self._choose_solver(X.shape[0], first) == "dual":
-            held = [first]  # handed over: the dual solve frees it once copied into Z
+        self._y_1d = y_1d
+        self._n_targets = int(n_targets)
+        return self._fit_map(rows)
+
+    def _fit_rows(
+        self,
+        rows: Rows,
+        y: Any,
+        weights: tuple[Any, float | None],
+        head: Any = None,
+        encoder: Any = None,
+    ) -> None:
+        """The fit on the training ``rows`` with the aligned targets ``y`` (values, or the
+        labels ``encoder`` encodes), ``weights`` (from :func:`checked_weights`) and the
+        ``head`` of :meth:`_fit_map`."""
+        w, largest_weight = weights
+        work = self._row_work(rows, encoder)
+        solver, first = self._choose_solver(rows, head)
+        if solver == "dual":
+            X, Y = rows.array(), work.targets(y)
+            w = np.ones(X.shape[0]) if w is None else w
+            solution = self._fit_dual(X, Y, w, [first], largest_weight)
             del first
-            solution = self._fit_dual(X, Y2, w, held, self._largest_weight(w, sample_weight))
             self.statistics_ = None
             if self.keep_statistics:
                 # partial_fit continues from the statistics of these rows: built from
                 # them when it first needs them (O(n D^2)), not now
-                self._training_rows = (X.copy(), Y2.copy(), w.copy())
+                self._training_rows = (X.copy(), Y.copy(), w.copy())
             self._store(solution, "dual")
         else:
-            self._new_statistics()
-            self._live_statistics().update(first, Y2[:k], w[:k])
-            del first
-            self._accumulate(self._blocks(X, Y2, w, k))
-            check_statistics(
-                type(self).__name__,
-                self._live_statistics(),
-                largest_weight=self._largest_weight(w, sample_weight),
-            )
-            self._store(self._solve(self._blocks(X, Y2, w)), "primal")
+            self._check_primal_memory()
+            stats = ridge_statistics(rows, dataclasses.replace(work, head=head), y, w)
+            check_statistics(type(self).__name__, stats, largest_weight=largest_weight)
+            self.statistics_ = stats
+            self._store(self._solve(ridge_loo(rows, work, y, w)), "primal")
+        self._drop_unless_kept()
+
+    def _partial_fit_rows(
+        self,
+        rows: Rows,
+        y: Any,
+        weights: tuple[Any, float | None],
+        first: bool,
+        head: Any = None,
+        encoder: Any = None,
+    ) -> None:
+        """Add the statistics of ``rows`` to ``statistics_`` (from none on the ``first``
+        call, which has fitted the map) and re-solve."""
+        w, largest_weight = weights
+        if first:
+            self._check_primal_memory()
+        else:
+            self._resume_statistics()
+        work = self._row_work(rows, encoder, check_labels=encoder is not None)
+        stats = ridge_statistics(rows, dataclasses.replace(work, head=head), y, w)
+        if not first:
+            stats = self._live_statistics().merge(stats)
+        check_statistics(type(self).__name__, stats, largest_weight=largest_weight)
+        self.statistics_ = stats
+        self._store(self._solve(None), "primal")
         self._drop_unless_kept()
 
     def _fit_dual(
@@ -373,30 +419,6 @@ class _StreamingRidgeMixin(BaseEstimator):
             selection=self.alpha_selection,
         )
 
-    def _partial_fit_targets(self, X: Any, Y: np.ndarray, sample_weight: Any) -> None:
-        X, Y2, w = self._targets_and_weights(X, Y, sample_weight)
-        done = 0
-        if not self._started():
-            self._reset()
-            self._y_1d = Y.ndim == 1
-            self._n_targets = Y2.shape[1]
-            first = self._fit_map(X)
-            done = first.shape[0]
-            self._new_statistics()
-            self._live_statistics().update(first, Y2[:done], w[:done])
-            del first
-        else:
-            self._check_same_targets(Y2.shape[1], Y.ndim == 1)
-            self._resume_statistics()
-        self._accumulate(self._blocks(X, Y2, w, done))
-        check_statistics(
-            type(self).__name__,
-            self._live_statistics(),
-            largest_weight=self._largest_weight(w, sample_weight),
-        )
-        self._store(self._solve(None), "primal")
-        self._drop_unless_kept()
-
     def _check_same_targets(self, n_targets: int, y_1d: bool) -> None:
         if n_targets != self._n_targets or y_1d != self._y_1d:
             raise ValueError(
@@ -418,8 +440,9 @@ class _StreamingRidgeMixin(BaseEstimator):
                 "(the default) to add rows with partial_fit, or call fit on all the rows."
             )
         X, Y, w = rows
-        self._new_statistics()
-        self._accumulate(self._blocks(X, Y, w))
+        self._check_primal_memory()
+        training = as_rows(X)
+        self.statistics_ = ridge_statistics(training, self._row_work(training), Y, w)
         self._training_rows = None
 
     def _drop_unless_kept(self) -> None:
@@ -428,22 +451,15 @@ class _StreamingRidgeMixin(BaseEstimator):
             self.statistics_ = None
             self._training_rows = None
 
-    def _accumulate(self, blocks: Iterator[tuple[Any, np.ndarray, np.ndarray]]) -> None:
-        """Add the blocks to ``statistics_``; each block's features are freed on return
-        (a loop variable left in the caller would hold the last block through the solve)."""
-        for Z, Y, w in blocks:
-            self._live_statistics().update(Z, Y, w)
-
-    def _solve(self, blocks: Any, loo: Callable[[LooTerms], np.ndarray] | None = None) -> Any:
-        """Solve from ``statistics_``; ``blocks`` (the rows again) or ``loo`` (the pass
-        over rows held elsewhere) allow exact leave-one-out."""
+    def _solve(self, loo: Callable[[Any], np.ndarray] | None) -> Any:
+        """Solve from ``statistics_``; ``loo`` (the pass over the rows again, from
+        :func:`~kernelmaps.models._ridge_pass.ridge_loo`) allows exact leave-one-out."""
         return solve_ridge(
             self._live_statistics(),
             alpha=float(self.alpha),
             alphas=self._check_alphas(),
             selection=self.alpha_selection,
             fit_intercept=self.fit_intercept,
-            blocks=blocks,
             loo=loo,
         )
 
@@ -650,14 +666,10 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         self : FeatureRidge
             The fitted model.
         """
-        if is_dask_array(X):
-            from .._dask._ridge import fit_regressor
-
-            fit_regressor(self, X, y, sample_weight)
-            return self
         self._validate_params()
-        X, y = validate_regression_data(self, X, y)
-        self._fit_targets(X, np.asarray(y), sample_weight)
+        rows, y = regression_rows(self, X, y, reset=True)
+        head = self._start(rows, 1 if y.ndim == 1 else y.shape[1], y.ndim == 1)
+        self._fit_rows(rows, rows.align(y), checked_weights(rows, sample_weight), head)
         return self
 
     def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> FeatureRidge:
@@ -683,19 +695,21 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         self : FeatureRidge
             The model updated with the block.
         """
-        if is_dask_array(X):
-            from .._dask._ridge import partial_fit_regressor
-
-            partial_fit_regressor(self, X, y, sample_weight)
-            return self
         first = not self._started()
         if first:
             self._validate_params()
-        X, y = validate_regression_data(self, X, y, reset=first)
-        self._partial_fit_targets(X, np.asarray(y), sample_weight)
+        rows, y = regression_rows(self, X, y, reset=first)
+        n_targets = 1 if y.ndim == 1 else int(y.shape[1])
+        head = None
+        if first:
+            head = self._start(rows, n_targets, y.ndim == 1)
+        else:
+            self._check_same_targets(n_targets, y.ndim == 1)
+        weights = checked_weights(rows, sample_weight)
+        self._partial_fit_rows(rows, rows.align(y), weights, first, head)
         return self
 
-    @dask_rowwise
+    @rowwise
     def predict(self, X: Any) -> np.ndarray:
         """Predict ``w^T z(x) + b``, mapping ``X`` in row blocks.
 

@@ -9,11 +9,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_types import dask_rowwise, is_dask_array
 from .._memory import check_memory
+from .._rows import as_rows, rowwise
 from ..feature_maps import row_blocks
 from ..kernels import StrictInterval, kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import (
@@ -37,6 +38,15 @@ _FEWER_ROWS = (
     "fit on fewer rows, or use NystroemKernelRidge (memory O(m^2) for m landmarks) or "
     "FeatureRidge with RandomFourierFeatures"
 )
+
+
+def _part_and_targets(X: Any, y: Any, start: Any) -> tuple[Any, Any]:
+    return X, y
+
+
+def _stack_pairs(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
+    X = sp.vstack([a[0], b[0]], format="csr") if sp.issparse(a[0]) else np.vstack([a[0], b[0]])
+    return X, np.concatenate([np.asarray(a[1]), np.asarray(b[1])])
 
 
 class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
@@ -162,10 +172,9 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             The fitted model.
         """
         self._validate_params()
-        if is_dask_array(X) or is_dask_array(y):
-            import dask
-
-            X, y = dask.compute(X, y)
+        rows = as_rows(X, name=type(self).__name__)
+        if not rows.in_memory:  # gathered, with y, in one pass (the n x n matrix is local)
+            X, y = rows.map_reduce(_part_and_targets, _stack_pairs, rows.align(y))
         X, y = validate_regression_data(self, X, y)
         n = X.shape[0]
         if n * n * 8 > EXACT_MEMORY_WARNING_BYTES:
@@ -240,7 +249,7 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         Y2 = Y.reshape(n, -1)
         return (U @ (inv[:, None] * (U.T @ Y2))).reshape(Y.shape)
 
-    @dask_rowwise
+    @rowwise
     def predict(self, X: Any) -> np.ndarray:
         """Predict ``f(x) = sum_i c_i k(x, x_i)``, in row blocks.
 

@@ -14,9 +14,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_types import dask_rowwise, is_dask_array
 from .._memory import check_memory
 from .._random import check_random_state
+from .._rows import Rows, rowwise
 from ..feature_maps import row_blocks
 from ..kernels import (
     Gaussian,
@@ -32,14 +32,13 @@ from ._base import (
     KernelRegressorMixin,
     kernel_matrix,
     predict_in_blocks,
-    validate_regression_data,
+    regression_rows,
 )
 from ._checks import check_solution
 from ._falkon import (
     FalkonPreconditioner,
     FalkonSolver,
-    GramOperator,
-    NystroemMatvec,
+    RowsMatvec,
     landmark_gram,
 )
 
@@ -50,23 +49,12 @@ __all__ = ["NystroemKernelRidge"]
 _MAX_BLOCK_ROWS = 2048
 
 
-def _is_sparse(X: Any) -> bool:
-    """Sparse input: a scipy.sparse matrix, or a Dask array of scipy.sparse chunks."""
-    if is_dask_array(X):
-        from .._dask._validation import is_sparse_array
-
-        return is_sparse_array(X)
-    return sp.issparse(X)
-
-
 def _work_dtype(kernel: Any, X: Any) -> np.dtype:
-    """float32 for dense float32 input and the Gaussian kernel (evaluated in float32 by
-    :class:`LandmarkKernel`), float64 otherwise."""
-    if (
-        isinstance(kernel, Gaussian)
-        and getattr(X, "dtype", None) == np.float32
-        and not _is_sparse(X)
-    ):
+    """float32 for dense float32 input (an array or :class:`~kernelmaps._rows.Rows`) and
+    the Gaussian kernel (evaluated in float32 by :class:`LandmarkKernel`), float64
+    otherwise."""
+    sparse = X.sparse if isinstance(getattr(X, "sparse", None), bool) else sp.issparse(X)
+    if isinstance(kernel, Gaussian) and getattr(X, "dtype", None) == np.float32 and not sparse:
         return np.dtype(np.float32)
     return np.dtype(np.float64)
 
@@ -265,10 +253,10 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
 
     # -- pieces -------------------------------------------------------------------------
 
-    def _select_landmarks(self, X: Any, kernel: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    def _select_landmarks(self, rows: Rows, kernel: Any) -> tuple[np.ndarray, np.ndarray | None]:
         """The landmarks, repeated rows dropped (they make ``K_mm`` singular)."""
         return resolve_landmarks(
-            X,
+            rows,
             self.landmarks,
             self.n_components,
             kernel=kernel,
@@ -282,42 +270,32 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             X.shape[0], _block_bytes_per_row(m, X.shape[1], n_targets), max_rows=_MAX_BLOCK_ROWS
         )
 
-    def _solver(self, X: Any, kernel: Any, L: np.ndarray, n_targets: int) -> FalkonSolver:
-        """FALKON's solver on ``X``: preconditioner from ``K_mm``, ``K_nm`` blocks cached
-        within ``cache_size``.  On a Dask array the ``K_nm`` side runs on the workers
-        (:class:`kernelmaps._dask._falkon.DaskNystroemMatvec`), the rest on the client."""
-        n, m = X.shape[0], L.shape[0]
+    def _solver(self, rows: Rows, kernel: Any, L: np.ndarray, n_targets: int) -> FalkonSolver:
+        """FALKON's solver on the rows: preconditioner from ``K_mm`` (here), ``K_nm``
+        blocks cached within ``cache_size`` (and within the share of a cluster's memory)
+        where the rows are held."""
+        n, m = rows.n_rows, L.shape[0]
         check_memory(
             8.0 * 5 * m * m,
             f"{type(self).__name__}'s {m} x {m} landmark kernel matrix and preconditioner",
             "lower n_components (the number of landmarks)",
         )
         K_mm = landmark_gram(kernel, L)
-        work = _work_dtype(kernel, X)
+        work = _work_dtype(kernel, rows)
         # at most every row (a huge cache_size means all of them); Python floats do not
         # overflow to a warning
         cache_rows = int(min(float(self.cache_size) * 2**20 / (m * work.itemsize), n))
-        block_kernel = _landmark_kernel(kernel, L, work)
-        matvec: GramOperator
-        if is_dask_array(X):
-            from .._dask._falkon import DaskNystroemMatvec, cluster_memory_limit
-
-            limit = cluster_memory_limit()
-            if limit is not None:
-                room = max(0, limit - int(X.nbytes))
-                cache_rows = min(cache_rows, room // (m * work.itemsize))
-            matvec = DaskNystroemMatvec(
-                X,
-                block_kernel,
-                work,
-                cache_rows,
-                (_block_bytes_per_row(m, X.shape[1], n_targets), _MAX_BLOCK_ROWS),
-                type(self).__name__,
-            )
-        else:
-            matvec = NystroemMatvec(
-                X, list(self._block_rows(X, m, n_targets)), block_kernel, work, cache_rows
-            )
+        room = rows.cache_budget()
+        if room is not None:
+            cache_rows = min(cache_rows, room // (m * work.itemsize))
+        matvec = RowsMatvec(
+            rows,
+            _landmark_kernel(kernel, L, work),
+            work,
+            cache_rows,
+            (_block_bytes_per_row(m, rows.n_features, n_targets), _MAX_BLOCK_ROWS),
+            type(self).__name__,
+        )
         return FalkonSolver(
             K_mm,
             self.alpha,
@@ -345,24 +323,15 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             The fitted model.
         """
         self._validate_params()
-        Y: Any
-        if is_dask_array(X):
-            from .._dask._falkon import prepare_training_data
-
-            X, Y, y_ndim = prepare_training_data(self, X, y)
-        else:
-            X, y = validate_regression_data(self, X, y)
-            y_ndim = np.ndim(y)
-            Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
-        kernel = resolve_estimator_kernel(self, X.shape[1])
-        L, idx = self._select_landmarks(X, kernel)
-        solver = self._solver(X, kernel, L, Y.shape[1])
+        rows, y = regression_rows(self, X, y, reset=True)
+        y_ndim = y.ndim
+        kernel = resolve_estimator_kernel(self, rows.n_features)
+        L, idx = self._select_landmarks(rows, kernel)
+        solver = self._solver(rows, kernel, L, 1 if y_ndim == 1 else int(y.shape[1]))
         try:
-            coef, result = solver.solve(Y, tol=self.tol, max_iter=self.max_iter)
+            coef, result = solver.solve(rows.align(y), tol=self.tol, max_iter=self.max_iter)
         finally:
-            release = getattr(solver.matvec, "release", None)
-            if release is not None:
-                release()
+            solver.matvec.release()
         check_solution(type(self).__name__, float(self.alpha), coef)
 
         self.kernel_ = kernel
@@ -383,7 +352,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             )
         return self
 
-    @dask_rowwise
+    @rowwise
     def predict(self, X: Any) -> np.ndarray:
         """Predict ``f(x) = sum_j c_j k(x, l_j)`` over the ``m`` landmarks, in row blocks.
 

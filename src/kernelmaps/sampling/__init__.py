@@ -3,6 +3,9 @@
 * :func:`uniform_points`, :func:`orthogonal_directions` -- the draws of the random maps;
   :func:`principal_axes` (with :func:`rotation_sample`) -- the rotation that turns
   rotation-invariant quasi-Monte Carlo frequencies onto the data's principal axes.
+* :func:`draw_landmarks` and :func:`finish_landmarks` -- the two steps of a landmark
+  selection: the random draws (from the shape alone), then the work on the rows they name,
+  read by the caller in one pass.
 * :func:`resolve_landmarks` -- the landmarks of Nyström, IKA and NystroemKernelRidge, from
   their ``landmarks`` parameter; :func:`select_landmarks` draws them uniformly, by k-means,
   by recursive ridge leverage scores or by randomly pivoted Cholesky (:func:`rpcholesky`).
@@ -15,6 +18,9 @@ from ._landmarks import (
     LANDMARK_METHODS,
     LANDMARK_SAMPLE_SIZE,
     PREDRAWN_LANDMARK_METHODS,
+    LandmarkDraw,
+    draw_landmarks,
+    finish_landmarks,
     kernel_diagonal,
     landmark_sample_size,
     recursive_rls_indices,
@@ -25,6 +31,7 @@ from ._orthogonal import orthogonal_directions
 from ._qmc import (
     QMC_METHODS,
     SCRAMBLE_OPTIONS,
+    draw_uniform_points,
     resolve_scramble,
     sobol_balance_message,
     uniform_points,
@@ -41,7 +48,11 @@ __all__ = [
     "ROTATION_SAMPLE_SIZE",
     "RPCHOLESKY_BLOCK_SIZE",
     "SCRAMBLE_OPTIONS",
+    "LandmarkDraw",
     "RPCholeskyResult",
+    "draw_landmarks",
+    "draw_uniform_points",
+    "finish_landmarks",
     "kernel_diagonal",
     "landmark_sample_size",
     "orthogonal_directions",

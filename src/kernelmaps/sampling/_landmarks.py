@@ -39,8 +39,8 @@ indices, sorted) instead of on all ``n``; at or below it they run on all rows, e
 as before this sample existed.  Why a sample, and not a distributed algorithm:
 
 * The same algorithm then runs on the same rows whether ``X`` is a numpy array or a
-  Dask array (:mod:`kernelmaps._dask._landmarks` draws the same indices on the client
-  and gathers those rows in one compute), so the landmarks are equal bit for bit, and
+  Dask array (the draws name the same global indices, and the rows of a Dask array are
+  gathered in one compute, :func:`landmark_rows`), so the landmarks are equal bit for bit, and
   do not depend on the chunking or on the workers.  A distributed Lloyd iteration or a
   distributed recursion of Musco & Musco would need one pass over the data per
   iteration or level (``log2(n / m)`` of them) and their reductions would differ from
@@ -69,7 +69,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,7 +79,7 @@ import scipy.sparse as sp
 from sklearn import config_context
 from sklearn.exceptions import ConvergenceWarning
 
-from .._array_types import is_dask_array
+from .._rows import Rows, as_rows
 from ..exceptions import NonFiniteOutputError
 from ._arguments import check_count, check_generator, check_kernel, check_rows
 from ._kernel_blocks import dense, kernel_block, raw_kernel_diagonal, refuse_non_finite_kernel
@@ -94,10 +94,10 @@ __all__ = [
     "draw_landmarks",
     "finish_landmarks",
     "kernel_diagonal",
+    "landmark_rows",
     "landmark_sample_size",
     "recursive_rls_indices",
     "resolve_landmarks",
-    "row_reader",
     "select_landmarks",
 ]
 
@@ -129,10 +129,6 @@ _METHOD_OPTIONS: dict[str, frozenset[str]] = {
     "rpcholesky": frozenset({"block_size"}),
 }
 
-#: ``read(requests) -> rows``: for each request (sorted distinct row indices, or None for
-#: every row), the rows of ``X`` it names in that order (an ndarray or a sparse matrix).
-RowReader = Callable[[Sequence["np.ndarray | None"]], list[Any]]
-
 
 def _dense_rows(X: Any, rows: Any) -> np.ndarray:
     return dense(X[rows])
@@ -156,27 +152,25 @@ def _float_dtype(X: Any) -> np.dtype:
     return _as_float_dtype(getattr(X, "dtype", np.float64))
 
 
-def row_reader(X: Any) -> RowReader:
-    """The :data:`RowReader` of an in-memory ``X``: ``X[rows]``, or ``X`` itself for None.
+def landmark_rows(X: Any) -> Rows:
+    """The :class:`~kernelmaps._rows.Rows` the landmarks are drawn from: ``X`` itself when
+    it is one, else the rows of the array ``X`` (an in-memory one checked here).
 
-    The landmark selection and the data-dependent fits read ``X`` only through such a
-    reader, so that a Dask array can be read the same way, all requests in one compute
-    (:func:`kernelmaps._dask._landmarks.dask_row_reader`).
+    The selection reads them once, for the rows its draws name (a Dask array in one
+    compute), so that the landmarks are those of the same data in memory with the same
+    generator, bit for bit.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.sampling._landmarks import row_reader
-    >>> X = np.arange(8.0).reshape(4, 2)
-    >>> some, every = row_reader(X)([np.array([1, 3]), None])
-    >>> some.tolist(), every is X
-    ([[2.0, 3.0], [6.0, 7.0]], True)
+    >>> from kernelmaps.sampling._landmarks import landmark_rows
+    >>> landmark_rows(np.arange(8.0).reshape(4, 2)).read([np.array([1, 3])])[0].tolist()
+    [[2.0, 3.0], [6.0, 7.0]]
     """
-
-    def read(requests: Sequence[np.ndarray | None]) -> list[Any]:
-        return [X if rows is None else X[rows] for rows in requests]
-
-    return read
+    if hasattr(X, "read") and hasattr(X, "in_memory"):
+        return X
+    rows = as_rows(X)
+    return rows if not rows.in_memory else as_rows(check_rows(X))
 
 
 def landmark_sample_size(n_landmarks: int) -> int:
@@ -452,8 +446,8 @@ def select_landmarks(
     Parameters
     ----------
     X : {ndarray, sparse matrix, dask array} of shape (n_samples, n_features)
-        Validated data (float32 or float64).  A Dask array is read in one compute (see
-        :func:`kernelmaps._dask._landmarks.select_landmarks_dask`), and gives the
+        Validated data (float32 or float64), or its :class:`~kernelmaps._rows.Rows`.  A
+        Dask array is read in one compute (:func:`landmark_rows`), and gives the
         landmarks of the same data in numpy.
     n_landmarks : int
         Number of landmarks ``m``, ``1 <= m <= n_samples``.
@@ -521,22 +515,18 @@ def select_landmarks(
     check_generator(rng)
     if kernel is not None:
         check_kernel(kernel)
-    if is_dask_array(X):
-        from .._dask._landmarks import select_landmarks_dask
-
-        return select_landmarks_dask(X, n_landmarks, method, kernel=kernel, rng=rng, **options)
-    X = check_rows(X)
+    rows = landmark_rows(X)
     draw = _draw_method(
-        X.shape[0],
+        rows.n_rows,
         n_landmarks,
         method,
         kernel=kernel,
         rng=rng,
-        dtype=_float_dtype(X),
+        dtype=_as_float_dtype(rows.dtype),
         options=options,
     )
-    (rows,) = row_reader(X)([draw.rows])
-    return finish_landmarks(draw, rows, rng)
+    (sample,) = rows.read([draw.rows])
+    return finish_landmarks(draw, sample, rng)
 
 
 def _kmeans_centres(
@@ -849,9 +839,9 @@ def resolve_landmarks(
     Parameters
     ----------
     X : {ndarray, sparse matrix, dask array} of shape (n_samples, n_features)
-        Validated data (finite, float32 or float64).  A Dask array is read in one
-        compute and gives the landmarks of the same data in numpy (see
-        :func:`kernelmaps._dask._landmarks.resolve_landmarks_dask`).
+        Validated data (finite, float32 or float64), or its :class:`~kernelmaps._rows.Rows`.
+        A Dask array is read in one compute and gives the landmarks of the same data in
+        numpy (:func:`landmark_rows`).
     landmarks : {"uniform", "kmeans", "leverage", "rpcholesky"} or array-like
         A method of :func:`select_landmarks`, or the landmarks themselves, of shape
         (m, n_features) (dense or sparse; checked for shape and finiteness, returned
@@ -894,26 +884,11 @@ def resolve_landmarks(
     check_generator(rng)
     if kernel is not None:
         check_kernel(kernel)
-    if is_dask_array(X):
-        from .._dask._landmarks import resolve_landmarks_dask
-
-        return resolve_landmarks_dask(
-            X,
-            landmarks,
-            n_landmarks,
-            kernel=kernel,
-            rng=rng,
-            unique=unique,
-            name=name,
-            noun=noun,
-            stacklevel=stacklevel + 1,
-            **options,
-        )
-    X = check_rows(X)
+    rows = landmark_rows(X)
     draw = draw_landmarks(
-        X.shape[0],
-        X.shape[1],
-        _float_dtype(X),
+        rows.n_rows,
+        rows.n_features,
+        rows.dtype,
         landmarks,
         n_landmarks,
         kernel=kernel,
@@ -924,5 +899,5 @@ def resolve_landmarks(
         stacklevel=stacklevel + 1,
         **options,
     )
-    (rows,) = row_reader(X)([draw.rows])
-    return finish_landmarks(draw, rows, rng)
+    (sample,) = rows.read([draw.rows])
+    return finish_landmarks(draw, sample, rng)

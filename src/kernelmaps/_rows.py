@@ -1,0 +1,406 @@
+"""One interface over the rows of a fit, wherever they are held.
+
+Every ``fit`` of kernelmaps reads its training rows through a :class:`Rows` object, made
+by :func:`as_rows` (or :func:`validated_rows`, which validates first), and through nothing
+else.  A fit needs few operations of its rows:
+
+* their shape, dtype and kind (dense or CSR): :attr:`Rows.n_rows`, :attr:`Rows.n_features`,
+  :attr:`Rows.dtype`, :attr:`Rows.sparse`;
+* some global rows, named by index (landmarks, samples, rotation rows):
+  :meth:`Rows.read`, every request of a call in one pass;
+* a function over the parts of the rows, with row-aligned companions (targets, weights),
+  the results merged in a fixed binary tree (:func:`tree_reduce`): :meth:`Rows.map_reduce`
+  (occupied bins, ridge statistics, leave-one-out sums);
+* objects built once per part and kept for several passes (FALKON's ``K_nm`` blocks), each
+  pass a map over them reduced in the same tree: :meth:`Rows.persist`, then
+  :meth:`Parts.map_reduce`.
+
+:class:`InMemoryRows` holds an array in memory as one part: a map is one call on the whole
+array, which the functions split into row blocks themselves (bounded memory), so a fit in
+memory is the computation it always was.  ``kernelmaps._dask`` holds the other
+implementation, for a :class:`dask.array.Array`: one part per row chunk, every map one
+``dask.compute`` whose tasks run under the caller's settings, the read rows gathered in
+one compute.  The fits are written once, against this interface.
+
+The row-wise methods (``transform``, ``predict``, ...) are row-local: :func:`rowwise`
+sends a Dask array to the same place, with what the estimator does to a block of rows
+(:class:`RowwiseWork`), and the Dask module maps it over the chunks.
+
+This module and ``_array_types`` are the one place where the layers reach the Dask support
+(the *dispatch*, see ``docs/ARCHITECTURE.md``); the Dask module is imported only when an
+input is a Dask array.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._array_types import is_dask_array
+
+__all__ = [
+    "TILE_ROWS",
+    "InMemoryRows",
+    "Parts",
+    "Rows",
+    "RowwiseWork",
+    "as_rows",
+    "rowwise",
+    "tree_reduce",
+    "validated_rows",
+]
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+#: Rows of a tile of the global grid of a row-wise method on chunked rows (a multiple of
+#: every BLAS kernel's row unrolling); see ``kernelmaps._dask``.
+TILE_ROWS = 256
+
+
+def tree_reduce(items: Sequence[Any], combine: Callable[[Any, Any], Any]) -> Any:
+    """``items`` combined pairwise in a fixed binary tree.
+
+    Neighbours ``(0, 1), (2, 3), ...`` are combined in order, level after level (an odd
+    last item goes up unchanged), so the shape of the tree, and with it the order of the
+    floating-point operations, depends only on the number of items: a reduction gives the
+    same result on any scheduler and any number of workers.  ``combine`` is any function
+    of two items, or a :func:`dask.delayed` one to build a graph.
+
+    Examples
+    --------
+    >>> from kernelmaps._rows import tree_reduce
+    >>> tree_reduce(list("abcde"), lambda a, b: f"({a}{b})")
+    '(((ab)(cd))e)'
+    """
+    level = list(items)
+    if not level:
+        raise ValueError("Nothing to reduce: no parts.")
+    while len(level) > 1:
+        paired = [combine(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            paired.append(level[-1])
+        level = paired
+    return level[0]
+
+
+class Parts(Protocol):
+    """Objects built once per part of the rows (:meth:`Rows.persist`), kept for passes."""
+
+    def map_reduce(
+        self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *args: Any
+    ) -> Any:
+        """``function(part, *args)`` for every part, merged by ``merge`` in the fixed tree."""
+        ...
+
+    def release(self) -> None:
+        """Let the parts go (their memory, or the workers' copies)."""
+        ...
+
+
+class Rows(Protocol):
+    """The training rows of a fit: what every ``fit`` reads them through.
+
+    A map function receives a part's rows, the same part of each aligned companion (from
+    :meth:`align`) and the part's first global row, ``function(X_part, *companions,
+    start)``; it checks the values it needs unless :attr:`checked` says that they were
+    checked on the way in.
+    """
+
+    #: Whether the rows are held in memory in this process (one part).
+    in_memory: bool
+    #: Whether the values were checked (finite) when the rows were made; when False, a
+    #: map function checks the values of its part (with the in-memory path's messages).
+    checked: bool
+    #: The rows as given, validated: an in-memory array or sparse matrix, or a Dask array.
+    X: Any
+
+    @property
+    def n_rows(self) -> int: ...
+
+    @property
+    def n_features(self) -> int: ...
+
+    @property
+    def dtype(self) -> np.dtype: ...
+
+    @property
+    def sparse(self) -> bool: ...
+
+    def array(self) -> Any:
+        """The rows as one in-memory array, or None where they are held elsewhere."""
+        ...
+
+    def empty(self, n_rows: int = 0) -> Any:
+        """``n_rows`` rows of zeros of the kind (dense or CSR) and dtype of the rows."""
+        ...
+
+    def cache_budget(self) -> int | None:
+        """Bytes that parts persisted beside the rows may take where they are held (the
+        share of a cluster's memory), None where no limit is known."""
+        ...
+
+    def read(self, requests: Sequence[np.ndarray | None]) -> list[Any]:
+        """For each request (global row indices, or None for every row) its rows, in one
+        pass; the rows read are checked to be finite where :attr:`checked` is False."""
+        ...
+
+    def align(self, values: Any, what: str = "y") -> Any:
+        """``values`` (targets, weights: an array of one entry per row, a number or None)
+        split as the rows are, for :meth:`map_reduce` and :meth:`persist`; its length is
+        checked (``what`` names it in the message)."""
+        ...
+
+    def distinct(self, values: Any) -> np.ndarray:
+        """The sorted distinct values of an aligned companion (class labels), in one pass
+        over it alone."""
+        ...
+
+    def map_reduce(
+        self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *aligned: Any
+    ) -> Any:
+        """``function(X_part, *aligned_parts, start)`` over the parts, merged in the fixed
+        tree by ``merge``."""
+        ...
+
+    def persist(self, build: Callable[..., Any], *aligned: Any) -> Parts:
+        """``build(X_part, *aligned_parts, start)`` for every part, kept for later passes."""
+        ...
+
+    def map_rows(self, work: RowwiseWork) -> Any:
+        """A row-wise method over the rows, in their kind of array (lazy where they are)."""
+        ...
+
+
+@dataclass(frozen=True)
+class RowwiseWork:
+    """What a row-wise method does to a block of rows, for rows held elsewhere.
+
+    Attributes
+    ----------
+    prepare : callable
+        ``prepare(rows) -> (rows, function)``: called once on every part of the rows, it
+        returns them checked (and converted where needed) and the function, holding the
+        constants every block of them needs, that maps a block of those rows to its output
+        rows.  Picklable (sent to other processes).
+    shape : tuple of int
+        The trailing shape of the output (``(n_out,)``, or ``()`` for one value a row).
+    dtype : numpy.dtype
+        The output dtype.
+    sparse : bool, default=False
+        Whether the output blocks are CSR matrices.
+    tile : int, default=TILE_ROWS
+        The rows of a tile of the global grid the blocks are computed in.
+    name : str, default="rows"
+        The prefix of the keys of the output (``"estimator-method"``).
+    """
+
+    prepare: Callable[[Any], tuple[Any, Callable[[Any], Any]]]
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    sparse: bool = False
+    tile: int = TILE_ROWS
+    name: str = "rows"
+
+
+def _stack(parts: Sequence[Any]) -> Any:
+    if len(parts) == 1:
+        return parts[0]
+    if sp.issparse(parts[0]):
+        return sp.vstack(parts, format="csr")
+    return np.concatenate(parts, axis=0)
+
+
+class _InMemoryParts:
+    """:class:`Parts` in this process: a list."""
+
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
+
+    def map_reduce(
+        self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *args: Any
+    ) -> Any:
+        return tree_reduce([function(part, *args) for part in self.parts], merge)
+
+    def release(self) -> None:
+        self.parts = []
+
+
+class InMemoryRows:
+    """:class:`Rows` of an array in memory (dense or sparse), validated by the caller.
+
+    One part, the whole array: a map is one call, which splits the rows into blocks of
+    bounded memory itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._rows import as_rows
+    >>> rows = as_rows(np.arange(8.0).reshape(4, 2))
+    >>> some, every = rows.read([np.array([1, 3]), None])
+    >>> some.tolist(), every.shape
+    ([[2.0, 3.0], [6.0, 7.0]], (4, 2))
+    >>> rows.map_reduce(lambda X, start: float(X.sum()), max)
+    28.0
+    """
+
+    in_memory = True
+
+    def __init__(self, X: Any, *, checked: bool = True) -> None:
+        self.X = X
+        self.checked = checked
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(getattr(self.X, "dtype", np.float64))
+
+    @property
+    def sparse(self) -> bool:
+        return bool(sp.issparse(self.X))
+
+    def array(self) -> Any:
+        return self.X
+
+    def empty(self, n_rows: int = 0) -> Any:
+        shape = (n_rows, self.n_features)
+        if self.sparse:
+            return sp.csr_matrix(shape, dtype=self.dtype)
+        return np.zeros(shape, dtype=self.dtype)
+
+    def cache_budget(self) -> int | None:
+        return None
+
+    def read(self, requests: Sequence[np.ndarray | None]) -> list[Any]:
+        return [self.X if rows is None else self.X[rows] for rows in requests]
+
+    def align(self, values: Any, what: str = "y") -> Any:
+        if values is not None and np.ndim(values) and len(values) != self.n_rows:
+            raise ValueError(
+                "Found input variables with inconsistent numbers of samples: "
+                f"[{self.n_rows}, {len(values)}]"
+            )
+        return values
+
+    def distinct(self, values: Any) -> np.ndarray:
+        return np.unique(values)
+
+    def map_reduce(
+        self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *aligned: Any
+    ) -> Any:
+        return function(self.X, *aligned, 0)
+
+    def persist(self, build: Callable[..., Any], *aligned: Any) -> Parts:
+        return _InMemoryParts([build(self.X, *aligned, 0)])
+
+    def map_rows(self, work: RowwiseWork) -> Any:
+        X, function = work.prepare(self.X)
+        return function(X)
+
+
+def as_rows(X: Any, *, checked: bool = True, name: str | None = None) -> Rows:
+    """The :class:`Rows` of ``X``: a Dask array's (chunk by chunk, on its scheduler), or an
+    in-memory array's.
+
+    ``checked`` says whether the values of an in-memory ``X`` were checked already; a Dask
+    array's values are checked where its chunks are read, with ``name`` (the estimator)
+    in the messages.
+    """
+    if is_dask_array(X):
+        from ._dask import DaskRows
+
+        return DaskRows(X, name)
+    return InMemoryRows(X, checked=checked)
+
+
+def validated_rows(
+    estimator: Any,
+    X: Any,
+    *,
+    reset: bool,
+    validate: Callable[[Any], Any],
+    accept_sparse: bool = True,
+) -> Rows:
+    """The rows of ``X`` checked for ``estimator``: ``validate(X)`` for an in-memory ``X``
+    (scikit-learn's checks of the values), the metadata of a Dask array (its values are
+    checked chunk by chunk where they are read) with the same messages, float32 kept and
+    other dtypes made float64; ``n_features_in_`` set with ``reset``."""
+    if is_dask_array(X):
+        from ._dask import DaskRows, check_dask_array
+
+        X = check_dask_array(estimator, X, reset=reset, accept_sparse=accept_sparse)
+        return DaskRows(X, type(estimator).__name__)
+    return InMemoryRows(validate(X))
+
+
+def _method_of(estimator: Any, name: str, rows: Any) -> tuple[Any, Callable[[Any], Any]]:
+    return rows, getattr(estimator, name)
+
+
+def _probe_work(estimator: Any, name: str, rows: Rows) -> RowwiseWork:
+    """The :class:`RowwiseWork` of a method that states nothing of its output: run once
+    on one row of zeros for the trailing shape and dtype, applied to every block."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        probe = getattr(estimator, name)(rows.empty(1))
+    return RowwiseWork(
+        functools.partial(_method_of, estimator, name),
+        tuple(probe.shape[1:]),
+        np.dtype(probe.dtype),
+        sparse=bool(sp.issparse(probe)),
+        name=f"{type(estimator).__name__.lower()}-{name.replace('_', '-')}",
+    )
+
+
+def rowwise(method: _Method) -> _Method:
+    """Decorator of a row-wise method ``method(self, X)`` (``transform``, ``predict``, ...).
+
+    In-memory input goes to ``method`` itself.  For rows held elsewhere (a Dask array) it
+    returns the method over their parts (a lazy Dask array): what the method does to a
+    block comes from the estimator's ``_rowwise_work(name, X) -> (RowwiseWork, Rows)`` when
+    it has one and it returns one (the feature maps: their transform, validated once a
+    part, and its stated output), else from the method itself, called on each block.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._rows import rowwise
+    >>> class Twice:
+    ...     @rowwise
+    ...     def predict(self, X):
+    ...         return 2 * np.asarray(X)
+    >>> Twice().predict([1, 2])
+    array([2, 4])
+    """
+
+    @functools.wraps(method)
+    def dispatched(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
+        if not is_dask_array(X):
+            return method(self, X, *args, **kwargs)
+        if args or kwargs:
+            raise TypeError(f"{method.__name__} takes only X for a Dask array.")
+        stated = getattr(self, "_rowwise_work", None)
+        planned = None if stated is None else stated(method.__name__, X)
+        if planned is None:
+            from sklearn.utils.validation import check_is_fitted
+
+            check_is_fitted(self)
+            rows = validated_rows(self, X, reset=False, validate=lambda X: X)
+            work = _probe_work(self, method.__name__, rows)
+        else:
+            work, rows = planned
+        return rows.map_rows(work)
+
+    return dispatched  # type: ignore[return-value]

@@ -1,0 +1,220 @@
+"""The passes of a primal ridge fit over the parts of the training rows.
+
+:class:`FeatureRidge` and :class:`FeatureRidgeClassifier` read their rows through
+:class:`kernelmaps._rows.Rows`: one pass maps every part to the
+:class:`~kernelmaps.models.RidgeStatistics` of its rows (row block by row block under
+``working_memory``, so that a part never holds its whole ``Z``), merged by
+:meth:`RidgeStatistics.merge` (the exact Chan-Golub-LeVeque update) in the fixed tree of
+:func:`kernelmaps._rows.tree_reduce`; exact leave-one-out maps every part again to its
+partial sums (:func:`~kernelmaps.models._ridge_solvers.loo_block_sums`), added in the same
+tree.  In memory the rows are one part and the pass is the loop over its row blocks; on a
+Dask array each chunk is a part, computed where it lives.
+
+What a part needs of the model travels as one small object, :class:`RowWork` (the fitted
+map, the widths, the label encoder), never the estimator with its statistics.  Where the
+rows' values were not checked on the way in (a Dask array's), each part checks its
+targets and weights with the in-memory path's messages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _assert_all_finite, _check_sample_weight
+
+from .._rows import Rows
+from ..feature_maps import row_blocks
+from ..kernels import one_line_errors
+from ._base import as_row_sliceable
+from ._checks import check_weight_values
+from ._ridge_solvers import LooTerms, loo_block_sums, loo_combine
+from ._ridge_statistics import RidgeStatistics
+
+__all__ = [
+    "RIDGE_BLOCK_ROWS",
+    "ZERO_WEIGHTS",
+    "RowWork",
+    "feature_row_blocks",
+    "map_features",
+    "merge_statistics",
+    "ridge_loo",
+    "ridge_statistics",
+]
+
+#: Longest row block of a ridge pass (see :func:`feature_row_blocks`).
+RIDGE_BLOCK_ROWS: int | None = 8192
+
+ZERO_WEIGHTS = "Sample weights must contain at least one non-zero number."
+
+
+def map_features(feature_map: Any, X: Any) -> Any:
+    """``z(X)`` for validated rows ``X`` (the map does not scan them again); ``X`` itself
+    when ``feature_map`` is None ("passthrough")."""
+    if feature_map is None:
+        return X
+    from sklearn import config_context
+
+    with config_context(assume_finite=True):
+        return feature_map.transform(X)
+
+
+def feature_row_blocks(
+    n_rows: int, n_columns: int, width: int, n_targets: int, start: int = 0
+) -> Iterator[slice]:
+    """The row blocks ``[start, n_rows)`` of a ridge pass, sized by ``working_memory``
+    and at most ``RIDGE_BLOCK_ROWS`` rows.
+
+    A row of a block costs the features, their weighted and centred copies (``3 D``), the
+    input row and the targets, in float64.  Longer blocks than ``RIDGE_BLOCK_ROWS`` make
+    the Gram update ``Z_b^T Z_b`` no faster (its inner dimension is long enough) and only
+    hold more memory.
+    """
+    per_row = 8.0 * (3 * width + n_columns + n_targets)
+    if n_rows <= start:
+        return
+    for rows in row_blocks(n_rows - start, per_row, max_rows=RIDGE_BLOCK_ROWS):
+        yield slice(rows.start + start, rows.stop + start)
+
+
+@dataclasses.dataclass(frozen=True)
+class RowWork:
+    """What a part of the rows needs of the model: the fitted map, the widths, the targets.
+
+    Attributes
+    ----------
+    feature_map : transformer or None
+        The fitted feature map (None: the rows themselves, "passthrough").
+    width : int
+        ``D``, the number of features.
+    n_targets : int
+        ``t``, the columns of the statistics' targets.
+    centre : bool
+        Statistics shifted by their first block's means (``fit_intercept``).
+    estimator_name : str
+        For the messages of the value checks.
+    encoder : LabelBinarizer or None
+        The classifier's ``{-1, 1}`` encoding of the labels (None: numeric targets).
+    check_labels : bool
+        Check each part's labels against ``encoder.classes_`` (``partial_fit``).
+    checked : bool
+        Whether the targets and weights were checked on the way in (in memory); when
+        False each part checks its own.
+    head : tuple of (features, int) or None
+        ``(z(X[:k]), k)``: the features of the first ``k`` rows of the one part of rows in
+        memory, mapped already (to learn the width of a map that does not state it), so
+        that the statistics' pass maps every row once.
+    """
+
+    feature_map: Any
+    width: int
+    n_targets: int
+    centre: bool
+    estimator_name: str
+    encoder: Any = None
+    check_labels: bool = False
+    checked: bool = True
+    head: Any = None
+
+    def targets(self, y: Any) -> np.ndarray:
+        """Targets as float64 ``(rows, t)``: the values, or the encoded labels."""
+        if self.encoder is None:
+            Y = np.asarray(y)
+            return Y.reshape(Y.shape[0], -1).astype(np.float64, copy=False)
+        y = np.asarray(y)
+        if self.check_labels:
+            check_classification_targets(y)
+            classes = self.encoder.classes_
+            unseen = np.setdiff1d(np.unique(y), classes)
+            if unseen.size:
+                raise ValueError(
+                    f"y holds classes {unseen.tolist()} not in classes={classes.tolist()}; "
+                    "list every class in classes on the first call to partial_fit."
+                )
+        return np.asarray(self.encoder.transform(y), dtype=np.float64)
+
+    def rows(self, X: Any, y: Any, w: Any, start: int | None) -> tuple[Any, np.ndarray, Any]:
+        """A part as ``(X, Y, w)``: ``X`` row-sliceable, ``Y`` float64 ``(rows, t)``, ``w``
+        float64; unless :attr:`checked`, ``y`` is checked finite and ``w`` finite and
+        nonnegative (``start``, the part's first row, places a bad weight in ``X``)."""
+        X = as_row_sliceable(X)
+        if not self.checked:
+            with one_line_errors(self.estimator_name):
+                _assert_all_finite(
+                    np.asarray(y), input_name="y", estimator_name=self.estimator_name
+                )
+        Y = self.targets(y)
+        if w is None:
+            return X, Y, np.ones(X.shape[0])
+        if self.checked:
+            return X, Y, np.asarray(w, dtype=np.float64)
+        weights = np.asarray(
+            _check_sample_weight(w, X, allow_all_zero_weights=True), dtype=np.float64
+        )
+        check_weight_values(weights, start or 0)
+        return X, Y, weights
+
+    def blocks(
+        self, X: Any, Y: np.ndarray, w: np.ndarray, start: int = 0
+    ) -> Iterator[tuple[Any, Any, Any]]:
+        """``(z(X_b), Y_b, w_b)`` over the row blocks of a part (``working_memory``), from
+        its row ``start``."""
+        n_rows, n_columns = X.shape
+        for rows in feature_row_blocks(n_rows, n_columns, self.width, self.n_targets, start):
+            yield map_features(self.feature_map, X[rows]), Y[rows], w[rows]
+
+    def statistics(self, X: Any, y: Any, w: Any, start: int | None) -> tuple[Any, bool]:
+        """The statistics of a part, and whether it has a non-zero weight."""
+        X, Y, weights = self.rows(X, y, w, start)
+        stats = RidgeStatistics(self.width, self.n_targets, centre=self.centre)
+        k = 0
+        if self.head is not None:
+            head, k = self.head
+            stats.update(head, Y[:k], weights[:k])
+        for Z, Y_block, w_block in self.blocks(X, Y, weights, k):
+            stats.update(Z, Y_block, w_block)
+        return stats, bool(np.any(weights != 0))
+
+    def loo_sums(self, X: Any, y: Any, w: Any, start: int | None, *, terms: LooTerms) -> np.ndarray:
+        """The leave-one-out partial sums of a part, over its row blocks."""
+        X, Y, weights = self.rows(X, y, w, start)
+        totals = np.zeros(terms.alphas.shape[0])
+        for Z, Y_block, w_block in self.blocks(X, Y, weights):
+            totals += loo_block_sums(terms, Z, Y_block, w_block)
+        return totals
+
+
+def merge_statistics(
+    a: tuple[RidgeStatistics, bool], b: tuple[RidgeStatistics, bool]
+) -> tuple[RidgeStatistics, bool]:
+    """The statistics of two neighbouring groups of parts."""
+    return a[0].merge(b[0]), a[1] or b[1]
+
+
+def _add(a: Any, b: Any) -> Any:
+    return a + b
+
+
+def ridge_statistics(rows: Rows, work: RowWork, Y: Any, w: Any) -> RidgeStatistics:
+    """The merged statistics of every part of ``rows`` (one pass); refuses all-zero
+    weights."""
+    stats, nonzero = rows.map_reduce(work.statistics, merge_statistics, Y, w)
+    if not nonzero:
+        raise ValueError(ZERO_WEIGHTS)
+    return stats
+
+
+def ridge_loo(rows: Rows, work: RowWork, Y: Any, w: Any) -> Callable[[LooTerms], np.ndarray]:
+    """``loo(terms)`` for :func:`~kernelmaps.models._ridge_solvers.solve_ridge`: the
+    second pass, its sums added in the fixed tree."""
+    import functools
+
+    def loo(terms: LooTerms) -> np.ndarray:
+        sums = functools.partial(work.loo_sums, terms=terms)
+        totals = rows.map_reduce(sums, _add, Y, w)
+        return loo_combine(terms, np.asarray(totals, dtype=np.float64))
+
+    return loo
