@@ -27,19 +27,14 @@ from ._bundled import (
     load_ijcnn1,
     load_letter,
 )
-from ._files import (
-    DataFileError,
-    Dataset,
-    file_format,
-    infer_task,
-    load_csv,
-    load_file,
-    load_npy,
-    load_npz,
-    load_svmlight,
-)
+from ._csv import load_csv
+from ._dataset import Dataset, infer_task
+from ._file_checks import DataFileError
+from ._files import file_format, load_file
 from ._home import DATA_HOME_SETS, get_data_home, list_data_home, load_from_home
 from ._home import ENV_VAR as DATA_HOME_ENV
+from ._numpy_files import load_npy, load_npz
+from ._svmlight import load_svmlight
 
 __all__ = [
     "BUNDLED",

@@ -39,7 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from ._files import Dataset, load_csv, load_svmlight
+from ._csv import load_csv
+from ._dataset import Dataset
+from ._svmlight import load_svmlight
 
 __all__ = [
     "BUNDLED",

@@ -20,15 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ._files import (
-    DataFileError,
-    Dataset,
-    _cause,
-    _reading,
-    infer_task,
-    load_csv,
-    load_svmlight,
-)
+from ._csv import load_csv
+from ._dataset import Dataset, infer_task
+from ._file_checks import DataFileError, _cause, _reading
+from ._svmlight import load_svmlight
 
 __all__ = ["DATA_HOME_SETS", "HomeInfo", "get_data_home", "list_data_home", "load_from_home"]
 
@@ -120,22 +115,20 @@ def _read_usps(paths: list[Path]) -> tuple[np.ndarray, np.ndarray | None]:
     return X, y
 
 
+def _stacked(paths: list[Path], y_key: str) -> tuple[np.ndarray, np.ndarray]:
+    """The arrays ``X`` and ``y_key`` of the .npz archives ``paths``, stacked as float64."""
+    parts = [_arrays(p, "X", y_key) for p in paths]
+    X = np.vstack([X for X, _ in parts]).astype(np.float64)
+    return X, np.concatenate([y for _, y in parts]).astype(np.float64)
+
+
 def _read_mnist(paths: list[Path]) -> tuple[np.ndarray, np.ndarray | None]:
-    Xs, ys = [], []
-    for p in paths:
-        X, y = _arrays(p, "X", "y")
-        Xs.append(X)
-        ys.append(y)
-    return np.vstack(Xs).astype(np.float64) / 255.0, np.concatenate(ys).astype(np.float64)
+    X, y = _stacked(paths, "y")
+    return X / 255.0, y
 
 
 def _read_fsdd(paths: list[Path]) -> tuple[np.ndarray, np.ndarray | None]:
-    Xs, ys = [], []
-    for p in paths:
-        X, y = _arrays(p, "X", "y_digit")
-        Xs.append(X.astype(np.float64))
-        ys.append(y.astype(np.float64))
-    return np.vstack(Xs), np.concatenate(ys)
+    return _stacked(paths, "y_digit")
 
 
 def _read_flow(paths: list[Path]) -> tuple[np.ndarray, np.ndarray | None]:
