@@ -109,15 +109,38 @@ class StrictInterval(Interval):
 
 
 #: The named kernel parameters an estimator may take, with their constraints.  They are
-#: those of the kernel classes (``Polynomial``: integer degree >= 1; every ``gamma`` > 0),
+#: those of the kernel classes (``Polynomial``: a real degree > 0; every ``gamma`` > 0),
 #: so that a bad value is refused before ``fit`` does any work.  ``coef0`` is any finite
 #: number here (the sigmoid kernel takes negative ones); a negative ``coef0`` for another
 #: kernel is refused by :func:`resolve_estimator_kernel` with the same kind of message.
 _NAMED_CONSTRAINTS: dict[str, list[Any]] = {
     "gamma": [StrictInterval(Real, 0.0, None, closed="neither"), None],
-    "degree": [StrictInterval(Integral, 1, None, closed="left"), None],
+    "degree": [StrictInterval(Real, 0.0, None, closed="neither"), None],
     "coef0": [StrictInterval(Real, None, None, closed="neither"), None],
 }
+
+
+class IntegerDegree(StrictInterval):
+    """The ``degree`` of a map that expands the kernel into integer powers: an int >= 1.
+
+    Its description names the fix for a non-integer degree, in the one-line
+    ``InvalidParameterError`` of scikit-learn's parameter validation.
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels._argument import IntegerDegree
+    >>> IntegerDegree().is_satisfied_by(3), IntegerDegree().is_satisfied_by(3.5)
+    (True, False)
+    """
+
+    def __init__(self) -> None:
+        super().__init__(Integral, 1, None, closed="left")
+
+    def __str__(self) -> str:
+        return (
+            f"{super().__str__()} (this map expands the kernel into integer powers; "
+            "Nystroem takes a non-integer degree)"
+        )
 
 
 class KernelNameOptions(StrOptions):
@@ -180,6 +203,7 @@ def kernel_parameter_constraints(
     callable_ok: bool = False,
     precomputed_ok: bool = False,
     gamma_scale: bool = False,
+    integer_degree: bool = False,
 ) -> dict[str, list[Any]]:
     """The ``_parameter_constraints`` entries of an estimator's kernel arguments.
 
@@ -196,6 +220,9 @@ def kernel_parameter_constraints(
     gamma_scale : bool, default=False
         Whether ``gamma="scale"`` is accepted (the estimator then passes its training
         data to :func:`resolve_estimator_kernel`, see :func:`scale_gamma`).
+    integer_degree : bool, default=False
+        Whether ``degree`` must be an int >= 1 (:class:`IntegerDegree`: the maps that
+        expand the kernel into integer powers) rather than a real > 0.
 
     Returns
     -------
@@ -216,6 +243,8 @@ def kernel_parameter_constraints(
         constraints[name] = list(_NAMED_CONSTRAINTS[name])
         if name == "gamma" and gamma_scale:
             constraints[name].append(StrOptions({"scale"}))
+        if name == "degree" and integer_degree:
+            constraints[name] = [IntegerDegree(), None]
     if kernel_params:
         constraints["kernel_params"] = [dict, None]
     return constraints
