@@ -38,3 +38,42 @@ def test_rule_errors() -> None:
         gamma_from_data(np.ones((5, 2)))
     with pytest.raises(ValueError, match=r"q must be in"):
         gamma_from_data(X, "percentile", q=100)
+
+
+def test_data_driven_gamma_of_rows_near_1e154_refused() -> None:
+    """Rows of magnitude ~1e154 gave a subnormal gamma (~1e-309) from gamma='scale' and
+    the bandwidth rules; it is refused, naming the fix, before any map is drawn."""
+    from kernelmaps import FeatureRidge, RandomFourierFeatures
+    from kernelmaps.exceptions import NonFiniteOutputError
+    from kernelmaps.kernels import scale_gamma
+
+    rng = np.random.default_rng(0)
+    far = rng.normal(size=(60, 3)) * 1e154
+    fix = r"outside \[2\.33e-302, 1\.71e\+302\].*StandardScaler\) or give gamma explicitly\.$"
+    for rule in ("mean_distance", "median", "percentile"):
+        with pytest.raises(NonFiniteOutputError, match=fix):
+            gamma_from_data(far, rule)
+    with pytest.raises(NonFiniteOutputError, match=r"gamma='scale' .* gives gamma = 3\.57e-309"):
+        scale_gamma(far)
+    model = FeatureRidge(RandomFourierFeatures(gamma="scale", random_state=0))
+    with pytest.raises(NonFiniteOutputError, match=fix):
+        model.fit(far, rng.normal(size=60))
+    # float32 data has the float32 range: 1e18 is about 2^60, squared near float32's max
+    with pytest.raises(NonFiniteOutputError, match=r"float32 kernel computations"):
+        scale_gamma((rng.normal(size=(20, 3)) * 1e18).astype(np.float32))
+
+
+@pytest.mark.parametrize("scale", [1e-140, 1e-3, 1.0, 1e3, 1e140])
+def test_data_driven_gamma_of_an_ordinary_scale_kept(scale) -> None:
+    from kernelmaps import FeatureRidge, RandomFourierFeatures
+    from kernelmaps.kernels import scale_gamma
+
+    rng = np.random.default_rng(1)
+    Xs = rng.normal(size=(60, 3)) * scale
+    np.testing.assert_allclose(gamma_from_data(Xs), gamma_from_data(Xs / scale) / scale**2)
+    np.testing.assert_allclose(scale_gamma(Xs), scale_gamma(Xs / scale) / scale**2)
+    model = FeatureRidge(RandomFourierFeatures(gamma="scale", random_state=0))
+    model.fit(Xs, rng.normal(size=60))
+    together = model.predict(Xs[:20])
+    alone = np.array([model.predict(Xs[i : i + 1])[0] for i in range(20)])
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-12)

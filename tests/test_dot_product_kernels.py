@@ -101,9 +101,47 @@ def test_diag_matches_the_matrix(data) -> None:
 @pytest.mark.parametrize("degree", [0, -1, 2.5, True])
 def test_bad_degree_refused(degree) -> None:
     with pytest.raises(ValueError, match="degree must be an integer >= 1"):
-        Polynomial(degree=degree)
-    with pytest.raises(ValueError, match="degree must be an integer >= 1"):
         HomogeneousPolynomial(degree=degree)
+
+
+@pytest.mark.parametrize("degree", [0, -1, 0.0, -2.5, float("inf"), float("nan"), True, "3"])
+def test_bad_polynomial_degree_refused(degree) -> None:
+    with pytest.raises(ValueError, match="degree must be a finite real number > 0"):
+        Polynomial(degree=degree)
+
+
+@pytest.mark.parametrize("degree", [0.5, 2.5, 3.1])
+def test_real_degree_polynomial_is_scikit_learn_s(degree) -> None:
+    """A non-integer degree is scikit-learn's kernel where gamma x . y + coef0 >= 0."""
+    rng = np.random.default_rng(1)
+    X, Y = rng.uniform(size=(7, 3)), rng.uniform(size=(5, 3))
+    kernel = Polynomial(degree=degree, gamma=0.4, coef0=0.1)
+    want = (0.4 * X @ Y.T + 0.1) ** degree  # polynomial_kernel's formula (degree >= 1 there)
+    if degree >= 1:
+        np.testing.assert_allclose(
+            polynomial_kernel(X, Y, degree=degree, gamma=0.4, coef0=0.1), want, rtol=1e-15
+        )
+    np.testing.assert_allclose(kernel(X, Y), want, rtol=1e-14)
+    np.testing.assert_allclose(kernel.diag(X), np.diag(kernel(X)), rtol=1e-14)
+    assert not kernel.has_maclaurin_series()
+    with pytest.raises(ValueError, match="non-integer degree has no Maclaurin series"):
+        kernel.maclaurin_coefficient(1)
+    with pytest.raises(ValueError, match="use an integer degree, or Nystroem"):
+        kernel.polynomial_degree()
+
+
+def test_real_degree_on_a_negative_base_refused() -> None:
+    """scikit-learn gives NaN where gamma x . y + coef0 < 0; the kernel names the fix."""
+    X = np.array([[1.0, -2.0], [1.0, 1.0]])
+    with pytest.warns(RuntimeWarning):
+        assert np.isnan(polynomial_kernel(X, degree=2.5, gamma=1.0, coef0=0.1)).any()
+    with pytest.raises(ValueError, match=r"negative \(down to -0\.9\).*no real power"):
+        Polynomial(degree=2.5, gamma=1.0, coef0=0.1)(X)
+    # an integer degree, even given as a float, is the polynomial of before
+    K = Polynomial(degree=3.0, gamma=1.0, coef0=0.1)(X)
+    np.testing.assert_array_equal(K, Polynomial(degree=3, gamma=1.0, coef0=0.1)(X))
+    assert Polynomial(degree=3.0).has_maclaurin_series()
+    assert Polynomial(degree=3.0).polynomial_degree() == 3
 
 
 def test_bad_polynomial_parameters_refused() -> None:

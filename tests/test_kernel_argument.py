@@ -115,7 +115,7 @@ def test_constraints_follow_the_registry() -> None:
 def test_named_parameter_constraints_are_the_kernel_classes() -> None:
     for cls in (kernelmaps.Nystroem, kernelmaps.KernelRidge, kernelmaps.TensorSketch):
         with pytest.raises(InvalidParameterError, match="'degree' parameter"):
-            _fit(cls, kernel="polynomial", degree=2.5)
+            _fit(cls, kernel="polynomial", degree=0)
         with pytest.raises(InvalidParameterError, match="'coef0' parameter"):
             _fit(cls, kernel="polynomial", coef0=-1.0)
         with pytest.raises(InvalidParameterError, match="'gamma' parameter"):
@@ -231,3 +231,49 @@ def test_registry_lists_as_before() -> None:
     )
     assert set(get_method("nystroem-uniform").supported_kernels()) == set(kernel_names())
     assert frozenset(shift_invariant) == BANDWIDTH_KERNELS
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [kernelmaps.Nystroem, kernelmaps.IKA, kernelmaps.KernelRidge, kernelmaps.NystroemKernelRidge],
+    ids=lambda c: c.__name__,
+)
+def test_real_polynomial_degree_accepted_as_by_scikit_learn(cls) -> None:
+    """degree=3.1 is scikit-learn's polynomial kernel (X is nonnegative: a real power)."""
+    est = _fit(cls, kernel="polynomial", degree=3.1, coef0=0.1)
+    assert est.kernel_ == Polynomial(degree=3.1, gamma=0.25, coef0=0.1)
+
+
+def test_nystroem_real_degree_reproduces_scikit_learn_s_kernel() -> None:
+    from sklearn.kernel_approximation import Nystroem as SkNystroem
+    from sklearn.metrics.pairwise import polynomial_kernel
+
+    ours = kernelmaps.Nystroem("polynomial", degree=3.1, coef0=0.1, n_components=12)
+    theirs = SkNystroem(kernel="polynomial", degree=3.1, coef0=0.1, n_components=12)
+    K = polynomial_kernel(X, degree=3.1, coef0=0.1)
+    for est in (ours, theirs):
+        Z = est.fit_transform(X)
+        np.testing.assert_allclose(Z @ Z.T, K, rtol=1e-8, atol=1e-12)
+
+
+def test_real_degree_on_negative_products_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="non-integer degree has no real power"):
+        kernelmaps.Nystroem("polynomial", degree=2.5, coef0=0.0, n_components=4).fit(X - 0.15)
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        kernelmaps.TensorSketch,
+        kernelmaps.RandomMaclaurinFeatures,
+        kernelmaps.CompactRandomFeatures,
+    ],
+    ids=lambda c: c.__name__,
+)
+def test_integer_power_maps_refuse_a_real_degree_naming_the_fix(cls) -> None:
+    with pytest.raises(InvalidParameterError, match=r"integer powers; Nystroem takes a non-int"):
+        _fit(cls, kernel="polynomial", degree=3.1)
+    with pytest.raises(ValueError, match=r"with an integer degree|non-negative Maclaurin") as info:
+        _fit(cls, kernel=Polynomial(degree=3.1))
+    assert "Use Nystroem or IKA for it." in str(info.value)
+    assert "\n" not in str(info.value)

@@ -460,7 +460,7 @@ def test_bandwidth_rules_are_scale_equivariant_or_refuse() -> None:
         assert gamma_from_data(X * 1e150, rule) == pytest.approx(
             gamma_from_data(X, rule) * 1e-300, rel=1e-12
         )
-        with pytest.raises(NonFiniteOutputError, match=r"beyond the float64 range"):
+        with pytest.raises(NonFiniteOutputError, match=r"outside \[.*or give gamma explicitly"):
             gamma_from_data(X * 1e300, rule)
     with pytest.raises(ValueError, match=r"max_samples must be"):
         gamma_from_data(X, "median", max_samples=True)

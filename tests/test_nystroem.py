@@ -456,17 +456,17 @@ def test_leverage_scores_survive_a_lapack_internal_error(monkeypatch):
     them, and the sampling goes on with the same values."""
     import scipy.linalg
 
-    from kernelmaps.sampling import _landmarks
+    from kernelmaps.sampling import _leverage
 
     A = Gaussian(gamma=1.0)(*(2 * [np.random.default_rng(0).normal(size=(30, 2))]))
     want = np.linalg.eigvalsh(A)[-5:]
-    np.testing.assert_allclose(_landmarks._top_eigenvalues(A, 5), want, rtol=1e-10)
+    np.testing.assert_allclose(_leverage._top_eigenvalues(A, 5), want, rtol=1e-10)
 
     def internal_error(*args, **kwargs):
         raise np.linalg.LinAlgError("Internal Error.")
 
     monkeypatch.setattr(scipy.linalg, "eigh", internal_error)
-    np.testing.assert_array_equal(_landmarks._top_eigenvalues(A, 5), want)
+    np.testing.assert_array_equal(_leverage._top_eigenvalues(A, 5), want)
     X = np.random.default_rng(1).normal(size=(200, 2))
     _, idx = select_landmarks(
         X, 20, "leverage", kernel=Gaussian(gamma=1.0), rng=np.random.default_rng(2)

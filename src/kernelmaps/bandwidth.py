@@ -27,8 +27,8 @@ from sklearn.metrics.pairwise import pairwise_distances
 from sklearn.utils import check_array
 
 from ._random import check_random_state
-from .exceptions import NonFiniteOutputError
 from .kernels import one_line_errors
+from .kernels._argument import check_data_gamma
 
 __all__ = ["BANDWIDTH_RULES", "gamma_from_data"]
 
@@ -66,6 +66,14 @@ def gamma_from_data(
     -------
     float
 
+    Raises
+    ------
+    NonFiniteOutputError
+        The rule's ``gamma`` is not a normal number of the data's float dtype with a
+        margin (data of magnitude beyond about ``1e150`` or below ``1e-150`` in float64,
+        see :func:`kernelmaps.kernels._argument.check_data_gamma`): the message names
+        the fix, rescaling the data or giving ``gamma`` explicitly.
+
     Examples
     --------
     >>> import numpy as np
@@ -84,6 +92,7 @@ def gamma_from_data(
         raise ValueError(f"q must be in (0, 100); got {q!r}.")
     if isinstance(max_samples, bool) or not isinstance(max_samples, Integral) or max_samples < 2:
         raise ValueError(f"max_samples must be an integer >= 2; got {max_samples!r}.")
+    dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
     with one_line_errors():
         X = check_array(X, accept_sparse=False, dtype=np.float64)
     if rule != "mean_distance" and X.shape[0] < 2:
@@ -128,10 +137,4 @@ def gamma_from_data(
             if l1
             else float(np.float64(0.5) / (np.float64(sigma2) * unit) / unit)
         )
-    if not (math.isfinite(gamma) and gamma > 0.0):
-        raise NonFiniteOutputError(
-            f"The {rule!r} bandwidth rule gives a gamma beyond the float64 range for data of "
-            f"magnitude {largest:.3g} (sigma = {sigma * unit:.3g}); rescale the data (e.g. "
-            "with sklearn.preprocessing.StandardScaler) and choose gamma on the rescaled data."
-        )
-    return gamma
+    return check_data_gamma(gamma, f"The {rule!r} bandwidth rule", largest, dtype)

@@ -24,7 +24,9 @@ from ._base import BaseFeatureMap, register_feature_map
 
 __all__ = ["CompactRandomFeatures", "RandomMaclaurinFeatures"]
 
-_KERNEL_PARAM_CONSTRAINTS = kernel_parameter_constraints(named=("degree", "gamma", "coef0"))
+_KERNEL_PARAM_CONSTRAINTS = kernel_parameter_constraints(
+    named=("degree", "gamma", "coef0"), integer_degree=True
+)
 
 
 def _order_probability(n: np.ndarray | int, p: float, min_order: int) -> np.ndarray:
@@ -128,7 +130,7 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
 
     @classmethod
     def _supports_kernel(cls, kernel: Kernel) -> bool:
-        return isinstance(kernel, DotProductKernel)
+        return isinstance(kernel, DotProductKernel) and kernel.has_maclaurin_series()
 
     def _rademacher_columns(self) -> int:
         """Columns of the products ``X W`` of one block: the Rademacher vectors."""

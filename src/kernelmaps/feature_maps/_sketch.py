@@ -131,7 +131,9 @@ class TensorSketch(BaseFeatureMap):
     )
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        **kernel_parameter_constraints(named=("degree", "gamma", "coef0"), kernel_params=False),
+        **kernel_parameter_constraints(
+            named=("degree", "gamma", "coef0"), kernel_params=False, integer_degree=True
+        ),
         "n_components": [StrictInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
@@ -155,12 +157,15 @@ class TensorSketch(BaseFeatureMap):
 
     @classmethod
     def _supports_kernel(cls, kernel: Kernel) -> bool:
-        return isinstance(kernel, (Polynomial, HomogeneousPolynomial))
+        return isinstance(kernel, HomogeneousPolynomial) or (
+            isinstance(kernel, Polynomial) and kernel.has_maclaurin_series()
+        )
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         kernel = resolve_estimator_kernel(self, X.shape[1])
         if isinstance(kernel, Polynomial):
-            degree, gamma, coef0 = kernel.degree, float(kernel.gamma), float(kernel.coef0)  # type: ignore[arg-type]
+            gamma = float(kernel.gamma)  # type: ignore[arg-type]
+            degree, coef0 = kernel.polynomial_degree(), float(kernel.coef0)
         else:
             assert isinstance(kernel, HomogeneousPolynomial)
             degree, gamma, coef0 = kernel.degree, 1.0, 0.0

@@ -34,6 +34,7 @@ __all__ = [
     "CallableKernel",
     "PairCallableKernel",
     "StrictInterval",
+    "check_data_gamma",
     "check_kernel_matrix",
     "kernel_from_params",
     "kernel_parameter_constraints",
@@ -109,15 +110,38 @@ class StrictInterval(Interval):
 
 
 #: The named kernel parameters an estimator may take, with their constraints.  They are
-#: those of the kernel classes (``Polynomial``: integer degree >= 1; every ``gamma`` > 0),
+#: those of the kernel classes (``Polynomial``: a real degree > 0; every ``gamma`` > 0),
 #: so that a bad value is refused before ``fit`` does any work.  ``coef0`` is any finite
 #: number here (the sigmoid kernel takes negative ones); a negative ``coef0`` for another
 #: kernel is refused by :func:`resolve_estimator_kernel` with the same kind of message.
 _NAMED_CONSTRAINTS: dict[str, list[Any]] = {
     "gamma": [StrictInterval(Real, 0.0, None, closed="neither"), None],
-    "degree": [StrictInterval(Integral, 1, None, closed="left"), None],
+    "degree": [StrictInterval(Real, 0.0, None, closed="neither"), None],
     "coef0": [StrictInterval(Real, None, None, closed="neither"), None],
 }
+
+
+class IntegerDegree(StrictInterval):
+    """The ``degree`` of a map that expands the kernel into integer powers: an int >= 1.
+
+    Its description names the fix for a non-integer degree, in the one-line
+    ``InvalidParameterError`` of scikit-learn's parameter validation.
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels._argument import IntegerDegree
+    >>> IntegerDegree().is_satisfied_by(3), IntegerDegree().is_satisfied_by(3.5)
+    (True, False)
+    """
+
+    def __init__(self) -> None:
+        super().__init__(Integral, 1, None, closed="left")
+
+    def __str__(self) -> str:
+        return (
+            f"{super().__str__()} (this map expands the kernel into integer powers; "
+            "Nystroem takes a non-integer degree)"
+        )
 
 
 class KernelNameOptions(StrOptions):
@@ -180,6 +204,7 @@ def kernel_parameter_constraints(
     callable_ok: bool = False,
     precomputed_ok: bool = False,
     gamma_scale: bool = False,
+    integer_degree: bool = False,
 ) -> dict[str, list[Any]]:
     """The ``_parameter_constraints`` entries of an estimator's kernel arguments.
 
@@ -196,6 +221,9 @@ def kernel_parameter_constraints(
     gamma_scale : bool, default=False
         Whether ``gamma="scale"`` is accepted (the estimator then passes its training
         data to :func:`resolve_estimator_kernel`, see :func:`scale_gamma`).
+    integer_degree : bool, default=False
+        Whether ``degree`` must be an int >= 1 (:class:`IntegerDegree`: the maps that
+        expand the kernel into integer powers) rather than a real > 0.
 
     Returns
     -------
@@ -216,6 +244,8 @@ def kernel_parameter_constraints(
         constraints[name] = list(_NAMED_CONSTRAINTS[name])
         if name == "gamma" and gamma_scale:
             constraints[name].append(StrOptions({"scale"}))
+        if name == "degree" and integer_degree:
+            constraints[name] = [IntegerDegree(), None]
     if kernel_params:
         constraints["kernel_params"] = [dict, None]
     return constraints
@@ -370,13 +400,75 @@ class PairCallableKernel:
         return f"pairwise callable kernel {getattr(self.func, '__name__', self.func)!r}"
 
 
+#: Margin of a data-driven ``gamma`` inside the dtype's range of normal numbers.
+_GAMMA_MARGIN = 2.0**20
+
+
+def check_data_gamma(gamma: float, rule: str, largest: float, dtype: Any = np.float64) -> float:
+    """``gamma`` from a data-driven rule, or a clear error where the data's scale breaks it.
+
+    The rules (``gamma="scale"``, :func:`kernelmaps.bandwidth.gamma_from_data`) give
+    ``gamma ~ 1 / s^2``, ``s`` a typical distance of the data.  ``gamma`` is accepted in
+    ``[tiny * 2^20, max / 2^20]``, ``tiny`` the smallest normal number of ``dtype`` (float32
+    or float64) and ``max`` its largest: a ``gamma`` below ``tiny`` is subnormal (fewer
+    significant bits, so maps scaled by it lose their row-locality), and since
+    ``tiny * max ~ 4``, a ``gamma`` below ``tiny * 2^20`` means typical squared distances
+    above ``max / 2^22``: those of rows ``2^11`` times farther apart than typical, and the
+    squared norms of the rows, overflow.  The upper bound is the mirror image (squared
+    distances below ``2^20 tiny``, near underflow).
+
+    Parameters
+    ----------
+    gamma : float
+        The rule's ``gamma``, computed in float64.
+    rule : str
+        The rule, for the message (``"gamma='scale'"``).
+    largest : float
+        ``max |x|`` of the data, for the message.
+    dtype : numpy dtype, default=numpy.float64
+        The data's float dtype (float32 data has the narrower range).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    NonFiniteOutputError
+        ``gamma`` is outside that range (a ``ValueError``), naming the fix: rescale the
+        data or give ``gamma`` explicitly.
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels._argument import check_data_gamma
+    >>> check_data_gamma(0.5, "gamma='scale'", 1.0)
+    0.5
+    >>> check_data_gamma(3e-309, "gamma='scale'", 1e154)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    kernelmaps.exceptions.NonFiniteOutputError: gamma='scale' gives gamma = 3e-309 ...
+    """
+    info = np.finfo(np.float32 if np.dtype(dtype) == np.float32 else np.float64)
+    low = float(info.tiny) * _GAMMA_MARGIN
+    high = float(info.max) / _GAMMA_MARGIN
+    if not low <= gamma <= high:  # NaN too
+        raise NonFiniteOutputError(
+            f"{rule} gives gamma = {gamma:.3g} for data of magnitude {largest:.3g}, outside "
+            f"[{low:.3g}, {high:.3g}] where the {info.dtype.name} kernel computations keep "
+            "their precision and range; rescale the data (e.g. with "
+            "sklearn.preprocessing.StandardScaler) or give gamma explicitly."
+        )
+    return gamma
+
+
 def scale_gamma(X: Any) -> float:
     """``gamma="scale"``: ``1 / (n_features * X.var())``, as scikit-learn's ``SVC`` and
     ``RBFSampler`` compute it (``1.0`` when ``X`` has zero variance).
 
     The variance is over every entry of ``X`` (zeros included for sparse input).  It is
-    computed on ``X / max|x|`` so that it does not overflow; a ``gamma`` that underflows
-    to 0 (data beyond about ``1e154``) is refused with the fix.
+    computed on ``X / max|x|`` so that it does not overflow; a ``gamma`` outside the
+    range :func:`check_data_gamma` accepts (float64 data beyond about ``1e150`` or below
+    about ``1e-150``) is refused with the fix.
 
     Examples
     --------
@@ -398,14 +490,9 @@ def scale_gamma(X: Any) -> float:
         var = float(np.var(np.asarray(X, dtype=np.float64) / top))
     if not var > 0.0:
         return 1.0
-    gamma = 1.0 / (n_features * var) / top / top
-    if not (np.isfinite(gamma) and gamma > 0.0):
-        raise ValueError(
-            f"gamma='scale' = 1 / (n_features * X.var()) is {gamma:g} for this data "
-            f"(largest |x| = {top:.3g}), out of the float64 range; rescale X (e.g. with "
-            "sklearn.preprocessing.StandardScaler) or give gamma as a number."
-        )
-    return gamma
+    with np.errstate(over="ignore", under="ignore"):
+        gamma = 1.0 / (n_features * var) / top / top
+    return check_data_gamma(gamma, "gamma='scale' = 1 / (n_features * X.var())", top, X.dtype)
 
 
 def kernel_from_params(

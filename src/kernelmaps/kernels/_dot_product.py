@@ -28,7 +28,7 @@ import dataclasses
 import math
 from abc import abstractmethod
 from collections.abc import Callable
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -63,6 +63,24 @@ def _check_degree(owner: str, degree: Any) -> None:
             f"{owner}: degree must be an integer >= 1; got {degree!r}. A degree-0 "
             "polynomial kernel is a constant; use an integer degree of at least 1."
         )
+
+
+def _check_real_degree(owner: str, degree: Any) -> None:
+    if (
+        isinstance(degree, (bool, np.bool_))
+        or not isinstance(degree, Real)
+        or not _finite_number(degree)
+        or not float(degree) > 0.0
+    ):
+        raise ValueError(
+            f"{owner}: degree must be a finite real number > 0; got {degree!r}. A degree-0 "
+            "polynomial kernel is a constant; use a positive degree (e.g. 3)."
+        )
+
+
+def _is_integer(degree: Any) -> bool:
+    """Whether ``degree`` (a finite real) is an integer (``3`` and ``3.0`` are)."""
+    return isinstance(degree, Integral) or float(degree).is_integer()
 
 
 def squared_row_norms(X: Any) -> np.ndarray:
@@ -141,6 +159,12 @@ class DotProductKernel(Kernel):
         """Largest ``n`` with ``a_n != 0`` for a polynomial ``f``; ``None`` for a series."""
         return None
 
+    def has_maclaurin_series(self) -> bool:
+        """Whether ``f(t) = sum_n a_n t^n`` with every ``a_n >= 0`` (the random Maclaurin
+        maps and TensorSketch need it): True but for a :class:`Polynomial` of non-integer
+        degree, whose binomial series has coefficients of both signs."""
+        return True
+
     @abstractmethod
     def maclaurin_coefficient(self, n: int) -> float:
         """The coefficient ``a_n = f^(n)(0) / n!`` (``>= 0``)."""
@@ -192,8 +216,11 @@ class Polynomial(DotProductKernel):
 
     Parameters
     ----------
-    degree : int, default=3
-        Integer degree, >= 1.
+    degree : float, default=3
+        Degree ``p > 0``: an integer for a positive definite kernel and for the random
+        Maclaurin maps and TensorSketch; a non-integer degree is accepted, as by
+        scikit-learn, by the maps and models that only evaluate the kernel (Nystroem,
+        IKA, the ridge models).
     gamma : float, default=None
         Scale of the dot product, > 0; ``None`` means ``1 / n_features``.
     coef0 : float, default=1.0
@@ -204,6 +231,16 @@ class Polynomial(DotProductKernel):
     -----
     ``a_n = C(degree, n) gamma^n coef0^(degree - n)`` for ``n <= degree``, 0 beyond.
 
+    A non-integer degree ``p``: ``(gamma x . y + coef0)^p`` is computed as scikit-learn's
+    :func:`~sklearn.metrics.pairwise.polynomial_kernel` computes it, and is real only
+    where the base ``gamma x . y + coef0`` is nonnegative (for every pair when the data
+    is nonnegative, or when ``coef0 >= gamma max|x| max|y|``).  Where the base is
+    negative scikit-learn returns NaN; this kernel raises a ``ValueError`` naming the
+    fix.  Such a kernel is not positive definite in general: its binomial series
+    ``sum_n C(p, n) gamma^n coef0^(p - n) t^n`` has coefficients of both signs
+    (Schoenberg 1942), so it has no random Maclaurin map or TensorSketch, and Nystroem's
+    eigenvalue cut-off drops the negative part of its landmark kernel matrix.
+
     Examples
     --------
     >>> import numpy as np
@@ -213,12 +250,12 @@ class Polynomial(DotProductKernel):
     [[4.0, 4.0], [4.0, 9.0]]
     """
 
-    degree: int = 3
+    degree: float = 3
     gamma: float | None = None
     coef0: float = 1.0
 
     def __post_init__(self) -> None:
-        _check_degree("Polynomial", self.degree)
+        _check_real_degree("Polynomial", self.degree)
         _check_positive("Polynomial", "gamma", self.gamma)
         if (
             isinstance(self.coef0, bool)
@@ -231,23 +268,44 @@ class Polynomial(DotProductKernel):
                 "negative coef0 gives negative Maclaurin coefficients (no valid kernel)."
             )
 
-    def polynomial_degree(self) -> int:
+    def has_maclaurin_series(self) -> bool:
+        return _is_integer(self.degree)
+
+    def _integer_degree(self) -> int:
+        """The degree as an int, or a clear error for a non-integer degree."""
+        if not _is_integer(self.degree):
+            raise ValueError(
+                f"{self!r}: a non-integer degree has no Maclaurin series with nonnegative "
+                "coefficients (its binomial series alternates in sign); use an integer "
+                "degree, or Nystroem for this kernel."
+            )
         return int(self.degree)
 
+    def polynomial_degree(self) -> int:
+        return self._integer_degree()
+
     def maclaurin_coefficient(self, n: int) -> float:
-        if n < 0 or n > self.degree:
+        degree = self._integer_degree()
+        if n < 0 or n > degree:
             return 0.0
         gamma, coef0 = float(self.gamma), float(self.coef0)  # type: ignore[arg-type]
-        if coef0 == 0.0 and n < self.degree:
+        if coef0 == 0.0 and n < degree:
             return 0.0
-        log_value = math.log(math.comb(self.degree, n)) + n * math.log(gamma)
-        if n < self.degree:
-            log_value += (self.degree - n) * math.log(coef0)
+        log_value = math.log(math.comb(degree, n)) + n * math.log(gamma)
+        if n < degree:
+            log_value += (degree - n) * math.log(coef0)
         return _finite_coefficient(self, n, log_value)
 
     def _f(self, t: np.ndarray) -> np.ndarray:
         t *= self.gamma
         t += self.coef0
+        if not _is_integer(self.degree) and np.any(t < 0.0):
+            raise ValueError(
+                f"{self!r}: gamma x . y + coef0 is negative (down to {float(t.min()):.3g}) "
+                "for some pairs of rows, where a non-integer degree has no real power "
+                "(scikit-learn's polynomial_kernel gives NaN there); use an integer degree, "
+                "nonnegative data, or coef0 >= gamma max|x| max|y|."
+            )
         return np.power(t, self.degree, out=t)
 
 

@@ -23,10 +23,10 @@ from ._landmarks import (
     finish_landmarks,
     kernel_diagonal,
     landmark_sample_size,
-    recursive_rls_indices,
     resolve_landmarks,
     select_landmarks,
 )
+from ._leverage import recursive_rls_indices
 from ._orthogonal import orthogonal_directions
 from ._qmc import (
     QMC_METHODS,

@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_count", "check_generator", "check_kernel", "check_rows"]
+__all__ = [
+    "check_count",
+    "check_generator",
+    "check_kernel",
+    "check_rows",
+    "check_sampler_arguments",
+]
 
 
 def check_count(value: Any, name: str, minimum: int = 1) -> int:
@@ -109,3 +115,25 @@ def check_rows(X: Any, name: str = "X") -> Any:
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"{name} has shape {X.shape}; at least one row and one column are needed.")
     return X
+
+
+def check_sampler_arguments(X: Any, n_landmarks: Any, kernel: Any, rng: Any) -> tuple[Any, int]:
+    """The checked ``(X, n_landmarks)`` of a kernel-based landmark sampler.
+
+    ``X`` by :func:`check_rows`, ``n_landmarks`` by :func:`check_count`, ``kernel`` by
+    :func:`check_kernel` and ``rng`` by :func:`check_generator`, in that order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling._arguments import check_sampler_arguments
+    >>> X, m = check_sampler_arguments([[0, 1]], 3, Gaussian(), np.random.default_rng(0))
+    >>> X.dtype, m
+    (dtype('float64'), 3)
+    """
+    X = check_rows(X)
+    m = check_count(n_landmarks, "n_landmarks")
+    check_kernel(kernel)
+    check_generator(rng)
+    return X, m

@@ -16,7 +16,19 @@ import scipy.sparse as sp
 from ..exceptions import NonFiniteOutputError
 from ..kernels import check_kernel_matrix
 
-__all__ = ["dense", "kernel_block", "raw_kernel_diagonal", "refuse_non_finite_kernel"]
+__all__ = [
+    "KERNEL_BLOCK_ROWS",
+    "dense",
+    "finite_kernel_diagonal",
+    "kernel_block",
+    "quiet_kernel_overflow",
+    "raw_kernel_diagonal",
+    "refuse_non_finite_kernel",
+    "require_finite",
+]
+
+#: Row-block length of the kernel evaluations against the landmarks or pivots.
+KERNEL_BLOCK_ROWS = 4096
 
 
 def dense(rows: Any) -> np.ndarray:
@@ -39,6 +51,25 @@ def raw_kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
         [float(kernel_block(kernel, X[i : i + 1], X[i : i + 1])[0, 0]) for i in range(n)],
         dtype=np.float64,
     )
+
+
+def finite_kernel_diagonal(kernel: Callable[..., Any], X: Any, method: str) -> np.ndarray:
+    """:func:`raw_kernel_diagonal`, refused by :func:`require_finite` when not finite."""
+    diag = raw_kernel_diagonal(kernel, X)
+    require_finite(diag, method, X, "k(x, x)")
+    return diag
+
+
+def quiet_kernel_overflow() -> np.errstate:
+    """numpy's overflow, invalid and divide warnings off: the samplers refuse non-finite
+    results by name (:func:`require_finite`) instead of warning about them."""
+    return np.errstate(over="ignore", invalid="ignore", divide="ignore")
+
+
+def require_finite(values: np.ndarray, method: str, X: Any, what: str) -> None:
+    """:func:`refuse_non_finite_kernel` unless every one of ``values`` is finite."""
+    if not np.all(np.isfinite(values)):
+        refuse_non_finite_kernel(method, X, what)
 
 
 def refuse_non_finite_kernel(method: str, X: Any, what: str) -> None:

@@ -18,8 +18,9 @@ four methods, among (or summarising) the rows of ``X``:
     scheme of Musco & Musco (2017), Algorithm 3 (``RecursiveRLS-Nyström``, in the form
     of their reference implementation): the leverage scores of a uniform half of the
     data are estimated from landmarks sampled recursively on a further half, so the
-    ``n x n`` kernel matrix is never formed.  Cost ``O(n m)`` kernel evaluations and
-    ``O(n m^2)`` arithmetic, memory ``O(n m)`` at most (evaluated in row blocks).
+    ``n x n`` kernel matrix is never formed (:mod:`kernelmaps.sampling._leverage`).
+    Cost ``O(n m)`` kernel evaluations and ``O(n m^2)`` arithmetic, memory ``O(n m)``
+    at most (evaluated in row blocks).
 ``"rpcholesky"``
     ``m`` distinct rows chosen by randomly pivoted Cholesky (Chen, Epperly, Tropp &
     Webber 2024), in the blocked, accelerated form of Epperly, Tropp & Webber (2024) by
@@ -74,7 +75,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn import config_context
 from sklearn.exceptions import ConvergenceWarning
@@ -82,7 +82,8 @@ from sklearn.exceptions import ConvergenceWarning
 from .._rows import Rows, as_rows
 from ..exceptions import NonFiniteOutputError
 from ._arguments import check_count, check_generator, check_kernel, check_rows
-from ._kernel_blocks import dense, kernel_block, raw_kernel_diagonal, refuse_non_finite_kernel
+from ._kernel_blocks import dense, raw_kernel_diagonal
+from ._leverage import recursive_rls_indices
 from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, rpcholesky
 
 __all__ = [
@@ -96,7 +97,6 @@ __all__ = [
     "kernel_diagonal",
     "landmark_rows",
     "landmark_sample_size",
-    "recursive_rls_indices",
     "resolve_landmarks",
     "select_landmarks",
 ]
@@ -117,9 +117,6 @@ LANDMARK_SAMPLE_SIZE = 100_000
 
 #: Rows per landmark in the sample of ``"kmeans"``, ``"leverage"`` and ``"rpcholesky"``.
 _SAMPLE_ROWS_PER_LANDMARK = 20
-
-#: Row-block length for kernel evaluations against the current landmarks.
-_BLOCK_ROWS = 4096
 
 #: The options of each method (see :func:`select_landmarks`).
 _METHOD_OPTIONS: dict[str, frozenset[str]] = {
@@ -585,140 +582,6 @@ def _kmeans_scale(X: Any) -> float:
     ):
         return 1.0
     return math.ldexp(1.0, math.frexp(largest)[1] - 1)
-
-
-def _ridge_leverage(
-    kernel: Callable[..., Any],
-    X: Any,
-    rows: np.ndarray,
-    diag: np.ndarray,
-    S: np.ndarray,
-    R: np.ndarray,
-) -> np.ndarray:
-    """``(k(x,x) - k_xS R k_Sx)`` for the rows ``rows`` of ``X``, in blocks."""
-    out = np.empty(rows.shape[0])
-    for start in range(0, rows.shape[0], _BLOCK_ROWS):
-        block = rows[start : start + _BLOCK_ROWS]
-        KS = kernel_block(kernel, _dense_rows(X, block), S)
-        out[start : start + block.shape[0]] = diag[block] - np.einsum("ij,ij->i", KS @ R, KS)
-    return out
-
-
-def _top_eigenvalues(A: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` largest eigenvalues of the symmetric ``A`` (``k < len(A)``).
-
-    LAPACK's ``syevr``, which computes only those, can stop with an internal error on
-    matrices of nearly repeated eigenvalues (a numerically low-rank kernel matrix); then
-    all eigenvalues are computed by ``syevd`` and the largest ``k`` kept.
-    """
-    m = A.shape[0]
-    try:
-        return scipy.linalg.eigh(A, eigvals_only=True, subset_by_index=[m - k, m - 1])
-    except np.linalg.LinAlgError:
-        return np.linalg.eigvalsh(A)[m - k :]
-
-
-def recursive_rls_indices(
-    X: Any,
-    n_landmarks: int,
-    kernel: Callable[..., Any],
-    rng: np.random.Generator,
-    *,
-    accelerated: bool = False,
-) -> np.ndarray:
-    """Indices of ``n_landmarks`` distinct rows sampled by approximate ridge leverage scores.
-
-    Recursive ridge leverage score sampling (Musco & Musco 2017): on nested uniform
-    halvings ``n, n/2, n/4, ...`` of a random permutation, the leverage scores
-    ``l_i(lambda) = (K (K + lambda I)^{-1})_{ii}`` of the larger set are estimated
-    from the weighted landmarks ``S`` chosen on the smaller one,
-    ``l_i ~ (k_ii - k_iS (K_SS + lambda W^{-2})^{-1} k_Si) / lambda``, with
-    ``lambda`` set so that about ``m`` columns are kept (``lambda = (tr(K_SS) -
-    sum of its top k eigenvalues) / k``).  The last level samples exactly ``m`` rows
-    without replacement with probabilities proportional to the estimated scores.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.kernels import Gaussian
-    >>> from kernelmaps.sampling import recursive_rls_indices
-    >>> X = np.random.default_rng(0).normal(size=(200, 3))
-    >>> recursive_rls_indices(X, 10, Gaussian(gamma=0.5), np.random.default_rng(0)).shape
-    (10,)
-    """
-    X = check_rows(X)
-    s = check_count(n_landmarks, "n_landmarks")
-    check_kernel(kernel)
-    check_generator(rng)
-    # an overflow of the kernel is refused by name below (not warned about)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return _recursive_rls_indices(X, s, kernel, rng, accelerated)
-
-
-def _recursive_rls_indices(
-    X: Any, s: int, kernel: Callable[..., Any], rng: np.random.Generator, accelerated: bool
-) -> np.ndarray:
-    n = X.shape[0]
-    if s >= n:
-        return np.arange(n)
-    s_level = math.ceil(math.sqrt((n * s + s**3) / (4 * n))) if accelerated else s
-    s_level = max(s_level, 1)
-    oversample = max(math.log(s_level), 1.0)
-    k = max(1, math.ceil(s_level / (4 * oversample)))
-    n_levels = max(0, math.ceil(math.log(n / s_level) / math.log(2)))
-    perm = rng.permutation(n)
-    sizes = [n]
-    for _ in range(n_levels):
-        sizes.append(math.ceil(sizes[-1] / 2))
-    diag = raw_kernel_diagonal(kernel, X)
-    if not np.all(np.isfinite(diag)):
-        refuse_non_finite_kernel("leverage", X, "k(x, x)")
-
-    samp = np.arange(min(sizes[-1], n))
-    weights = np.ones(samp.shape[0])
-    for level in range(max(n_levels - 1, 0), -1, -1):
-        current = perm[: sizes[level]]
-        chosen = perm[samp]
-        S = _dense_rows(X, chosen)
-        SKS = kernel_block(kernel, S, S)
-        if not np.all(np.isfinite(SKS)):
-            refuse_non_finite_kernel("leverage", X, "the kernel matrix of the sampled rows")
-        SKS = 0.5 * (SKS + SKS.T)
-        m_s = SKS.shape[0]
-        WKW = SKS * weights[:, None] * weights[None, :]
-        if k >= m_s:
-            # Too few columns to leave k out: tr(K) / lambda <= k bounds the effective
-            # dimension by k, with tr(K) estimated from the weighted sample.
-            lam = max(float(np.trace(WKW)) / k, np.finfo(float).tiny)
-        else:
-            top = _top_eigenvalues(WKW, k)
-            lam = (float(np.trace(WKW)) - float(np.sum(np.abs(top)))) / k
-            lam = max(lam, 1e-6 * float(np.trace(WKW)) / m_s, np.finfo(float).tiny)
-        A = SKS + np.diag(lam / weights**2)
-        if not np.all(np.isfinite(A)):
-            refuse_non_finite_kernel(
-                "leverage", X, "the regularized kernel matrix of the sampled rows"
-            )
-        R = scipy.linalg.pinvh(A, check_finite=False)
-        residual = np.maximum(_ridge_leverage(kernel, X, current, diag, S, R), 0.0)
-        if not np.all(np.isfinite(residual)):
-            refuse_non_finite_kernel("leverage", X, "the ridge leverage scores")
-        if level > 0:
-            levs = np.minimum(1.0, oversample * residual / lam)
-            samp = np.flatnonzero(rng.random(current.shape[0]) < levs)
-            if samp.size == 0:
-                levs[:] = min(1.0, s_level / current.shape[0])
-                samp = rng.choice(
-                    current.shape[0], size=min(s_level, current.shape[0]), replace=False
-                )
-            weights = np.sqrt(1.0 / levs[samp])
-        else:
-            levs = np.minimum(1.0, residual / lam)
-            # Every row keeps a tiny chance so that m distinct rows can always be drawn.
-            p = levs + 1e-12 * max(float(levs.max()), 1e-300)
-            p /= p.sum()
-            samp = rng.choice(current.shape[0], size=s, replace=False, p=p)
-    return np.sort(perm[samp])
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:

@@ -53,8 +53,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._arguments import check_count, check_generator, check_kernel, check_rows
-from ._kernel_blocks import dense, kernel_block, raw_kernel_diagonal, refuse_non_finite_kernel
+from ._arguments import check_count, check_sampler_arguments
+from ._kernel_blocks import (
+    KERNEL_BLOCK_ROWS,
+    dense,
+    finite_kernel_diagonal,
+    kernel_block,
+    quiet_kernel_overflow,
+    require_finite,
+)
 
 __all__ = ["RESIDUAL_RTOL", "RPCHOLESKY_BLOCK_SIZE", "RPCholeskyResult", "rpcholesky"]
 
@@ -63,9 +70,6 @@ RPCHOLESKY_BLOCK_SIZE = 100
 
 #: Residuals below this fraction of ``k(x, x)`` are round-off, taken as zero.
 RESIDUAL_RTOL = 1e-12
-
-#: Row-block length of the kernel evaluations against the pivots.
-_BLOCK_ROWS = 4096
 
 
 class RPCholeskyResult(NamedTuple):
@@ -94,8 +98,8 @@ def _kernel(kernel: Callable[..., Any], A: Any, B: Any) -> np.ndarray:
     return np.asarray(kernel_block(kernel, A, B), dtype=np.float64)
 
 
-def _refuse(X: Any, what: str) -> None:
-    refuse_non_finite_kernel("rpcholesky", X, what)
+def _require_finite(values: np.ndarray, X: Any, what: str) -> None:
+    require_finite(values, "rpcholesky", X, what)
 
 
 def _residual_columns(
@@ -106,11 +110,10 @@ def _residual_columns(
     FP = F[pivots, :k]
     n = X.shape[0]
     out = np.empty((n, pivots.shape[0]))
-    for start in range(0, n, _BLOCK_ROWS):
-        stop = min(start + _BLOCK_ROWS, n)
+    for start in range(0, n, KERNEL_BLOCK_ROWS):
+        stop = min(start + KERNEL_BLOCK_ROWS, n)
         block = _kernel(kernel, dense(X[start:stop]), P)
-        if not np.all(np.isfinite(block)):
-            _refuse(X, "the kernel between the rows and the pivots")
+        _require_finite(block, X, "the kernel between the rows and the pivots")
         if k:
             block -= F[start:stop, :k] @ FP.T
         out[start:stop] = block
@@ -201,13 +204,9 @@ def rpcholesky(
     >>> idx.shape, F.shape, len(set(idx.tolist()))
     ((10,), (200, 10), 10)
     """
-    X = check_rows(X)
-    m = check_count(n_landmarks, "n_landmarks")
+    X, m = check_sampler_arguments(X, n_landmarks, kernel, rng)
     b = check_count(block_size, "block_size")
-    check_kernel(kernel)
-    check_generator(rng)
-    # an overflow of the kernel is refused by name (not warned about)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    with quiet_kernel_overflow():
         return _rpcholesky(X, min(m, X.shape[0]), kernel, rng, b)
 
 
@@ -215,9 +214,7 @@ def _rpcholesky(
     X: Any, m: int, kernel: Callable[..., Any], rng: np.random.Generator, b: int
 ) -> RPCholeskyResult:
     n = X.shape[0]
-    diag = raw_kernel_diagonal(kernel, X)
-    if not np.all(np.isfinite(diag)):
-        _refuse(X, "k(x, x)")
+    diag = finite_kernel_diagonal(kernel, X, "rpcholesky")
     floor = RESIDUAL_RTOL * np.abs(diag)
     d = diag.copy()
     _zero_small(d, floor)
@@ -250,8 +247,7 @@ def _rpcholesky(
             pivots[k : k + a] = accepted
             d -= np.einsum("ij,ij->i", F[:, k : k + a], F[:, k : k + a])
             k += a
-        if not np.all(np.isfinite(F[:, first:k])):  # the new columns
-            _refuse(X, "the Cholesky factor")
+        _require_finite(F[:, first:k], X, "the Cholesky factor")  # the new columns
         d[pivots[:k]] = 0.0
         _zero_small(d, floor)
     return RPCholeskyResult(pivots[:k].copy(), F if k == m else F[:, :k].copy())
@@ -279,8 +275,7 @@ def _rejection_block(
     distinct, inverse = np.unique(proposals, return_inverse=True)
     P = dense(X[distinct])
     Hd = _kernel(kernel, P, P)
-    if not np.all(np.isfinite(Hd)):
-        _refuse(X, "the kernel matrix of the proposed pivots")
+    _require_finite(Hd, X, "the kernel matrix of the proposed pivots")
     if k:
         FP = F[distinct, :k]
         Hd -= FP @ FP.T
