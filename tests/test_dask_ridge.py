@@ -44,8 +44,8 @@ from kernelmaps import (  # noqa: E402
     RandomFourierFeatures,
     _memory,
 )
-from kernelmaps._rows import tree_reduce  # noqa: E402
 from kernelmaps._parallel import n_threads  # noqa: E402
+from kernelmaps._rows import tree_reduce  # noqa: E402
 from kernelmaps.exceptions import InsufficientMemoryError, NonFiniteOutputError  # noqa: E402
 from tests._dask import CHUNKINGS, as_dask, nothing_computed  # noqa: E402
 

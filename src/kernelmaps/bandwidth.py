@@ -27,8 +27,7 @@ from sklearn.metrics.pairwise import pairwise_distances
 from sklearn.utils import check_array
 
 from ._random import check_random_state
-from .kernels import one_line_errors
-from .kernels._argument import check_data_gamma
+from .kernels import check_data_gamma, one_line_errors
 
 __all__ = ["BANDWIDTH_RULES", "gamma_from_data"]
 
@@ -71,7 +70,7 @@ def gamma_from_data(
     NonFiniteOutputError
         The rule's ``gamma`` is not a normal number of the data's float dtype with a
         margin (data of magnitude beyond about ``1e150`` or below ``1e-150`` in float64,
-        see :func:`kernelmaps.kernels._argument.check_data_gamma`): the message names
+        see :func:`kernelmaps.kernels.check_data_gamma`): the message names
         the fix, rescaling the data or giving ``gamma`` explicitly.
 
     Examples

@@ -17,9 +17,9 @@ from ..kernels import (
     Kernel,
     StrictInterval,
     kernel_parameter_constraints,
+    raw_squared_row_norms,
     resolve_estimator_kernel,
 )
-from ..kernels._dot_product import _squared_row_norms
 from ._base import BaseFeatureMap, register_feature_map
 
 __all__ = ["CompactRandomFeatures", "RandomMaclaurinFeatures"]
@@ -61,7 +61,7 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
     def _resolve_dot_product_kernel(self, X: Any) -> DotProductKernel:
         kernel = resolve_estimator_kernel(self, X.shape[1])
         assert isinstance(kernel, DotProductKernel)
-        kernel.check_norms(_squared_row_norms(X), type(self).__name__)
+        kernel.check_norms(raw_squared_row_norms(X), type(self).__name__)
         return kernel
 
     def _draw_maclaurin(
@@ -152,7 +152,7 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
         self, X: Any, out: np.ndarray, constants: tuple[list[Any], np.ndarray]
     ) -> None:
         """Write the (unprojected) random Maclaurin features of the rows ``X`` into ``out``."""
-        self.kernel_.check_norms(_squared_row_norms(X), type(self).__name__)
+        self.kernel_.check_norms(raw_squared_row_norms(X), type(self).__name__)
         dtype = out.dtype
         groups, weights = constants
         col = 0

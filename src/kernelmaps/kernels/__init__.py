@@ -11,6 +11,7 @@ from ._argument import (
     CallableKernel,
     PairCallableKernel,
     StrictInterval,
+    check_data_gamma,
     check_kernel_matrix,
     kernel_from_params,
     kernel_parameter_constraints,
@@ -43,6 +44,7 @@ from ._dot_product import (
     HomogeneousPolynomial,
     MaclaurinKernel,
     Polynomial,
+    raw_squared_row_norms,
     squared_row_norms,
 )
 from ._landmark_block import LandmarkKernel
@@ -75,6 +77,7 @@ __all__ = [
     "SkewedChi2",
     "StrictInterval",
     "check_above",
+    "check_data_gamma",
     "check_kernel_matrix",
     "check_non_negative",
     "get_kernel_class",
@@ -83,6 +86,7 @@ __all__ = [
     "kernel_parameter_constraints",
     "make_kernel",
     "one_line_errors",
+    "raw_squared_row_norms",
     "refuse_named_with_precomputed",
     "register_kernel",
     "resolve_estimator_kernel",

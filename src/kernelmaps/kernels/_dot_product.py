@@ -97,7 +97,7 @@ def squared_row_norms(X: Any) -> np.ndarray:
     >>> squared_row_norms(np.array([[0.0, 1.0], [1.0, 1.0]])).tolist()
     [1.0, 2.0]
     """
-    out = _squared_row_norms(_diag_input(X))
+    out = raw_squared_row_norms(_diag_input(X))
     if not _all_finite(out):
         row = int(np.flatnonzero(~np.isfinite(out))[0])
         raise NonFiniteOutputError(
@@ -107,7 +107,7 @@ def squared_row_norms(X: Any) -> np.ndarray:
     return out
 
 
-def _squared_row_norms(X: Any) -> np.ndarray:
+def raw_squared_row_norms(X: Any) -> np.ndarray:
     """``|x|^2`` of every row of a float64 ``X`` (dense or sparse), unchecked: inf where
     it overflows."""
     with np.errstate(over="ignore"):
@@ -181,7 +181,7 @@ class DotProductKernel(Kernel):
         kernel = self.resolve(X.shape[1])
         assert isinstance(kernel, DotProductKernel)
         with np.errstate(over="ignore", invalid="ignore"):
-            out = kernel._f(_squared_row_norms(X))
+            out = kernel._f(raw_squared_row_norms(X))
         if not _all_finite(out):
             kernel._refuse_overflow(X, X)
         return out

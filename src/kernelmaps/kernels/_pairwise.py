@@ -46,7 +46,7 @@ from ._base import (
     register_kernel,
 )
 from ._chi2 import _chi2_distance, _coordinatewise_sum, check_non_negative
-from ._dot_product import _squared_row_norms
+from ._dot_product import raw_squared_row_norms
 
 __all__ = ["Cosine", "Linear", "NegativeChi2", "Sigmoid"]
 
@@ -75,7 +75,7 @@ class Linear(Kernel):
     def diag(self, X: Any) -> np.ndarray:
         X = _diag_input(X)
         with np.errstate(over="ignore"):
-            out = _squared_row_norms(X)
+            out = raw_squared_row_norms(X)
         if not _all_finite(out):
             self._refuse_overflow(X, X)
         return out
