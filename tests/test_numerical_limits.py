@@ -90,7 +90,10 @@ def test_rff_float32_large_gamma_is_refused_naming_float64() -> None:
         match=r"frequency values .* exceed the float32 range.*Pass float64 input or use a smaller",
     ):
         rff.transform(X)
-    assert np.all(np.isfinite(rff.transform(X.astype(np.float64))))
+    # in float64 the frequencies fit, but the projections (about 1e41) are rounded far
+    # beyond a period of the cosine: refused rather than rounding noise
+    with pytest.raises(NonFiniteOutputError, match=r"would be rounding noise.*Rescale the input"):
+        rff.transform(X.astype(np.float64))
 
 
 @pytest.mark.parametrize("dtype,value", [(np.float64, 1e308), (np.float32, 3e38)])
@@ -495,3 +498,25 @@ def test_every_map_at_extreme_gamma(cls, params, dtype, gamma) -> None:
         pytest.skip("no gamma")
     X = _data(dtype)
     _finite_or_clear_error(lambda: cls(**{**params, "gamma": gamma}).fit(X).transform(X))
+
+
+def test_projections_beyond_the_cosine_resolution_are_refused() -> None:
+    """FeatureRidge().fit on rows near 1e154 (default gamma 1 / n_features) gave features
+    of rounding noise: predictions changed by up to 1 with the rows predicted together."""
+    X = _data(n=300, d=5) * 1e154
+    y = np.arange(300.0)
+    with pytest.raises(NonFiniteOutputError, match=r"would be rounding noise.*Rescale the input"):
+        kernelmaps.FeatureRidge().fit(X, y)
+    # at an ordinary scale every row is predicted alone as in the batch, to rounding
+    Xs = X / 1e154
+    model = kernelmaps.FeatureRidge(random_state=0).fit(Xs, y)
+    batch = model.predict(Xs)
+    alone = np.array([model.predict(Xs[i : i + 1])[0] for i in range(20)])
+    # a feature sqrt(2/D) cos(w . x + b) is rounded by at most about (d + 2) eps (|w . x| +
+    # 2 pi) sqrt(2/D) in either order of the sums; a prediction sums D of them with coef_,
+    # plus the rounding of that sum (D eps |coef|_1 sqrt(2/D))
+    eps, rff = np.finfo(float).eps, model.feature_map_
+    reach = np.max(np.abs(Xs)) * np.max(np.abs(rff.frequencies_).sum(axis=0)) + 2 * np.pi
+    per_feature = (Xs.shape[1] + 2) * eps * reach * np.sqrt(2 / rff.n_components)
+    bound = np.abs(model.coef_).sum() * (per_feature + rff.n_components * eps)
+    np.testing.assert_allclose(alone, batch[:20], rtol=0, atol=bound)

@@ -148,7 +148,9 @@ def below_overflow(bound: float, dtype: Any) -> bool:
     return bool(bound < 0.5 * float(np.finfo(dtype).max))
 
 
-def _row_list(rows: np.ndarray, offset: int | None) -> str:
+def row_list(rows: np.ndarray, offset: int | None) -> str:
+    """``"rows 3, 7 and 2 more"``: the rows of a block (``offset`` its first row in the
+    input, None if unknown) for a message."""
     shown = ", ".join(str(int(r) + (offset or 0)) for r in rows[:5])
     more = f" and {rows.size - 5} more" if rows.size > 5 else ""
     where = "" if offset is not None else " of the block"
@@ -517,7 +519,7 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         bad = _non_finite_rows(block)
         largest = largest_magnitude(X[bad]) if bad.size else largest_magnitude(X)
         raise NonFiniteOutputError(
-            f"{type(self).__name__}.transform: the features of {_row_list(bad, offset)} are "
+            f"{type(self).__name__}.transform: the features of {row_list(bad, offset)} are "
             f"not finite: the computation overflowed (largest |x| in those rows: "
             f"{largest:.3g}). {self._overflow_fix(X.dtype)}."
         )

@@ -32,8 +32,10 @@ from ._base import (
     BaseFeatureMap,
     below_overflow,
     cache_block_rows,
+    ignore_fp_warnings,
     largest_magnitude,
     register_feature_map,
+    row_list,
 )
 from ._fourier_layout import FourierLayout, fourier_features_into
 
@@ -344,7 +346,31 @@ class RandomFourierFeatures(BaseFeatureMap):
 
     def _finite_by_bound(self, X: Any, constants: tuple[np.ndarray, float, float]) -> bool:
         # |w . x + b| <= max|x| |w|_1 + 2 pi: finite projections have finite cosines.
-        return below_overflow(largest_magnitude(X) * constants[2] + 2.0 * np.pi, X.dtype)
+        # Finite but beyond the resolution of the cosine: refused here (past the range,
+        # the block's check names the rows whose features are not finite).
+        bound = largest_magnitude(X) * constants[2]
+        if not below_overflow(bound + 2.0 * np.pi, X.dtype):
+            return False
+        if bound * float(np.finfo(X.dtype).eps) >= 2.0 * np.pi:
+            self._refuse_unresolved(X, constants[2])
+        return True
+
+    def _refuse_unresolved(self, X: Any, w_bound: float) -> None:
+        """Refuse rows whose projections ``w . x`` (up to ``max|x| |w|_1``) are so large
+        that their rounding, about ``|w . x| eps``, exceeds a period of the cosine: their
+        features would be rounding noise, which changes with the rows transformed
+        together (rows near ``1e154`` with the default gamma, say)."""
+        eps = float(np.finfo(X.dtype).eps)
+        rows = X.toarray() if sp.issparse(X) else np.asarray(X)
+        with ignore_fp_warnings():
+            reach = np.max(np.abs(rows), axis=1, initial=0.0) * w_bound
+        bad = np.flatnonzero(~(reach * eps < 2.0 * np.pi))
+        raise NonFiniteOutputError(
+            f"{type(self).__name__}.transform: the features of {row_list(bad, None)} would be "
+            f"rounding noise: their projections w . x reach {float(np.max(reach[bad])):.3g}, "
+            f"where the {X.dtype.name} rounding exceeds a period of the cosine. "
+            f"{self._overflow_fix(X.dtype)}."
+        )
 
     def _transform_block(
         self, X: Any, out: np.ndarray, constants: tuple[np.ndarray, float, float]
