@@ -109,7 +109,15 @@ def squared_row_norms(X: Any) -> np.ndarray:
 
 def raw_squared_row_norms(X: Any) -> np.ndarray:
     """``|x|^2`` of every row of a float64 ``X`` (dense or sparse), unchecked: inf where
-    it overflows."""
+    it overflows (for the maps' own checks, which name the fix).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import raw_squared_row_norms
+    >>> raw_squared_row_norms(np.array([[3.0, 4.0], [1e200, 0.0]])).tolist()
+    [25.0, inf]
+    """
     with np.errstate(over="ignore"):
         if sp.issparse(X):
             return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()

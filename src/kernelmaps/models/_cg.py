@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -89,23 +90,8 @@ def conjugate_gradient(
     >>> result.x.round(6).tolist(), result.n_iter, result.converged
     ([0.090909, 0.636364], 2, True)
     """
-    B = np.asarray(b, dtype=np.float64)
-    one_column = B.ndim == 1
-    if one_column:
-        B = B[:, None]
-    if not np.all(np.isfinite(B)):
-        raise ValueError(
-            "conjugate_gradient: the right-hand side b holds inf or NaN; give finite values."
-        )
+    B, unit, scale = _unit_columns(b)
     n, k = B.shape
-    # The iteration is linear in b: each column is solved divided by a power of 2 close to
-    # its largest entry (exact; the entries are then below 2 in magnitude) so that the
-    # squared norms cannot overflow, then multiplied back.
-    top = np.max(np.abs(B), axis=0) if n else np.zeros(k)
-    unit = np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1] - 1), 1.0)
-    B = B / unit
-    b_norm = np.linalg.norm(B, axis=0)
-    scale = np.where(b_norm > 0, b_norm, 1.0)
     if x0 is None:
         X = np.zeros((n, k))
         R = B.copy()
@@ -114,11 +100,59 @@ def conjugate_gradient(
         X = np.array(x0, dtype=np.float64).reshape(n, k) / unit
         R = B - matvec(X)
         n_iter = 1
+    best_X, residual, iterations = _iterate(matvec, X, R, scale, tol, max_iter)
+    with np.errstate(over="ignore"):
+        X = best_X * unit
+    x = X[:, 0] if np.ndim(b) == 1 else X
+    return CGResult(
+        x=x,
+        n_iter=n_iter + iterations,
+        residual=residual,
+        converged=bool(np.all(residual <= tol)),
+    )
+
+
+def _unit_columns(b: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``b`` as columns (checked finite) divided by their units, the units, and the norms
+    of the scaled columns (1 for a zero column).
+
+    The iteration is linear in ``b``: each column is solved divided by a power of 2 close
+    to its largest entry (exact; the entries are then below 2 in magnitude) so that the
+    squared norms cannot overflow, then multiplied back.
+    """
+    B = np.asarray(b, dtype=np.float64)
+    if B.ndim == 1:
+        B = B[:, None]
+    if not np.all(np.isfinite(B)):
+        raise ValueError(
+            "conjugate_gradient: the right-hand side b holds inf or NaN; give finite values."
+        )
+    n, k = B.shape
+    top = np.max(np.abs(B), axis=0) if n else np.zeros(k)
+    unit = np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1] - 1), 1.0)
+    B = B / unit
+    b_norm = np.linalg.norm(B, axis=0)
+    return B, unit, np.where(b_norm > 0, b_norm, 1.0)
+
+
+def _iterate(
+    matvec: Callable[[np.ndarray], np.ndarray],
+    X: np.ndarray,
+    R: np.ndarray,
+    scale: np.ndarray,
+    tol: float,
+    max_iter: int,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The conjugate-gradient iterations from ``X`` with residual ``R`` (updated in
+    place), each column until its relative residual is below ``tol``; returns the iterate
+    with the smallest residual of each column, those residuals, and the iterations run.
+
+    Rounding can make the recurrence drift once the attainable accuracy is reached; the
+    iterate with the smallest residual is the one returned, column by column.
+    """
     P = R.copy()
     rr = np.einsum("ij,ij->j", R, R)
     residual = np.sqrt(rr) / scale
-    # Rounding can make the recurrence drift once the attainable accuracy is reached; the
-    # iterate with the smallest residual is the one returned, column by column.
     best_X = X.copy()
     best = residual.copy()
     active = residual > tol
@@ -142,12 +176,4 @@ def conjugate_gradient(
         stalled = np.zeros_like(active)
         stalled[active] = pap <= 0
         active = (residual > tol) & ~stalled
-    with np.errstate(over="ignore"):
-        X, residual = best_X * unit, best
-    x = X[:, 0] if one_column else X
-    return CGResult(
-        x=x,
-        n_iter=n_iter + iterations,
-        residual=residual,
-        converged=bool(np.all(residual <= tol)),
-    )
+    return best_X, best, iterations

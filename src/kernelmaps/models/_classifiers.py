@@ -49,7 +49,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._rows import rowwise
 from ._base import classification_rows
-from ._feature_ridge import _StreamingRidgeMixin, checked_weights
+from ._feature_ridge import _StreamingRidgeMixin
+from ._ridge_pass import checked_weights
 
 __all__ = ["FeatureRidgeClassifier"]
 

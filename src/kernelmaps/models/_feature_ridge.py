@@ -13,32 +13,30 @@ kernel matrix (:mod:`kernelmaps.models._ridge_solvers`).
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Iterator
-from numbers import Integral, Number, Real
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn import config_context
 from sklearn.base import BaseEstimator, RegressorMixin, clone
-from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _memory
-from .._array_types import is_dask_array
 from .._memory import check_memory
 from .._rows import Rows, as_rows, rowwise
 from ..feature_maps import RandomFourierFeatures
 from ..kernels import StrictInterval
 from ._base import as_row_sliceable, predict_in_blocks, regression_rows
-from ._checks import check_sample_weight, check_solution, check_statistics, check_sums
+from ._checks import check_solution, check_statistics, check_sums
 from ._ridge_pass import (
-    ZERO_WEIGHTS,
     RowWork,
+    checked_weights,
     feature_row_blocks,
+    feature_width,
     map_features,
     ridge_loo,
     ridge_statistics,
@@ -62,65 +60,6 @@ _FITTED_STATE = (
     "statistics_",
     "_training_rows",
 )
-
-
-def feature_width(feature_map: Any) -> int | None:
-    """The output width of a fitted transformer, when it states it without a transform.
-
-    ``_n_features_out`` (the maps of this package and scikit-learn's kernel
-    approximations), else the length of ``get_feature_names_out()``; None otherwise.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from kernelmaps import RandomFourierFeatures
-    >>> from kernelmaps.models._feature_ridge import feature_width
-    >>> X = np.zeros((4, 3))
-    >>> feature_width(RandomFourierFeatures(n_components=10).fit(X))
-    10
-    >>> feature_width(StandardScaler().fit(X))
-    3
-    """
-    width = getattr(feature_map, "_n_features_out", None)
-    if isinstance(width, Integral):
-        return int(width)
-    try:
-        return len(feature_map.get_feature_names_out())
-    except (AttributeError, TypeError, ValueError, NotFittedError):
-        return None
-
-
-def checked_weights(rows: Rows, sample_weight: Any) -> tuple[Any, float | None]:
-    """``sample_weight`` for the passes over ``rows``, and the largest weight (for the
-    messages of the overflow checks; None when unknown or not given).
-
-    In-memory weights are checked here with scikit-learn's checks (length, finite, not
-    all zero) and nonnegative; a number is checked once; weights held elsewhere (a Dask
-    array) are checked from their metadata here and by value part by part.
-    """
-    if sample_weight is None:
-        return None, None
-    if isinstance(sample_weight, Number) and not rows.in_memory:
-        if sample_weight == 0:
-            raise ValueError(ZERO_WEIGHTS)
-        check_sample_weight(np.array([sample_weight], dtype=np.float64), np.empty((1, 0)))
-        return sample_weight, None
-    if is_dask_array(sample_weight):
-        if sample_weight.ndim != 1:
-            raise ValueError(
-                f"Sample weights must be 1D array or scalar, got {sample_weight.ndim}D array. "
-                f"Expected either a scalar value or a 1D array of length {rows.n_rows}."
-            )
-        m = sample_weight.shape[0]
-        if math.isnan(m) or int(m) != rows.n_rows:
-            raise ValueError(
-                f"sample_weight.shape == {sample_weight.shape}, expected {(rows.n_rows,)}!"
-            )
-        return rows.align(sample_weight, "sample_weight"), None
-    X = rows.array()
-    w = check_sample_weight(sample_weight, np.empty((rows.n_rows, 0)) if X is None else X)
-    return rows.align(w, "sample_weight"), float(np.max(w))
 
 
 class _StreamingRidgeMixin(BaseEstimator):

@@ -19,18 +19,22 @@ targets and weights with the in-memory path's messages.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterator
+from numbers import Integral, Number
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _assert_all_finite, _check_sample_weight
 
+from .._array_types import is_dask_array
 from .._rows import Rows
 from ..feature_maps import row_blocks
 from ..kernels import one_line_errors
 from ._base import as_row_sliceable
-from ._checks import check_weight_values
+from ._checks import check_sample_weight, check_weight_values
 from ._ridge_solvers import LooTerms, loo_block_sums, loo_combine
 from ._ridge_statistics import RidgeStatistics
 
@@ -38,7 +42,9 @@ __all__ = [
     "RIDGE_BLOCK_ROWS",
     "ZERO_WEIGHTS",
     "RowWork",
+    "checked_weights",
     "feature_row_blocks",
+    "feature_width",
     "map_features",
     "merge_statistics",
     "ridge_loo",
@@ -218,3 +224,62 @@ def ridge_loo(rows: Rows, work: RowWork, Y: Any, w: Any) -> Callable[[LooTerms],
         return loo_combine(terms, np.asarray(totals, dtype=np.float64))
 
     return loo
+
+
+def feature_width(feature_map: Any) -> int | None:
+    """The output width of a fitted transformer, when it states it without a transform.
+
+    ``_n_features_out`` (the maps of this package and scikit-learn's kernel
+    approximations), else the length of ``get_feature_names_out()``; None otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> from kernelmaps.models._ridge_pass import feature_width
+    >>> X = np.zeros((4, 3))
+    >>> feature_width(RandomFourierFeatures(n_components=10).fit(X))
+    10
+    >>> feature_width(StandardScaler().fit(X))
+    3
+    """
+    width = getattr(feature_map, "_n_features_out", None)
+    if isinstance(width, Integral):
+        return int(width)
+    try:
+        return len(feature_map.get_feature_names_out())
+    except (AttributeError, TypeError, ValueError, NotFittedError):
+        return None
+
+
+def checked_weights(rows: Rows, sample_weight: Any) -> tuple[Any, float | None]:
+    """``sample_weight`` for the passes over ``rows``, and the largest weight (for the
+    messages of the overflow checks; None when unknown or not given).
+
+    In-memory weights are checked here with scikit-learn's checks (length, finite, not
+    all zero) and nonnegative; a number is checked once; weights held elsewhere (a Dask
+    array) are checked from their metadata here and by value part by part.
+    """
+    if sample_weight is None:
+        return None, None
+    if isinstance(sample_weight, Number) and not rows.in_memory:
+        if sample_weight == 0:
+            raise ValueError(ZERO_WEIGHTS)
+        check_sample_weight(np.array([sample_weight], dtype=np.float64), np.empty((1, 0)))
+        return sample_weight, None
+    if is_dask_array(sample_weight):
+        if sample_weight.ndim != 1:
+            raise ValueError(
+                f"Sample weights must be 1D array or scalar, got {sample_weight.ndim}D array. "
+                f"Expected either a scalar value or a 1D array of length {rows.n_rows}."
+            )
+        m = sample_weight.shape[0]
+        if math.isnan(m) or int(m) != rows.n_rows:
+            raise ValueError(
+                f"sample_weight.shape == {sample_weight.shape}, expected {(rows.n_rows,)}!"
+            )
+        return rows.align(sample_weight, "sample_weight"), None
+    X = rows.array()
+    w = check_sample_weight(sample_weight, np.empty((rows.n_rows, 0)) if X is None else X)
+    return rows.align(w, "sample_weight"), float(np.max(w))

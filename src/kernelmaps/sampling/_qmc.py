@@ -227,6 +227,14 @@ def draw_uniform_points(
     ``unbalanced(n_points)`` is the warning for Sobol' points whose count is not a power
     of two (None: no warning); it replaces scipy's.  ``stacklevel``: the user's frame,
     counted from the caller (1: the caller).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.sampling import draw_uniform_points
+    >>> U = draw_uniform_points(8, 2, "sobol", rng=np.random.default_rng(0))
+    >>> U.shape, bool(np.all((U >= 0) & (U < 1)))
+    ((8, 2), True)
     """
     n_points = check_count(n_points, "n_points", minimum=0)
     dimension = check_count(dimension, "dimension")
