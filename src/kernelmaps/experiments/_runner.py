@@ -28,7 +28,7 @@ from ._config import ExperimentConfig
 from ._folder_lock import _FolderLock, output_folder
 from ._isolation import limit_threads
 from ._provenance import now, provenance
-from ._schedule import CellRunner, Progress, run_on_executor, run_sequentially
+from ._schedule import CellRunner, Outlet, Progress, run_on_executor, run_sequentially
 from ._tables import tidy, write_tables
 
 __all__ = ["ExperimentResult", "run_experiment"]
@@ -167,11 +167,12 @@ def run_experiment(
         _load_data(runner, cells, done)  # a data set that cannot be read stops the run at once
         bar = Progress(len(cells), progress, stream)
         stack.callback(bar.close)
+        outlet = Outlet(log, bar, on_cell)
         if executor is not None:
             with limit_threads(threads):  # for the cells in threads of this process
-                records = run_on_executor(executor, runner, cells, done, log, bar, on_cell)
+                records = run_on_executor(executor, runner, cells, done, outlet)
         else:
-            records = run_sequentially(runner, cells, done, log, bar, on_cell)
+            records = run_sequentially(runner, cells, done, outlet)
         bar.close()
         rows, failures = tidy(config.name, records)
         info = provenance(

@@ -34,7 +34,7 @@ from ._registry import MethodSpec, get_method
 if TYPE_CHECKING:
     from .._task_settings import TaskSettings
 
-__all__ = ["CellRunner", "Progress", "run_on_executor", "run_sequentially"]
+__all__ = ["CellRunner", "Outlet", "Progress", "run_on_executor", "run_sequentially"]
 
 
 class Progress:
@@ -142,7 +142,7 @@ class CellRunner:
 
 
 @dataclasses.dataclass
-class _Outlet:
+class Outlet:
     """Where each newly finished cell goes: the log, the progress bar, the callback."""
 
     log: TextIO | None
@@ -150,6 +150,7 @@ class _Outlet:
     on_cell: Callable[[dict[str, Any]], None] | None
 
     def finished(self, record: dict[str, Any], n_finished: int, label: str) -> None:
+        """Append the record to the log, move the bar on, and call the callback."""
         if self.log is not None:
             append_cell(self.log, record)
         self.bar.update(n_finished, label)
@@ -158,20 +159,14 @@ class _Outlet:
 
 
 def run_sequentially(
-    cells: CellRunner,
-    plan: list[Cell],
-    done: dict[str, dict[str, Any]],
-    log: TextIO | None,
-    bar: Progress,
-    on_cell: Callable[[dict[str, Any]], None] | None,
+    cells: CellRunner, plan: list[Cell], done: dict[str, dict[str, Any]], outlet: Outlet
 ) -> list[dict[str, Any]]:
     """Run the cells not in ``done`` here, one after the other; the records in plan order."""
-    outlet = _Outlet(log, bar, on_cell)
     records = []
     for i, cell in enumerate(plan):
         if cell.key in done:
             records.append(done[cell.key])
-            bar.update(i + 1, cell.label)
+            outlet.bar.update(i + 1, cell.label)
         else:
             records.append(cells.run(cell))
             outlet.finished(records[-1], i + 1, cell.label)
@@ -196,9 +191,7 @@ def run_on_executor(
     cells: CellRunner,
     plan: list[Cell],
     done: dict[str, dict[str, Any]],
-    log: TextIO | None,
-    bar: Progress,
-    on_cell: Callable[[dict[str, Any]], None] | None,
+    outlet: Outlet,
 ) -> list[dict[str, Any]]:
     """Run the cells not in ``done`` as tasks of ``executor``; the records in plan order.
 
@@ -206,7 +199,7 @@ def run_on_executor(
     them), and the rows of a data set travel with its first tasks only, one per worker;
     a task that lands on a process without them returns None and is sent again with them.
     """
-    run = _ExecutorRun(executor, cells, plan, done, _Outlet(log, bar, on_cell))
+    run = _ExecutorRun(executor, cells, plan, done, outlet)
     try:
         run.all()
     except BaseException:
@@ -227,7 +220,7 @@ class _ExecutorRun:
         cells: CellRunner,
         plan: list[Cell],
         done: dict[str, dict[str, Any]],
-        outlet: _Outlet,
+        outlet: Outlet,
     ) -> None:
         from .._task_settings import TaskSettings
 
