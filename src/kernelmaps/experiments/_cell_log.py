@@ -3,10 +3,9 @@
 With an output folder, each finished cell is appended at once to ``cells.jsonl`` there
 (one JSON line per cell, flushed and synced), so a run that is interrupted (Ctrl-C, a
 killed process) and started again with the same folder redoes no finished cell.  A cell is
-identified by the data set's settings, the method's settings, ``n_components``, the seed
-and the shared settings (bandwidth, downstream model) (:attr:`Cell.key
-<kernelmaps.experiments._cells.Cell.key>`); changing the grid, the seeds or the list of
-methods reuses every cell already computed.
+identified (``Cell.key``) by the data set's settings, the method's settings,
+``n_components``, the seed and the shared settings (bandwidth, downstream model); changing
+the grid, the seeds or the list of methods reuses every cell already computed.
 
 The log is read back line by line: a last line cut short by a killed process is dropped
 (and cut from the file), and a line that is not a valid cell record (a hand-edited log:

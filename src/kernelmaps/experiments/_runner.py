@@ -1,11 +1,11 @@
 """Running an :class:`ExperimentConfig`: tidy results, provenance, resumable.
 
 :func:`run_experiment` puts the pieces of a run together: the output folder is created
-and locked (:mod:`._folder_lock`), the cells already in its log are taken from it
-(:mod:`._cell_log`), the data sets with a cell left to compute are loaded first
-(:mod:`._prepare`), the remaining cells (:class:`~._cells.Cell`) are computed here or on
-an executor (:mod:`._schedule`), and the tidy table is written with the run's provenance
-(:mod:`._tables`, :mod:`._provenance`).
+and locked (``_folder_lock``), the cells already in its log are taken from it
+(``_cell_log``), the data sets with a cell left to compute are loaded first
+(``_prepare``), the remaining cells (``_cells.Cell``) are computed here or on an
+executor (``_schedule``), and the tidy table is written with the run's provenance
+(``_tables``, ``_provenance``).
 
 A cell that fails is recorded as failed and the run goes on; ``KeyboardInterrupt`` and
 ``SystemExit`` stop it, the finished cells staying in the log.
