@@ -293,6 +293,36 @@ def test_compare_kernel_leaves_out_methods_with_a_note(tmp_path, capsys):
     )
 
 
+def test_compare_refuses_a_csv_file_without_its_target(tmp_path, capsys):
+    # Without --target, the target column would be one of the features (and change gamma).
+    _regression_csv(tmp_path / "train.csv", 40, np.random.default_rng(0))
+    out = tmp_path / "out"
+    args = (
+        "compare", "--datasets", str(tmp_path / "train.csv"), "--methods", "rff-mc",
+        "--n-components", "8", "--seeds", "1", "--quiet", "--no-plot", "--output", str(out),
+    )  # fmt: skip
+    proc = run_inprocess(capsys, *args)
+    _assert_user_error(
+        proc,
+        f"{tmp_path / 'train.csv'}: give the target column with --target NAME, so that it is "
+        "not taken as a feature; its columns are: a, b, c, price.",
+    )
+    assert proc.stderr.count("\n") == 1 and proc.stdout == ""
+    assert not out.exists()
+    assert run_inprocess(capsys, *args, "--target", "price").returncode == 0
+
+
+def test_compare_takes_the_target_a_data_file_carries(tmp_path):
+    from kernelmaps.cli import compare
+
+    (tmp_path / "rows.svm").write_text("1 1:0.5 2:1\n0 1:1.5\n1 2:2\n0 1:3 2:1\n")
+    X = np.random.default_rng(0).random((10, 3))
+    np.savez(tmp_path / "rows.npz", X=X, y=X[:, 0])
+    for name in ("rows.svm", "rows.npz"):
+        compare._check_target(str(tmp_path / name))  # no error: the file names its target
+    compare._check_target("letter")  # a bundled set has its target
+
+
 def _verdict_counts(csv_path: Path, baseline: str, challenger: str) -> tuple[int, int, int]:
     """Points, wins and significant wins of ``challenger`` over ``baseline`` on fro_error,
     recomputed from results.csv (lower is better; two standard errors of the difference of

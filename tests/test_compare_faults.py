@@ -34,7 +34,7 @@ from kernelmaps.experiments import (
     ExperimentConfig,
     MethodConfig,
     MethodSpec,
-    _runner,
+    _folder_lock,
     method_names,
     register_method,
     run_experiment,
@@ -253,7 +253,10 @@ def test_a_second_run_on_a_folder_in_use_is_refused_and_a_killed_holder_does_not
 
 def test_a_run_in_this_process_holding_the_folder_refuses_another(tmp_path):
     config = _small_config()
-    with _runner._FolderLock(tmp_path), pytest.raises(_runner.OutputFolderInUseError) as info:
+    with (
+        _folder_lock._FolderLock(tmp_path),
+        pytest.raises(_folder_lock.OutputFolderInUseError) as info,
+    ):
         run_experiment(config, tmp_path)
     assert f"PID {os.getpid()} on {socket.gethostname()}" in str(info.value)
     assert not (tmp_path / "cells.jsonl").exists()  # refused before any work
@@ -285,7 +288,7 @@ def _exited_pid() -> int:
 
 def test_lock_file_without_flock(tmp_path, monkeypatch):
     """Where fcntl is missing: an exclusive lock file, taken over when its run is gone."""
-    monkeypatch.setattr(_runner, "_fcntl", None)
+    monkeypatch.setattr(_folder_lock, "_fcntl", None)
     lock = tmp_path / "run.lock"
     config = _small_config()
 
@@ -294,16 +297,16 @@ def test_lock_file_without_flock(tmp_path, monkeypatch):
         lock.write_text(json.dumps({"pid": pid, "host": host, "started": "2024-01-01"}))
 
     holder(os.getpid())  # a live run of this host
-    with pytest.raises(_runner.OutputFolderInUseError) as info:
+    with pytest.raises(_folder_lock.OutputFolderInUseError) as info:
         run_experiment(config, tmp_path)
     message = str(info.value)
     assert f"PID {os.getpid()}" in message and f"delete {lock}" in message
     assert "\n" not in message
     holder(os.getpid(), host="another-host")  # cannot be checked from here: held
-    with pytest.raises(_runner.OutputFolderInUseError, match="another-host"):
+    with pytest.raises(_folder_lock.OutputFolderInUseError, match="another-host"):
         run_experiment(config, tmp_path)
     lock.write_text("")  # being written by a run that has just created it
-    with pytest.raises(_runner.OutputFolderInUseError, match="gives no details"):
+    with pytest.raises(_folder_lock.OutputFolderInUseError, match="gives no details"):
         run_experiment(config, tmp_path)
     old = time.time() - 60
     os.utime(lock, (old, old))  # ... or left empty by a run killed long ago
@@ -312,10 +315,10 @@ def test_lock_file_without_flock(tmp_path, monkeypatch):
     holder(_exited_pid())  # left by a killed run
     assert run_experiment(config, tmp_path, resume=False).n_computed == 2
     assert not lock.exists()
-    with _runner._FolderLock(tmp_path):  # held: the file names this run
+    with _folder_lock._FolderLock(tmp_path):  # held: the file names this run
         assert json.loads(lock.read_text())["pid"] == os.getpid()
-        with pytest.raises(_runner.OutputFolderInUseError):
-            _runner._FolderLock(tmp_path).__enter__()
+        with pytest.raises(_folder_lock.OutputFolderInUseError):
+            _folder_lock._FolderLock(tmp_path).__enter__()
     assert not lock.exists()
 
 
@@ -327,11 +330,11 @@ def test_flock_unsupported_by_the_file_system_falls_back_to_a_lock_file(tmp_path
         def flock(fd: int, operation: int) -> None:
             raise OSError(errno.ENOLCK, "No locks available")
 
-    monkeypatch.setattr(_runner, "_fcntl", NoLocks)
-    with _runner._FolderLock(tmp_path) as lock:
+    monkeypatch.setattr(_folder_lock, "_fcntl", NoLocks)
+    with _folder_lock._FolderLock(tmp_path) as lock:
         assert lock.exclusive and lock.fd is None
-        with pytest.raises(_runner.OutputFolderInUseError, match=f"delete {lock.path}"):
-            _runner._FolderLock(tmp_path).__enter__()
+        with pytest.raises(_folder_lock.OutputFolderInUseError, match=f"delete {lock.path}"):
+            _folder_lock._FolderLock(tmp_path).__enter__()
     assert not lock.path.exists()
 
 

@@ -401,3 +401,33 @@ def test_make_model_is_the_fit_pipeline():
         make_model("binning", kernel="rbf")
     with pytest.raises(ValueError, match="task must be one of"):
         make_model("rff", "clustering")
+
+
+def test_a_cell_is_one_record_of_its_settings():
+    from kernelmaps.experiments._cells import plan
+
+    config = ExperimentConfig(
+        datasets=["cpu_act", "letter"], methods=["rff-mc"], n_components=[8, 16], seeds=2
+    )
+    cells = plan(config)
+    assert [(c.dataset.name, c.n_components, c.seed) for c in cells][:3] == [
+        ("cpu_act", 8, 0),
+        ("cpu_act", 8, 1),
+        ("cpu_act", 16, 0),
+    ]
+    assert len({c.key for c in cells}) == len(cells) == 8
+    record = cells[0].record({"kernel": "rbf", "gamma": 0.5})
+    assert record == {
+        "key": cells[0].key,
+        "dataset": "cpu_act",
+        "method": "rff-mc",
+        "n_components": 8,
+        "seed": 0,
+        "kernel": "rbf",
+        "gamma": 0.5,
+    }
+    assert cells[0].label == "cpu_act rff-mc D=8 seed=0"
+    changed = ExperimentConfig(
+        datasets=["cpu_act"], methods=["rff-mc"], n_components=[8], seeds=1, alpha=0.5
+    )
+    assert plan(changed)[0].key != cells[0].key  # a shared setting changes every cell

@@ -431,3 +431,23 @@ def test_sequential_compare_does_not_import_dask(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "results.csv").exists()
+
+
+def test_only_the_cluster_module_imports_dask():
+    """The experiments and the command line reach Dask only through cli/_cluster.py: an
+    executor is asked how many tasks it runs and what it is, without importing its library."""
+    import ast
+
+    root = Path(kernelmaps.__file__).parent
+    importers = []
+    for path in sorted([*(root / "experiments").rglob("*.py"), *(root / "cli").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            if any(name.split(".")[0] in ("dask", "distributed") for name in names):
+                importers.append(path.relative_to(root).as_posix())
+    assert sorted(set(importers)) == ["cli/_cluster.py"]

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from kernelmaps.experiments import method_names
-from kernelmaps.experiments._runner import OutputFolderInUseError, _FolderLock
+from kernelmaps.experiments._folder_lock import OutputFolderInUseError, _FolderLock
 from kernelmaps.experiments._summary import metric_higher_is_better
 from kernelmaps.experiments._verdicts import (
     ONE_SEED,

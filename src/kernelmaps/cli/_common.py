@@ -135,6 +135,29 @@ def bandwidth(text: str) -> str | float:
     return value
 
 
+def output_file(path: str, name_for: str, folder_for: str) -> Path:
+    """The file ``path`` a command will write, checked before the work: not a folder, in
+    a folder that exists.
+
+    ``name_for`` and ``folder_for`` end the messages: "give a file name for
+    {name_for}", "no such folder for {folder_for}".
+
+    Examples
+    --------
+    >>> from kernelmaps.cli._common import output_file
+    >>> output_file(".", "the model", "the model file")
+    Traceback (most recent call last):
+    ...
+    kernelmaps.cli._common.UserError: .: is a folder; give a file name for the model.
+    """
+    out = Path(path)
+    if out.is_dir():
+        raise UserError(f"{out}: is a folder; give a file name for {name_for}.")
+    if out.parent and not out.parent.exists():
+        raise UserError(f"{out.parent}: no such folder for {folder_for}; create it first.")
+    return out
+
+
 def load_user_data(path: str, target: str | None, for_fit: bool) -> Any:
     """A data file or bundled set given on the command line, and its format."""
     from ..datasets import BUNDLED, file_format, load_dataset, load_file

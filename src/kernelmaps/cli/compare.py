@@ -137,7 +137,11 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="bundled names, data-home names or data files (see 'kernelmaps datasets')",
     )
-    add("--target", metavar="COL", help="target column of CSV files given to --datasets")
+    add(
+        "--target",
+        metavar="COL",
+        help="target column of the data files given to --datasets (needed for CSV files)",
+    )
     add(
         "--methods",
         nargs="+",
@@ -226,6 +230,8 @@ def _build_config(args: argparse.Namespace) -> Any:
             )
     for d in config.datasets:
         _check_dataset(d.name, config.data_home)
+        if args.datasets and d.target is None:
+            _check_target(d.name)
     return config
 
 
@@ -254,6 +260,25 @@ def _check_dataset(name: str, data_home: str | None) -> None:
         )
 
 
+def _check_target(name: str) -> None:
+    """Refuse a CSV file given without ``--target``: its target column would be taken as
+    a feature (a svmlight or ``.npz`` file carries its own target)."""
+    from ..datasets import BUNDLED, DATA_HOME_SETS, file_format, load_csv
+
+    if name in BUNDLED or name in DATA_HOME_SETS or file_format(name) != "csv":
+        return
+    try:
+        header = load_csv(name).feature_names or []
+    except (ValueError, OSError):  # the run reports what is wrong with the file
+        header = []
+    shown = ", ".join(header[:20]) + (", ..." if len(header) > 20 else "")
+    columns = f"; its columns are: {shown}" if shown else ""
+    raise UserError(
+        f"{name}: give the target column with --target NAME, so that it is not taken as "
+        f"a feature{columns}."
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``kernelmaps compare``: build the experiment, run it, print and draw.
 
@@ -268,84 +293,18 @@ def run(args: argparse.Namespace) -> int:
     >>> compare.run(args)
     0
     """
-    from ..experiments import OutputFolderInUseError, run_experiment
-    from ._cluster import cell_executor, check_options
+    from ._cluster import check_options
 
     config = _build_config(args)
-    if args.output is not None and not args.output.strip():
-        raise UserError("-o/--output is empty; give a folder name (it is created if needed).")
-    out_dir = Path(args.output or DEFAULT_OUTPUT)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(
-            f"-o/--output {out_dir}: is a file, not a folder; give a folder name (it is "
-            "created if needed)."
-        )
-    workers, scheduler = args.workers, args.scheduler
-    check_options(workers, scheduler)  # before any output: distributed is there if needed
+    out_dir = _output_dir(args.output)
+    check_options(args.workers, args.scheduler)  # before any output: distributed is there
     if not args.quiet:
-        where = ""
-        if workers is not None:
-            where = f"; cells on {workers} local Dask worker(s)"
-        elif scheduler is not None:
-            where = f"; cells on the Dask cluster at {scheduler}"
-        print(
-            f"kernelmaps compare: {len(config.datasets)} data set(s) x {len(config.methods)} "
-            f"method(s) x D in {config.n_components} x {len(config.seeds)} seed(s); "
-            f"bandwidth: {config.bandwidth}; results in {out_dir}/{where}",
-            flush=True,
-        )
-    try:
-        with warnings.catch_warnings(), cell_executor(workers, scheduler) as executor:
-            warnings.showwarning = _print_warning
-            start = time.perf_counter()
-            result = run_experiment(
-                config,
-                out_dir,
-                resume=not args.fresh,
-                progress=None if not args.quiet else False,
-                executor=executor,
-            )
-            elapsed = time.perf_counter() - start
-    except KeyboardInterrupt:
-        print(
-            f"\nkernelmaps compare: interrupted. Finished cells are kept in "
-            f"{out_dir / 'cells.jsonl'}; run the same command again to resume.",
-            file=sys.stderr,
-        )
-        return EXIT_INTERRUPTED
-    except OutputFolderInUseError as exc:
-        raise UserError(str(exc)) from None
-    except Exception as exc:
-        if isinstance(exc, _REPORTED_BY_MAIN):
-            raise
-        # Not an error of a cell (those are recorded): of the run itself.
-        print(
-            f"kernelmaps compare: error: {type(exc).__name__}: {_one_line(exc)}. Finished "
-            f"cells are kept in {out_dir / 'cells.jsonl'}; run the same command again to "
-            "resume.",
-            file=sys.stderr,
-        )
-        return EXIT_FAILED
-    for f in result.failures:
-        print(
-            f"warning: {f['dataset']} / {f['method']} / D={f['n_components']} / seed "
-            f"{f['seed']} failed: {f['message']}",
-            file=sys.stderr,
-        )
-    if not result.rows and not result.failures:
-        raise UserError(
-            f"no result to report: the metrics asked for ({', '.join(config.metrics)}) do not "
-            "apply to these data sets (accuracy is measured on classification data, rmse on "
-            "regression data); ask for one that does, e.g. --metrics fro_error."
-        )
-    if not result.rows:
-        first = result.failures[0]
-        print(
-            f"kernelmaps compare: error: every cell failed, nothing to report; the first, "
-            f"{first['dataset']} / {first['method']} / D={first['n_components']} / seed "
-            f"{first['seed']}: {first['message']}",
-            file=sys.stderr,
-        )
+        _print_plan(config, out_dir, args.workers, args.scheduler)
+    outcome = _run_cells(config, out_dir, args)
+    if isinstance(outcome, int):
+        return outcome
+    result, elapsed = outcome
+    if not _reportable(result, config.metrics):
         return EXIT_FAILED
     error_metric = next(
         (m for m in ("fro_error", "spectral_error", "max_error") if m in config.metrics),
@@ -358,6 +317,103 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_plot:
         _figure(result.rows, error_metric, out_dir, args.quiet)
     return EXIT_OK
+
+
+def _output_dir(output: str | None) -> Path:
+    """The output folder of ``-o/--output`` (a file or an empty name refused)."""
+    if output is not None and not output.strip():
+        raise UserError("-o/--output is empty; give a folder name (it is created if needed).")
+    out_dir = Path(output or DEFAULT_OUTPUT)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(
+            f"-o/--output {out_dir}: is a file, not a folder; give a folder name (it is "
+            "created if needed)."
+        )
+    return out_dir
+
+
+def _print_plan(config: Any, out_dir: Path, workers: int | None, scheduler: str | None) -> None:
+    """The line that says what the run computes, and where."""
+    where = ""
+    if workers is not None:
+        where = f"; cells on {workers} local Dask worker(s)"
+    elif scheduler is not None:
+        where = f"; cells on the Dask cluster at {scheduler}"
+    print(
+        f"kernelmaps compare: {len(config.datasets)} data set(s) x {len(config.methods)} "
+        f"method(s) x D in {config.n_components} x {len(config.seeds)} seed(s); "
+        f"bandwidth: {config.bandwidth}; results in {out_dir}/{where}",
+        flush=True,
+    )
+
+
+def _run_cells(config: Any, out_dir: Path, args: argparse.Namespace) -> tuple[Any, float] | int:
+    """The result of the run and its duration, or the exit status of a run that stopped.
+
+    Ctrl-C and an error of the run itself (not of a cell: those are recorded) are
+    reported in one line saying that the finished cells are kept for a resume.
+    """
+    from ..experiments import OutputFolderInUseError, run_experiment
+    from ._cluster import cell_executor
+
+    resume = f"Finished cells are kept in {out_dir / 'cells.jsonl'}; run the same command again"
+    try:
+        with warnings.catch_warnings(), cell_executor(args.workers, args.scheduler) as executor:
+            warnings.showwarning = _print_warning
+            start = time.perf_counter()
+            result = run_experiment(
+                config,
+                out_dir,
+                resume=not args.fresh,
+                progress=None if not args.quiet else False,
+                executor=executor,
+            )
+            return result, time.perf_counter() - start
+    except KeyboardInterrupt:
+        print(f"\nkernelmaps compare: interrupted. {resume} to resume.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OutputFolderInUseError as exc:
+        raise UserError(str(exc)) from None
+    except Exception as exc:
+        if isinstance(exc, _REPORTED_BY_MAIN):
+            raise
+        # Not an error of a cell (those are recorded): of the run itself.
+        print(
+            f"kernelmaps compare: error: {type(exc).__name__}: {_one_line(exc)}. {resume} "
+            "to resume.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+
+
+def _reportable(result: Any, metrics: list[str]) -> bool:
+    """Warn of each failed cell; whether any cell gave a result (a user error when none
+    could: the metrics do not apply to the data sets)."""
+    for f in result.failures:
+        print(f"warning: {_cell_text(f)} failed: {f['message']}", file=sys.stderr)
+    if not result.rows and not result.failures:
+        raise UserError(
+            f"no result to report: the metrics asked for ({', '.join(metrics)}) do not "
+            "apply to these data sets (accuracy is measured on classification data, rmse on "
+            "regression data); ask for one that does, e.g. --metrics fro_error."
+        )
+    if not result.rows:
+        first = result.failures[0]
+        print(
+            f"kernelmaps compare: error: every cell failed, nothing to report; the first, "
+            f"{_cell_text(first)}: {first['message']}",
+            file=sys.stderr,
+        )
+        return False
+    return True
+
+
+def _cell_text(failure: dict[str, Any]) -> str:
+    """A cell of the failures table in words: data set / method / D / seed."""
+    return (
+        f"{failure['dataset']} / {failure['method']} / D={failure['n_components']} / seed "
+        f"{failure['seed']}"
+    )
 
 
 def _one_line(exc: BaseException) -> str:

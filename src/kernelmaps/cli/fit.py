@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +14,7 @@ from ._common import (
     UserError,
     add_command,
     load_user_data,
+    output_file,
     positive_float,
     positive_int,
     random_seed,
@@ -161,16 +161,6 @@ def _training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str,
     return ds, X, y, fmt, task
 
 
-def _check_output(path: str) -> Path:
-    """The model file to write, checked before the fit (its folder exists, not a folder)."""
-    out = Path(path)
-    if out.is_dir():
-        raise UserError(f"{out}: is a folder; give a file name for the model, e.g. model.skops.")
-    if out.parent and not out.parent.exists():
-        raise UserError(f"{out.parent}: no such folder for the model file; create it first.")
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``kernelmaps fit``: load the data, fit :func:`make_model`'s pipeline, save it.
 
@@ -194,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     from ..experiments import resolve_method, save_model
 
     spec = resolve_method(args.method)
-    out = _check_output(args.output)
+    out = output_file(args.output, "the model, e.g. model.skops", "the model file")
     ds, X, y, fmt, task = _training_data(args)
     try:
         pipeline, info = _fit(args, spec, X, y, task)

@@ -7,13 +7,12 @@ import contextlib
 import csv
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._atomic import atomic_write
-from ._common import EXIT_FAILED, EXIT_OK, UserError, add_command, load_user_data
+from ._common import EXIT_FAILED, EXIT_OK, UserError, add_command, load_user_data, output_file
 from .fit import rows_text
 
 EXAMPLES = """examples:
@@ -113,7 +112,9 @@ def run(args: argparse.Namespace) -> int:
     """
     from ..experiments import NonFinitePredictionError
 
-    out = _check_output(args.output)
+    out = None
+    if args.output is not None:  # else: to standard output
+        out = output_file(args.output, "the predictions", "the predictions")
     saved = _load_model(args.model)
     X, y_true = _load_rows(saved, args.data)
     bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
@@ -163,18 +164,6 @@ def run(args: argparse.Namespace) -> int:
     if y_true is not None:
         _score(saved.task, pred, y_true, report)
     return EXIT_OK
-
-
-def _check_output(path: str | None) -> Path | None:
-    """The predictions file, checked before predicting (its folder exists, not a folder)."""
-    if path is None:
-        return None
-    out = Path(path)
-    if out.is_dir():
-        raise UserError(f"{out}: is a folder; give a file name for the predictions.")
-    if out.parent and not out.parent.exists():
-        raise UserError(f"{out.parent}: no such folder for the predictions; create it first.")
-    return out
 
 
 def _score(task: str, pred: np.ndarray, y_true: Any, report: Any) -> None:

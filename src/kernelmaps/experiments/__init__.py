@@ -23,6 +23,7 @@ from ._config import (
     default_study,
     load_config,
 )
+from ._folder_lock import OutputFolderInUseError
 from ._model_file import (
     MODEL_FORMAT_VERSION,
     ModelFileError,
@@ -38,17 +39,12 @@ from ._pipeline import (
     make_model,
     resolve_method,
 )
+from ._prepare import prepare_data
 from ._registry import MethodSpec, get_method, method_names, register_method
-from ._runner import (
-    RESULT_COLUMNS,
-    ExperimentResult,
-    OutputFolderInUseError,
-    prepare_data,
-    read_results,
-    run_experiment,
-)
+from ._runner import ExperimentResult, run_experiment
 from ._saved_model import ColumnMismatchError, NonFinitePredictionError, SavedModel
 from ._summary import format_table, metric_title, summarize
+from ._tables import RESULT_COLUMNS, read_results
 from ._verdicts import STUDY_PAIRS, format_verdicts, study_verdicts, write_verdicts
 
 __all__ = [

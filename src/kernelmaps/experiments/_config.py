@@ -41,6 +41,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..bandwidth import BANDWIDTH_RULES
+from ._config_checks import (
+    check_keys,
+    check_optional_str,
+    check_table,
+    distinct_ints,
+    is_int,
+    is_number,
+)
 
 __all__ = [
     "DOWNSTREAM_MODELS",
@@ -83,53 +91,6 @@ MAX_CELLS = 100_000
 
 
 _Entry = TypeVar("_Entry", "DatasetConfig", "MethodConfig")
-
-
-def _check_keys(where: str, data: Mapping[str, Any], cls: type) -> None:
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ValueError(
-            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
-            f"known keys are {', '.join(sorted(known))}."
-        )
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _check_optional_str(where: str, key: str, value: Any) -> None:
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"{where}: {key} must be a string; got {value!r}.")
-
-
-def _check_table(where: str, key: str, value: Any) -> None:
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-        raise ValueError(
-            f"{where}: {key} must be a table of name = value pairs (a dict); got {value!r}."
-        )
-
-
-def _distinct_ints(key: str, values: Any, low: int, what: str) -> list[int]:
-    """``values`` as a list of distinct integers >= ``low``, or an error saying so."""
-    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence):
-        raise ValueError(f"{key} must be a list of {what}; got {values!r}.")
-    if len(values) == 0:
-        raise ValueError(f"{key} must not be empty; give at least one value.")
-    bad = [v for v in values if not _is_int(v) or v < low]
-    if bad:
-        raise ValueError(f"{key} must be a list of {what}; got {bad[0]!r} in {key}.")
-    seen: set[int] = set()
-    for v in values:
-        if v in seen:
-            raise ValueError(f"{key} lists {v} twice; give each value once.")
-        seen.add(v)
-    return [int(v) for v in values]
 
 
 def _check_cells(n_datasets: int, n_methods: int, n_components: int, n_seeds: int) -> None:
@@ -193,22 +154,18 @@ class DatasetConfig:
         where = f"datasets[{self.name!r}]"
         for key in ("n_fit", "n_eval"):
             value = getattr(self, key)
-            if not _is_int(value) or value < 2:
+            if not is_int(value) or value < 2:
                 raise ValueError(f"{where}: {key} must be an integer >= 2; got {value!r}.")
-        if (
-            self.target is not None
-            and not isinstance(self.target, str)
-            and not _is_int(self.target)
-        ):
+        if self.target is not None and not isinstance(self.target, str) and not is_int(self.target):
             raise ValueError(
                 f"{where}: target must be a column name or index; got {self.target!r}."
             )
-        _check_optional_str(where, "label", self.label)
+        check_optional_str(where, "label", self.label)
         if self.preprocess not in PREPROCESSING:
             raise ValueError(
                 f"{where}: preprocess must be one of {PREPROCESSING}; got {self.preprocess!r}."
             )
-        if not _is_int(self.data_seed) or self.data_seed < 0:
+        if not is_int(self.data_seed) or self.data_seed < 0:
             raise ValueError(f"{where}: data_seed must be an integer >= 0; got {self.data_seed!r}.")
         if not isinstance(self.in_sample, bool):
             raise ValueError(f"{where}: in_sample must be true or false; got {self.in_sample!r}.")
@@ -262,10 +219,10 @@ class MethodConfig:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"methods: name must be a non-empty string; got {self.name!r}.")
         where = f"methods[{self.name!r}]"
-        _check_optional_str(where, "label", self.label)
-        _check_optional_str(where, "kernel", self.kernel)
-        _check_table(where, "kernel_params", self.kernel_params)
-        _check_table(where, "params", self.params)
+        check_optional_str(where, "label", self.label)
+        check_optional_str(where, "kernel", self.kernel)
+        check_table(where, "kernel_params", self.kernel_params)
+        check_table(where, "params", self.params)
 
     @property
     def display(self) -> str:
@@ -336,6 +293,15 @@ class ExperimentConfig:
     data_home: str | None = None
 
     def __post_init__(self) -> None:
+        self._check_entries()
+        self._check_grid()
+        self._check_metrics()
+        self._check_bandwidth()
+        self._check_downstream()
+        self._check_names()
+
+    def _check_entries(self) -> None:
+        """The data sets and methods as lists of their configurations, at least one each."""
         for key in ("datasets", "methods"):
             entries = getattr(self, key)
             if isinstance(entries, (str, Mapping)) or not isinstance(entries, Sequence):
@@ -348,27 +314,34 @@ class ExperimentConfig:
             raise ValueError("The experiment needs at least one data set.")
         if not self.methods:
             raise ValueError("The experiment needs at least one method.")
+
+    def _check_grid(self) -> None:
+        """``n_components`` and ``seeds`` as lists of distinct integers, within
+        :data:`MAX_CELLS` cells."""
         if (
             isinstance(self.n_components, (str, Mapping))
             or not isinstance(self.n_components, Sequence)
             or not self.n_components
-            or any(not _is_int(d) or d < 1 for d in self.n_components)
+            or any(not is_int(d) or d < 1 for d in self.n_components)
         ):
             raise ValueError(
                 f"n_components must be a non-empty list of positive integers; "
                 f"got {self.n_components!r}."
             )
-        self.n_components = _distinct_ints("n_components", self.n_components, 1, "integers >= 1")
+        self.n_components = distinct_ints("n_components", self.n_components, 1, "integers >= 1")
         counts = (len(self.datasets), len(self.methods), len(self.n_components))
         if isinstance(self.seeds, int) and not isinstance(self.seeds, bool):
             if self.seeds < 1:
                 raise ValueError(f"seeds must be >= 1 (a count) or a list; got {self.seeds}.")
             _check_cells(*counts, self.seeds)  # before the list of seeds is made
             self.seeds = list(range(self.seeds))
-        self.seeds = _distinct_ints(
+        self.seeds = distinct_ints(
             "seeds", self.seeds, 0, "distinct integers >= 0 (or a number of seeds)"
         )
         _check_cells(*counts, len(self.seeds))
+
+    def _check_metrics(self) -> None:
+        """``metrics`` as a non-empty list of known metrics."""
         if isinstance(self.metrics, (str, Mapping)) or not isinstance(self.metrics, Sequence):
             raise ValueError(f"metrics must be a list of names; got {self.metrics!r}.")
         unknown = [m for m in self.metrics if m not in METRICS]
@@ -379,28 +352,38 @@ class ExperimentConfig:
                 f"metrics must not be empty; give one or more of {', '.join(METRICS)}."
             )
         self.metrics = list(self.metrics)
+
+    def _check_bandwidth(self) -> None:
+        """``bandwidth`` a rule or a positive gamma; ``bandwidth_q`` a percentile."""
         if isinstance(self.bandwidth, str):
             if self.bandwidth not in BANDWIDTH_RULES:
                 raise ValueError(
                     f"bandwidth must be one of {BANDWIDTH_RULES} or a positive number "
                     f"(gamma); got {self.bandwidth!r}."
                 )
-        elif not _is_number(self.bandwidth) or not 0 < self.bandwidth < math.inf:
+        elif not is_number(self.bandwidth) or not 0 < self.bandwidth < math.inf:
             raise ValueError(
                 f"bandwidth as gamma must be a positive finite number; got {self.bandwidth!r}."
             )
-        if not _is_number(self.bandwidth_q) or not 0 < self.bandwidth_q < 100:
+        if not is_number(self.bandwidth_q) or not 0 < self.bandwidth_q < 100:
             raise ValueError(
                 f"bandwidth_q (a percentile) must be a number in (0, 100); "
                 f"got {self.bandwidth_q!r}."
             )
+
+    def _check_downstream(self) -> None:
+        """The downstream model and its regularisation."""
         if self.downstream_model not in DOWNSTREAM_MODELS:
             raise ValueError(
                 f"downstream_model must be one of {DOWNSTREAM_MODELS}; "
                 f"got {self.downstream_model!r}."
             )
-        if not _is_number(self.alpha) or not 0 < self.alpha < math.inf:
+        if not is_number(self.alpha) or not 0 < self.alpha < math.inf:
             raise ValueError(f"alpha must be a positive finite number; got {self.alpha!r}.")
+
+    def _check_names(self) -> None:
+        """The experiment's name, the data home, and distinct names of the data sets and
+        of the methods."""
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name must be a non-empty string; got {self.name!r}.")
         if self.data_home is not None and not isinstance(self.data_home, str):
@@ -434,7 +417,7 @@ class ExperimentConfig:
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "config") -> ExperimentConfig:
         """Build from a dict shaped like the TOML file."""
         data = dict(data)
-        _check_keys(where, data, cls)
+        check_keys(where, data, cls)
         for key in ("datasets", "methods", "n_components"):
             if key not in data:
                 raise ValueError(f"{where}: missing key {key!r}.")
@@ -566,7 +549,7 @@ def _entry(cls: type[_Entry], item: Any, where: str = "config") -> _Entry:
     table, what = ("datasets", "data set") if cls is DatasetConfig else ("methods", "method")
     if not isinstance(item, Mapping):
         raise ValueError(f"{where}: each {what} must be a name or a table; got {item!r}.")
-    _check_keys(f"{where}: [[{table}]]", item, cls)
+    check_keys(f"{where}: [[{table}]]", item, cls)
     if "name" not in item:
         raise ValueError(f"{where}: a [[{table}]] table has no 'name'.")
     return cls(**item)

@@ -4,6 +4,13 @@ processes that run them, and what the executor is.
 The prepared rows of a data set travel with the first tasks sent to a worker process and
 are kept there under a digest of their contents (the last ``_TASK_DATA_KEPT`` data sets),
 so that the tasks that follow need not carry them.
+
+How many tasks an executor runs at once, and how it is described in the provenance, are
+asked of the executor itself, without importing its library: the ``_max_workers`` of the
+standard library's pools or, for a Dask client's ``client.get_executor()`` (recognised by
+the module of its type), the client it keeps as ``_client`` (its own client, not merely
+the default one), whose ``nthreads()`` maps each worker to its threads.  This module does
+not import Dask.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from ._runner import PreparedData
+    from ._prepare import PreparedData
 
 __all__ = [
     "PENDING_PER_SLOT",
@@ -78,22 +85,21 @@ def forget_task_data(tokens: Iterable[str]) -> None:
 
 
 def is_dask(executor: Any) -> bool:
+    """Whether ``executor`` is a Dask client's (judged by the module of its type)."""
     return executor is not None and type(executor).__module__.startswith("distributed")
 
 
-def _dask_client() -> Any:
-    """The default ``distributed.Client``: the one whose executor the cells run on (the
-    executor itself does not say which client it belongs to)."""
-    from distributed import default_client
-
-    return default_client()
+def _dask_client(executor: Any) -> Any:
+    """The client whose executor ``executor`` is: a Dask client's executor keeps it as
+    ``_client`` (asked of the executor, so that Dask need not be imported here)."""
+    return executor._client
 
 
 def executor_slots(executor: cf.Executor) -> int:
     """How many tasks ``executor`` runs at once (the cores of this machine if unknown)."""
     if is_dask(executor):
         try:
-            return max(1, sum(_dask_client().nthreads().values()))
+            return max(1, sum(_dask_client(executor).nthreads().values()))
         except Exception:  # pragma: no cover - a client that cannot answer
             pass
     n = getattr(executor, "_max_workers", None)  # ThreadPoolExecutor, ProcessPoolExecutor
@@ -108,7 +114,7 @@ def describe_executor(executor: cf.Executor | None) -> str:
         return "sequential"
     if is_dask(executor):
         try:
-            client = _dask_client()
+            client = _dask_client(executor)
             nthreads = client.nthreads()
             return (
                 f"dask: {len(nthreads)} workers, {sum(nthreads.values())} threads, "

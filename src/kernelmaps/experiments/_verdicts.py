@@ -340,7 +340,7 @@ def write_verdicts(out_dir: str | Path) -> dict[str, Any]:
     ('RFF vs orthogonal RFF', 1, 1)
     """
     from .._atomic import atomic_write
-    from ._runner import _FolderLock
+    from ._folder_lock import _FolderLock
 
     folder = Path(out_dir)
     path = folder / "results.json"
