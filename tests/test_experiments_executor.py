@@ -286,13 +286,20 @@ def dask_client():
 
 @pytest.mark.dask
 def test_dask_executor_gives_the_sequential_records(tmp_path, sequential, dask_client):
-    result = run_experiment(_config(), tmp_path, executor=dask_client.get_executor())
+    from kernelmaps.cli._cluster import _described
+
+    # as kernelmaps compare makes it: the executor states its workers and scheduler
+    result = run_experiment(_config(), tmp_path, executor=_described(dask_client))
     _assert_same_as_sequential(result, sequential, tmp_path)
     provenance = result.provenance
     assert provenance["executor"].startswith("dask: 2 workers, 2 threads, scheduler tcp://")
     assert {"dask", "distributed"} <= set(provenance["versions"])
     assert "dask" not in sequential.provenance["versions"]
     assert sequential.provenance["executor"] == "sequential"
+    # a Dask client's executor as it is: recognised, described by what it is
+    plain = run_experiment(_config(), tmp_path / "plain", executor=dask_client.get_executor())
+    assert plain.provenance["executor"] == "dask"
+    assert {"dask", "distributed"} <= set(plain.provenance["versions"])
 
 
 @pytest.mark.dask

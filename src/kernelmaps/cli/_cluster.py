@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from concurrent.futures import Executor
 from typing import Any
 
+from ..experiments import DescribedExecutor
 from ._common import UserError
 
 INSTALL_HINT = 'pip install "kernelmaps[dask]"'
@@ -84,6 +85,19 @@ def _configured_preloads() -> list[str]:
     return [preloads] if isinstance(preloads, str) else list(preloads)
 
 
+def _described(client: Any) -> DescribedExecutor:
+    """The client's executor, stating its threads and its scheduler for the runner."""
+    nthreads = client.nthreads()
+    threads = sum(nthreads.values())
+    address = client.scheduler_info().get("address", "?")
+    return DescribedExecutor(
+        client.get_executor(),
+        max(1, threads),
+        f"dask: {len(nthreads)} workers, {threads} threads, scheduler {address}",
+        ("dask", "distributed"),
+    )
+
+
 @contextlib.contextmanager
 def cell_executor(
     workers: int | None = None, scheduler: str | None = None
@@ -138,4 +152,4 @@ def cell_executor(
                 client = stack.enter_context(distributed.Client(scheduler))
             except (OSError, TimeoutError, ValueError) as exc:
                 raise UserError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-        yield client.get_executor()
+        yield _described(client)

@@ -23,6 +23,7 @@ from ._config import (
     default_study,
     load_config,
 )
+from ._executor import DescribedExecutor
 from ._folder_lock import OutputFolderInUseError
 from ._model_file import (
     MODEL_FORMAT_VERSION,
@@ -56,6 +57,7 @@ __all__ = [
     "STUDY_PAIRS",
     "ColumnMismatchError",
     "DatasetConfig",
+    "DescribedExecutor",
     "ExperimentConfig",
     "ExperimentResult",
     "FiniteStandardScaler",

@@ -133,24 +133,30 @@ def _parse_record(raw: bytes) -> tuple[dict[str, Any] | None, str]:
         not isinstance(gamma, (int, float)) or isinstance(gamma, bool) or not math.isfinite(gamma)
     ):
         return None, f"'gamma' is {gamma!r}, not a finite number"
+    return record if (problem := _outcome_problem(record)) is None else None, problem or ""
+
+
+def _outcome_problem(record: dict[str, Any]) -> str | None:
+    """What is wrong with the outcome of a record (its status, metrics and warnings), or
+    None."""
     if record["status"] == "failed":
-        if not isinstance(record.get("message"), str):
-            return None, "the failed record has no message"
-        return record, ""
+        return (
+            None if isinstance(record.get("message"), str) else "the failed record has no message"
+        )
     if record["status"] != "ok":
-        return None, f"'status' is {record['status']!r}, not 'ok' or 'failed'"
+        return f"'status' is {record['status']!r}, not 'ok' or 'failed'"
     metrics = record.get("metrics")
     if not isinstance(metrics, dict):
-        return None, "the record has no 'metrics' table"
+        return "the record has no 'metrics' table"
     for name, value in metrics.items():
         if not isinstance(value, (int, float)) or isinstance(value, bool):
-            return None, f"metric {name!r} is {value!r}, not a number"
+            return f"metric {name!r} is {value!r}, not a number"
         if not math.isfinite(value):  # json reads NaN and Infinity; a cell never writes them
-            return None, f"metric {name!r} is {value!r}, not a finite number"
+            return f"metric {name!r} is {value!r}, not a finite number"
     caught = record.get("warnings", [])
     if not isinstance(caught, list) or not all(isinstance(w, str) for w in caught):
-        return None, "'warnings' is not a list of messages"
-    return record, ""
+        return "'warnings' is not a list of messages"
+    return None
 
 
 #: Metrics a cell records only for some tasks (which of them depends on the data set).

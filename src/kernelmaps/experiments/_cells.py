@@ -246,12 +246,14 @@ def _kernel_errors(
     est: Any, data: PreparedData, Z_eval: Any, features: _LazyFitFeatures, metrics: list[str]
 ) -> dict[str, float]:
     """The asked ``*_error`` metrics, all from one set of features of the measured rows."""
-    from ..metrics import NORMS, _fitted_kernel, kernel_errors_from_features
+    from ..metrics import NORMS, kernel_errors_from_features
 
     norms = [norm for norm in NORMS if f"{norm}_error" in metrics]
     if not norms:
         return {}
-    kernel = _fitted_kernel(est)
+    kernel = getattr(est, "kernel_", None)  # every map of the registry has one
+    if kernel is None:
+        raise ValueError(f"{type(est).__name__} has no fitted kernel_ to measure errors against.")
     rows, Z = (data.X_fit, features.get()) if data.in_sample else (data.X_eval, Z_eval)
     errors = kernel_errors_from_features(kernel, rows, Z, norms=norms, random_state=0)
     return {f"{norm}_error": value for norm, value in errors.items()}

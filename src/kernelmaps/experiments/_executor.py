@@ -6,11 +6,12 @@ are kept there under a digest of their contents (the last ``_TASK_DATA_KEPT`` da
 so that the tasks that follow need not carry them.
 
 How many tasks an executor runs at once, and how it is described in the provenance, are
-asked of the executor itself, without importing its library: the ``_max_workers`` of the
-standard library's pools or, for a Dask client's ``client.get_executor()`` (recognised by
-the module of its type), the client it keeps as ``_client`` (its own client, not merely
-the default one), whose ``nthreads()`` maps each worker to its threads.  This module does
-not import Dask.
+asked of the executor itself, without importing its library: an executor may state them as
+``slots`` (an int), ``description`` (a str) and ``libraries`` (the packages whose versions
+the provenance records), as :class:`DescribedExecutor` does for the Dask client of
+``kernelmaps compare --workers / --scheduler``; otherwise the ``_max_workers`` of the
+standard library's pools, and for a Dask client's ``client.get_executor()`` (recognised by
+the module of its type) the cores of this machine.  This module does not import Dask.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PENDING_PER_SLOT",
+    "DescribedExecutor",
     "data_token",
     "describe_executor",
+    "executor_libraries",
     "executor_slots",
     "forget_task_data",
-    "is_dask",
     "task_data",
 ]
 
@@ -84,27 +86,69 @@ def forget_task_data(tokens: Iterable[str]) -> None:
             _TASK_DATA.pop(token, None)
 
 
-def is_dask(executor: Any) -> bool:
+class DescribedExecutor(cf.Executor):
+    """An executor that states how many tasks it runs at once and what it is.
+
+    Parameters
+    ----------
+    executor : concurrent.futures.Executor
+        The executor the tasks are submitted to.
+    slots : int
+        How many tasks it runs at once.
+    description : str
+        What it is, for the provenance (``"dask: 4 workers, 8 threads, scheduler ..."``).
+    libraries : tuple of str, default=()
+        The packages it runs on, whose versions the provenance records.
+
+    Examples
+    --------
+    >>> from concurrent.futures import ThreadPoolExecutor
+    >>> from kernelmaps.experiments._executor import DescribedExecutor, describe_executor
+    >>> with DescribedExecutor(ThreadPoolExecutor(2), 2, "two threads") as executor:
+    ...     executor.submit(pow, 2, 3).result(), describe_executor(executor)
+    (8, 'two threads')
+    """
+
+    def __init__(
+        self,
+        executor: cf.Executor,
+        slots: int,
+        description: str,
+        libraries: tuple[str, ...] = (),
+    ) -> None:
+        self.executor = executor
+        self.slots = int(slots)
+        self.description = description
+        self.libraries = tuple(libraries)
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        return self.executor.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.executor.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+def _is_dask(executor: Any) -> bool:
     """Whether ``executor`` is a Dask client's (judged by the module of its type)."""
-    return executor is not None and type(executor).__module__.startswith("distributed")
+    return type(executor).__module__.startswith("distributed")
 
 
-def _dask_client(executor: Any) -> Any:
-    """The client whose executor ``executor`` is: a Dask client's executor keeps it as
-    ``_client`` (asked of the executor, so that Dask need not be imported here)."""
-    return executor._client
+def executor_libraries(executor: Any) -> tuple[str, ...]:
+    """The packages ``executor`` runs on, beyond the standard library's."""
+    if executor is None:
+        return ()
+    stated = getattr(executor, "libraries", None)
+    if isinstance(stated, tuple):
+        return stated
+    return ("dask", "distributed") if _is_dask(executor) else ()
 
 
 def executor_slots(executor: cf.Executor) -> int:
     """How many tasks ``executor`` runs at once (the cores of this machine if unknown)."""
-    if is_dask(executor):
-        try:
-            return max(1, sum(_dask_client(executor).nthreads().values()))
-        except Exception:  # pragma: no cover - a client that cannot answer
-            pass
-    n = getattr(executor, "_max_workers", None)  # ThreadPoolExecutor, ProcessPoolExecutor
-    if isinstance(n, int) and n > 0:
-        return n
+    for name in ("slots", "_max_workers"):  # a DescribedExecutor; the standard pools
+        n = getattr(executor, name, None)
+        if isinstance(n, int) and n > 0:
+            return n
     return os.cpu_count() or 1
 
 
@@ -112,16 +156,11 @@ def describe_executor(executor: cf.Executor | None) -> str:
     """Where the cells ran, for the provenance."""
     if executor is None:
         return "sequential"
-    if is_dask(executor):
-        try:
-            client = _dask_client(executor)
-            nthreads = client.nthreads()
-            return (
-                f"dask: {len(nthreads)} workers, {sum(nthreads.values())} threads, "
-                f"scheduler {client.scheduler.address}"
-            )
-        except Exception:  # pragma: no cover - a client that cannot answer
-            return "dask"
+    stated = getattr(executor, "description", None)
+    if isinstance(stated, str):
+        return stated
+    if _is_dask(executor):
+        return "dask"
     n = getattr(executor, "_max_workers", None)
     name = type(executor).__name__
     return f"{name}: {n} workers" if isinstance(n, int) else name

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._config import ExperimentConfig
-from ._executor import describe_executor, is_dask
+from ._executor import describe_executor, executor_libraries
 
 __all__ = ["now", "provenance"]
 
@@ -58,7 +58,7 @@ def provenance(
         "experiment": config.name,
         "started": started,
         "finished": now(),
-        "versions": _versions(("dask", "distributed") if is_dask(executor) else ()),
+        "versions": _versions(executor_libraries(executor)),
         "machine": _machine(),
         "executor": describe_executor(executor),
         "seeds": list(config.seeds),
