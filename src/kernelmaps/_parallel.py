@@ -89,11 +89,23 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_executor.cache_clear)
 
 
-@cache
-def _controller() -> Any:
+#: Serializes threadpoolctl's scans of the loaded libraries: scans from several threads
+#: at once can crash the process (threadpoolctl issues 239 and 243).
+_SCAN_LOCK = threading.Lock()
+
+
+def threadpool_controller() -> Any:
+    """A new :class:`threadpoolctl.ThreadpoolController` (the libraries loaded now), its
+    scan made under a process-wide lock."""
     from threadpoolctl import ThreadpoolController
 
-    return ThreadpoolController()
+    with _SCAN_LOCK:
+        return ThreadpoolController()
+
+
+@cache
+def _controller() -> Any:
+    return threadpool_controller()
 
 
 def single_threaded_blas() -> Any:

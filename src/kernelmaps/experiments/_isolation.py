@@ -17,6 +17,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
+from .._parallel import threadpool_controller
+
 __all__ = ["capture_warnings", "limit_threads"]
 
 
@@ -81,17 +83,12 @@ def limit_threads(threads: int | None, blas: bool = True) -> Iterator[None]:
     if threads is None:
         yield
         return
+    controller = threadpool_controller()
     if not blas:
-        from threadpoolctl import ThreadpoolController
-
         # A controller of the OpenMP libraries only: a limiter restores every library
         # of its controller on leaving.
-        with ThreadpoolController().select(user_api="openmp").limit(limits=threads):
-            yield
-        return
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(threads):
+        controller = controller.select(user_api="openmp")
+    with controller.limit(limits=threads):
         yield
 
 

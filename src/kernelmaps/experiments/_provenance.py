@@ -13,6 +13,7 @@ import platform
 from collections.abc import Iterable
 from typing import Any
 
+from .._parallel import threadpool_controller
 from ._config import ExperimentConfig
 from ._executor import describe_executor, executor_libraries
 
@@ -94,11 +95,9 @@ def _machine() -> dict[str, Any]:
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
     }
     try:
-        from threadpoolctl import threadpool_info
-
         info["blas"] = [
             {k: p.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
-            for p in threadpool_info()
+            for p in threadpool_controller().info()
         ]
     except Exception:  # pragma: no cover - threadpoolctl ships with scikit-learn
         pass
