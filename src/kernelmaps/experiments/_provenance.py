@@ -94,11 +94,8 @@ def _machine() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
     }
-    try:
-        info["blas"] = [
-            {k: p.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
-            for p in threadpool_controller().info()
-        ]
-    except Exception:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        pass
+    info["blas"] = [
+        {k: p.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
+        for p in threadpool_controller().info()
+    ]
     return info
