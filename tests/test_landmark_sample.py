@@ -19,7 +19,7 @@ from kernelmaps.sampling import (
     select_landmarks,
 )
 from kernelmaps.sampling import _landmarks as landmarks_module
-from kernelmaps.sampling._landmarks import rpcholesky_indices
+from kernelmaps.sampling._rpcholesky import rpcholesky_indices
 
 N_ROWS, N_COLUMNS = 120, 5
 

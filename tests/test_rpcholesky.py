@@ -18,8 +18,7 @@ from kernelmaps import IKA, Nystroem
 from kernelmaps.kernels import Gaussian
 from kernelmaps.models import NystroemKernelRidge
 from kernelmaps.sampling import LANDMARK_METHODS, rpcholesky, select_landmarks
-from kernelmaps.sampling._landmarks import rpcholesky_indices
-from kernelmaps.sampling._rpcholesky import RESIDUAL_RTOL
+from kernelmaps.sampling._rpcholesky import RESIDUAL_RTOL, rpcholesky_indices
 from tests._bounds import DELTA, hoeffding_radius
 
 EPS = float(np.finfo(np.float64).eps)

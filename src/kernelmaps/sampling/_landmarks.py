@@ -68,7 +68,6 @@ The references are in :func:`select_landmarks`.
 from __future__ import annotations
 
 import dataclasses
-import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,15 +75,14 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn import config_context
-from sklearn.exceptions import ConvergenceWarning
 
 from .._rows import Rows, as_rows
 from ..exceptions import NonFiniteOutputError
 from ._arguments import check_count, check_generator, check_kernel, check_rows
 from ._kernel_blocks import dense, raw_kernel_diagonal
+from ._kmeans import KMEANS_MINIBATCH_THRESHOLD, kmeans_centres
 from ._leverage import recursive_rls_indices
-from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, rpcholesky
+from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, rpcholesky_indices
 
 __all__ = [
     "KMEANS_MINIBATCH_THRESHOLD",
@@ -100,9 +98,6 @@ __all__ = [
     "resolve_landmarks",
     "select_landmarks",
 ]
-
-#: Above this many rows clustered, ``"kmeans"`` uses :class:`~sklearn.cluster.MiniBatchKMeans`.
-KMEANS_MINIBATCH_THRESHOLD = 20_000
 
 #: The landmark selection methods understood by :func:`select_landmarks`.
 LANDMARK_METHODS = ("uniform", "kmeans", "leverage", "rpcholesky")
@@ -342,7 +337,7 @@ def finish_landmarks(
         L, idx = dense(rows).astype(draw.dtype, copy=False), draw.rows
     elif draw.method == "kmeans":
         assert draw.seed is not None
-        L = _kmeans_centres(rows, draw.n_landmarks, draw.seed, draw.dtype, **draw.options)
+        L = kmeans_centres(rows, draw.n_landmarks, draw.seed, draw.dtype, **draw.options)
         idx = None
     elif draw.method == "rpcholesky":
         assert draw.kernel is not None and draw.seed is not None
@@ -357,50 +352,6 @@ def finish_landmarks(
         L = _dense_rows(rows, local).astype(draw.dtype, copy=False)
         idx = local if draw.rows is None else draw.rows[local]
     return _drop_repeated(L, idx) if draw.unique else (L, idx)
-
-
-def rpcholesky_indices(
-    X: Any,
-    n_landmarks: int,
-    kernel: Callable[..., Any],
-    seed: int,
-    *,
-    block_size: int = RPCHOLESKY_BLOCK_SIZE,
-) -> np.ndarray:
-    """Sorted indices of ``n_landmarks`` distinct rows of ``X`` chosen by RPCholesky.
-
-    The pivots of :func:`~kernelmaps.sampling.rpcholesky` with the generator
-    ``numpy.random.default_rng(seed)``.  When the residual vanishes after ``k < m``
-    pivots (the kernel matrix of the rows has numerical rank ``k``, e.g. through
-    duplicate rows), a ``UserWarning`` says so and the other ``m - k`` rows are drawn
-    uniformly (from the same generator) among the rows not chosen: they add nothing to
-    the approximation but keep the number of landmarks.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.kernels import Gaussian
-    >>> from kernelmaps.sampling._landmarks import rpcholesky_indices
-    >>> X = np.random.default_rng(0).normal(size=(100, 2))
-    >>> rpcholesky_indices(X, 5, Gaussian(gamma=1.0), seed=3).shape
-    (5,)
-    """
-    rng = np.random.default_rng(seed)
-    m = min(check_count(n_landmarks, "n_landmarks"), X.shape[0])
-    pivots, _ = rpcholesky(X, m, kernel, rng, block_size=block_size)
-    k = pivots.shape[0]
-    if k < m:
-        warnings.warn(
-            f"landmarks='rpcholesky' found only {k} of {m} landmarks: the residual kernel "
-            f"matrix vanished after {k} pivots (the kernel matrix of the rows has "
-            f"numerical rank {k}, e.g. through duplicate rows); the other {m - k} landmarks "
-            "are drawn uniformly among the remaining rows. Fewer landmarks suffice here.",
-            UserWarning,
-            stacklevel=2,
-        )
-        rest = np.setdiff1d(np.arange(X.shape[0]), pivots)
-        pivots = np.concatenate([pivots, rng.choice(rest, size=m - k, replace=False)])
-    return np.sort(pivots)
 
 
 def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
@@ -524,64 +475,6 @@ def select_landmarks(
     )
     (sample,) = rows.read([draw.rows])
     return finish_landmarks(draw, sample, rng)
-
-
-def _kmeans_centres(
-    X: Any,
-    n_landmarks: int,
-    seed: int,
-    dtype: np.dtype,
-    *,
-    max_iter: int = 100,
-    n_init: int = 1,
-    batch_size: int = 1024,
-    minibatch: bool | None = None,
-) -> np.ndarray:
-    from sklearn.cluster import KMeans, MiniBatchKMeans
-
-    n = X.shape[0]
-    if minibatch is None:
-        minibatch = n > KMEANS_MINIBATCH_THRESHOLD
-    model: KMeans | MiniBatchKMeans
-    if minibatch:
-        model = MiniBatchKMeans(
-            n_clusters=n_landmarks,
-            batch_size=max(batch_size, 3 * n_landmarks),
-            max_iter=max_iter,
-            n_init=n_init,
-            random_state=seed,
-        )
-    else:
-        model = KMeans(n_clusters=n_landmarks, max_iter=max_iter, n_init=n_init, random_state=seed)
-    # k-means is equivariant under scaling: data whose squared distances would overflow
-    # (or underflow) the float range is clustered at unit scale (a power of two, exact).
-    scale = _kmeans_scale(X)
-    if scale != 1.0:
-        X = X / scale
-    # X was validated by the estimator: k-means need not scan it for NaN/inf again.
-    with warnings.catch_warnings(), config_context(assume_finite=True):
-        # Fewer distinct points than clusters: duplicate centres are handled by the
-        # eigenvalue cut-off of the maps, no need to alarm the user here.
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(X)
-    centres = np.asarray(model.cluster_centers_, dtype=np.float64) * scale
-    return np.ascontiguousarray(centres, dtype=dtype)
-
-
-def _kmeans_scale(X: Any) -> float:
-    """1, or the power of two to divide ``X`` by so that k-means' squared distances
-    neither overflow nor underflow ``X``'s float dtype."""
-    values = X.data if sp.issparse(X) else np.asarray(X)
-    if values.size == 0:
-        return 1.0
-    largest = float(max(values.max(), -values.min()))
-    info = np.finfo(_float_dtype(X))
-    d = max(X.shape[1], 1)
-    if largest == 0.0 or 1e5 * math.sqrt(float(info.tiny)) < largest < math.sqrt(
-        0.01 * float(info.max) / d
-    ):
-        return 1.0
-    return math.ldexp(1.0, math.frexp(largest)[1] - 1)
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:

@@ -48,6 +48,7 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -63,7 +64,13 @@ from ._kernel_blocks import (
     require_finite,
 )
 
-__all__ = ["RESIDUAL_RTOL", "RPCHOLESKY_BLOCK_SIZE", "RPCholeskyResult", "rpcholesky"]
+__all__ = [
+    "RESIDUAL_RTOL",
+    "RPCHOLESKY_BLOCK_SIZE",
+    "RPCholeskyResult",
+    "rpcholesky",
+    "rpcholesky_indices",
+]
 
 #: Default number of proposals per block of the accelerated form.
 RPCHOLESKY_BLOCK_SIZE = 100
@@ -297,3 +304,47 @@ def _rejection_block(
             accepted.append(j)
     acc = np.asarray(accepted, dtype=np.intp)
     return proposals[acc], L[np.ix_(acc, acc)]
+
+
+def rpcholesky_indices(
+    X: Any,
+    n_landmarks: int,
+    kernel: Callable[..., Any],
+    seed: int,
+    *,
+    block_size: int = RPCHOLESKY_BLOCK_SIZE,
+) -> np.ndarray:
+    """Sorted indices of ``n_landmarks`` distinct rows of ``X`` chosen by RPCholesky.
+
+    The pivots of :func:`~kernelmaps.sampling.rpcholesky` with the generator
+    ``numpy.random.default_rng(seed)``.  When the residual vanishes after ``k < m``
+    pivots (the kernel matrix of the rows has numerical rank ``k``, e.g. through
+    duplicate rows), a ``UserWarning`` says so and the other ``m - k`` rows are drawn
+    uniformly (from the same generator) among the rows not chosen: they add nothing to
+    the approximation but keep the number of landmarks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling._rpcholesky import rpcholesky_indices
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> rpcholesky_indices(X, 5, Gaussian(gamma=1.0), seed=3).shape
+    (5,)
+    """
+    rng = np.random.default_rng(seed)
+    m = min(check_count(n_landmarks, "n_landmarks"), X.shape[0])
+    pivots, _ = rpcholesky(X, m, kernel, rng, block_size=block_size)
+    k = pivots.shape[0]
+    if k < m:
+        warnings.warn(
+            f"landmarks='rpcholesky' found only {k} of {m} landmarks: the residual kernel "
+            f"matrix vanished after {k} pivots (the kernel matrix of the rows has "
+            f"numerical rank {k}, e.g. through duplicate rows); the other {m - k} landmarks "
+            "are drawn uniformly among the remaining rows. Fewer landmarks suffice here.",
+            UserWarning,
+            stacklevel=2,
+        )
+        rest = np.setdiff1d(np.arange(X.shape[0]), pivots)
+        pivots = np.concatenate([pivots, rng.choice(rest, size=m - k, replace=False)])
+    return np.sort(pivots)
