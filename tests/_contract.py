@@ -91,6 +91,8 @@ class Row:
     wrong: Callable[..., np.ndarray] | None = None
     #: whether the concentration radius, too, must tell ``wrong`` from ``k``
     concentration_teeth: bool = True
+    #: whether the unbiasedness test of this row takes more than about 3 s (marked slow)
+    slow_draws: bool = False
 
     def make(self, D: int, random_state: int) -> Any:
         params = dict(self.params)
@@ -360,6 +362,7 @@ ROWS: list[Row] = [
         concentration_D=40_001,
         radius=hoeffding_odd_cos_sin,
         wrong=Cauchy(gamma=1.6),
+        slow_draws=True,
     ),
     Row(
         "rff-orthogonal-matern2.5",
@@ -374,6 +377,7 @@ ROWS: list[Row] = [
         # blocks of d = 3 frequencies are independent, each block's mean of cosines in [-1, 1]
         radius=hoeffding_units(2.0, lambda D: D // 6),
         wrong=Matern(nu=2.5, gamma=1.0),
+        slow_draws=True,
     ),
     Row(
         "rff-sobol-shift-rbf",
@@ -397,6 +401,7 @@ ROWS: list[Row] = [
         draw_range=2.0,
         no_concentration=_QMC_OUT,
         wrong=Matern(nu=1.5, gamma=0.4),
+        slow_draws=True,
     ),
     Row(
         "rff-sobol-owen-rotated-rbf",
@@ -408,6 +413,7 @@ ROWS: list[Row] = [
         draw_range=2.0,
         no_concentration=_QMC_OUT,
         wrong=Gaussian(gamma=0.4),
+        slow_draws=True,
     ),
     Row(
         "rff-halton-rotated-matern2.5",
@@ -419,6 +425,7 @@ ROWS: list[Row] = [
         draw_range=2.0,
         no_concentration=_QMC_OUT,
         wrong=Matern(nu=2.5, gamma=0.4),
+        slow_draws=True,
     ),
     Row(
         "binning-laplacian",
@@ -458,6 +465,7 @@ ROWS: list[Row] = [
         concentration_D=4 * 50_000,
         radius=hoeffding_units(4.0, lambda D: D // 4),
         wrong=Matern(nu=1.5, gamma=0.4),
+        slow_draws=True,
     ),
     Row(
         "sorf-radial-rbf",

@@ -66,6 +66,7 @@ def _estimates(kernel, seed: int, **params) -> np.ndarray:
 
 
 @pytest.mark.statistical
+@pytest.mark.slow
 def test_unbiasedness_check_catches_a_rotation_that_is_not_orthogonal(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

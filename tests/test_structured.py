@@ -373,6 +373,7 @@ def _sorf_mse_assertion(est, delta: np.ndarray, gamma: float) -> bool:
     return ok
 
 
+@pytest.mark.slow
 def test_sorf_has_lower_error_than_monte_carlo_on_digits(seed) -> None:
     delta, gamma = _digit_pairs()
     assert len(delta) == 6
