@@ -9,6 +9,7 @@ fails anywhere is below ``1e4 * DELTA = 1e-2``; with the default single seed, be
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -64,3 +65,20 @@ def median_of_means(samples: np.ndarray, delta: float = DELTA) -> tuple[float, i
 def median_of_means_radius(n: int, variance_bound: float, delta: float = DELTA) -> float:
     """The radius ``sqrt(32 s2 log(1/delta) / n)`` of :func:`median_of_means`."""
     return math.sqrt(32.0 * variance_bound * math.log(1.0 / delta) / n)
+
+
+def bernstein_radius(
+    n_draws: int, variance: Any, bound: Any, n_events: int = 1, delta: float = DELTA
+) -> Any:
+    """Radius from Bernstein's inequality for the mean of ``n_draws`` independent variables.
+
+    Each variable deviates from its mean by at most ``bound`` and has variance at most
+    ``variance``; then ``P(|mean - E| >= eps) <= 2 exp(-n eps^2 / (2 v + 2 b eps / 3))``,
+    and ``eps = sqrt(2 v L / n) + 2 b L / (3 n)`` with ``L = log(2 n_events / delta)``
+    makes the right-hand side at most ``delta / n_events`` (union over ``n_events``).
+    Arrays of variances and bounds give one radius per event.
+    """
+    log_term = math.log(2.0 * n_events / delta)
+    return np.sqrt(2.0 * np.asarray(variance) * log_term / n_draws) + 2.0 * np.asarray(
+        bound
+    ) * log_term / (3.0 * n_draws)

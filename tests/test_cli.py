@@ -49,6 +49,7 @@ def _assert_user_error(proc, *fragments: str) -> None:
         assert fragment in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 def test_golden_small_compare(tmp_path, capsys):
     out = tmp_path / "out"
     proc = run(
@@ -86,6 +87,7 @@ def test_golden_small_compare(tmp_path, capsys):
     assert again.returncode == 0 and "(3 reused from an earlier run)" in again.stdout
 
 
+@pytest.mark.slow
 def test_compare_figure_and_missing_matplotlib(tmp_path, capsys):
     args = ["compare", "--datasets", "ijcnn1", "--methods", "rff-mc", "--n-components", "8",
             "16", "--seeds", "1", "--n-fit", "100", "--n-eval", "50", "--quiet"]  # fmt: skip
@@ -104,6 +106,7 @@ def test_compare_figure_and_missing_matplotlib(tmp_path, capsys):
     assert not (tmp_path / "b" / "figure.png").exists()
 
 
+@pytest.mark.slow
 def test_compare_user_errors(tmp_path, capsys):
     _assert_user_error(run("compare", "--methods", "nope"), "Unknown method 'nope'")
     _assert_user_error(
@@ -137,6 +140,7 @@ def _regression_csv(path: Path, n: int, rng: np.random.Generator, drop: str | No
     return y
 
 
+@pytest.mark.slow
 def test_fit_and_predict_regression_and_classification(tmp_path, capsys):
     rng = np.random.default_rng(0)
     _regression_csv(tmp_path / "train.csv", 300, rng)
@@ -175,6 +179,7 @@ def test_fit_and_predict_regression_and_classification(tmp_path, capsys):
     assert len(out) == 201
 
 
+@pytest.mark.slow
 def test_fit_and_predict_user_errors(tmp_path, capsys):
     rng = np.random.default_rng(1)
     _regression_csv(tmp_path / "train.csv", 60, rng)
@@ -205,6 +210,7 @@ def test_fit_and_predict_user_errors(tmp_path, capsys):
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_datasets_methods_and_help(tmp_path, capsys, monkeypatch):
     proc = run("datasets", env={"KERNELMAPS_DATA": ""})
     assert proc.returncode == 0, proc.stderr
@@ -252,6 +258,7 @@ def test_compare_on_a_user_file_and_array_models(tmp_path, capsys):
     assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 6
 
 
+@pytest.mark.slow
 def test_module_entry_points_and_default_study_help(capsys, monkeypatch):
     from kernelmaps.experiments import default_study
     from kernelmaps.kernels import kernel_names

@@ -286,6 +286,7 @@ def _exited_pid() -> int:
     return int(proc.stdout)
 
 
+@pytest.mark.slow
 def test_lock_file_without_flock(tmp_path, monkeypatch):
     """Where fcntl is missing: an exclusive lock file, taken over when its run is gone."""
     monkeypatch.setattr(_folder_lock, "_fcntl", None)
@@ -510,6 +511,7 @@ def _limit_memory() -> None:  # pragma: no cover - runs in the child process
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS bounds the child on Linux")
+@pytest.mark.slow
 def test_a_billion_seeds_is_refused_before_the_plan_is_made(tmp_path):
     """Once, a list of 10^9 seeds was made (36 GB): the child runs with 4 GiB of address
     space, so that such a regression fails here with a MemoryError, not the machine."""

@@ -142,6 +142,7 @@ def test_captured_config_reenters_in_another_thread() -> None:
     assert seen == ["numpy"]
 
 
+@pytest.mark.slow
 def test_environment_variable_sets_the_initial_default_and_cfg_crosses_processes() -> None:
     code = (
         "import sys, kernelmaps\n"

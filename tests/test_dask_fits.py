@@ -445,6 +445,7 @@ def test_settings_reach_the_chunk_tasks():
     assert est.bin_keys_[0].tolist() == [1001, 2007, 3001]
 
 
+@pytest.mark.slow
 def test_fits_on_a_local_cluster_equal_local(dask_client):
     """Estimators pickled to two worker processes (the client is the default scheduler)."""
     X, Xs = _data(), _data("sparse")

@@ -297,6 +297,7 @@ def _keys_on_workers(client) -> list[str]:
     )
 
 
+@pytest.mark.slow
 def test_fit_on_cluster_equals_local(data, dask_client) -> None:
     X, y, L = data
     k = 4
@@ -320,6 +321,7 @@ def test_fit_on_cluster_equals_local(data, dask_client) -> None:
     assert _keys_on_workers(dask_client) == []
 
 
+@pytest.mark.slow
 def test_settings_reach_the_workers(data, dask_client) -> None:
     X, y, L = data
     model = NystroemKernelRidge(
@@ -338,6 +340,7 @@ async def _start_stealing(dask_scheduler) -> None:
     await dask_scheduler.extensions["stealing"].start()
 
 
+@pytest.mark.slow
 def test_landmarks_sent_once_per_worker(dask_client, monkeypatch) -> None:
     """Each iteration moves ``V`` (to each worker once) and the ``m x t`` partial products
     of the tree, never the landmark kernel nor the chunks: the landmark kernel reaches a

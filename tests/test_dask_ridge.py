@@ -535,6 +535,7 @@ def test_classifier_partial_fit(data) -> None:
 # Kept last: the module's Client becomes the default scheduler once created.
 
 
+@pytest.mark.slow
 def test_fit_on_cluster_equals_local(data, dask_client) -> None:
     X, Y, w = as_dask(data["X"], "rows-37"), _dask_vector(data["Y"]), _dask_vector(data["w"])
     ref = FeatureRidge(_rff(), alphas=ALPHAS).fit(data["X"], data["Y"], sample_weight=data["w"])
@@ -550,6 +551,7 @@ def test_fit_on_cluster_equals_local(data, dask_client) -> None:
     np.testing.assert_array_equal(clf.predict(data["X"]), ref_clf.predict(data["X"]))
 
 
+@pytest.mark.slow
 def test_settings_reach_the_workers(data, dask_client) -> None:
     """Each row's features carry the settings and the process its task ran in."""
     client_pid = os.getpid()

@@ -241,6 +241,7 @@ def test_settings_reach_the_chunks_under_the_threaded_scheduler():
     np.testing.assert_array_equal(got[:, 2], 1.0)  # one row-block thread per task
 
 
+@pytest.mark.slow
 def test_on_a_local_cluster_equal_to_local_and_settings_reach_the_workers(dask_client):
     X, y = _data()
     est = kernelmaps.Nystroem(n_components=20, random_state=0).fit(X)
@@ -258,6 +259,7 @@ def test_on_a_local_cluster_equal_to_local_and_settings_reach_the_workers(dask_c
     assert pickle.loads(pickle.dumps(est)).n_features_in_ == N_COLUMNS
 
 
+@pytest.mark.slow
 def test_core_never_imports_dask():
     code = textwrap.dedent(
         """
@@ -277,6 +279,7 @@ def test_core_never_imports_dask():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 def test_the_suite_runs_without_dask(tmp_path):
     blocker = tmp_path / "sitecustomize.py"
     blocker.write_text(

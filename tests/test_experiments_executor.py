@@ -285,6 +285,7 @@ def dask_client():
 
 
 @pytest.mark.dask
+@pytest.mark.slow
 def test_dask_executor_gives_the_sequential_records(tmp_path, sequential, dask_client):
     from kernelmaps.cli._cluster import _described
 
@@ -303,6 +304,7 @@ def test_dask_executor_gives_the_sequential_records(tmp_path, sequential, dask_c
 
 
 @pytest.mark.dask
+@pytest.mark.slow
 def test_settings_reach_the_dask_workers(dask_client):
     config = _config(
         datasets=_config().datasets[:1], methods=[MethodConfig("test-exec-probe")], seeds=[0]
@@ -347,6 +349,7 @@ def small_sequential(tmp_path_factory):
 
 
 @pytest.mark.dask
+@pytest.mark.slow
 def test_compare_workers_equals_sequential_and_resumes(tmp_path, capsys, small_sequential):
     pytest.importorskip("distributed")
     proc = _main(capsys, *SMALL, "--workers", "2", "--output", str(tmp_path))
@@ -366,6 +369,7 @@ def test_compare_workers_equals_sequential_and_resumes(tmp_path, capsys, small_s
 
 
 @pytest.mark.dask
+@pytest.mark.slow
 def test_compare_workers_interrupted_closes_its_cluster(
     tmp_path, capsys, monkeypatch, small_sequential
 ):
@@ -397,6 +401,7 @@ def test_compare_workers_interrupted_closes_its_cluster(
 
 
 @pytest.mark.dask
+@pytest.mark.slow
 def test_compare_scheduler_runs_on_a_running_cluster(tmp_path, capsys, dask_client):
     address = dask_client.scheduler.address
     proc = _main(capsys, *SMALL, "--quiet", "--scheduler", address, "--output", str(tmp_path))
@@ -428,6 +433,7 @@ def test_compare_parallel_option_errors(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "cells.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_sequential_compare_does_not_import_dask(tmp_path):
     code = (
         "import sys\n"

@@ -174,6 +174,7 @@ def test_cli_errors_are_one_line(monkeypatch, capsys, exc: BaseException, status
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_import_kernelmaps_cli_is_light() -> None:
     code = (
         "import sys, kernelmaps, kernelmaps.cli; "

@@ -1,8 +1,7 @@
-"""Random Maclaurin and compact random features: unbiasedness, exact reductions, errors.
+"""Random Maclaurin and compact random features: exact reductions, expected errors, input.
 
-Tolerances come from the estimators' exact variances (derived below) through the
-median-of-means bound of ``tests/_bounds.py`` at failure probability ``DELTA`` per
-assertion, with a union bound over the pairs of points checked.
+Their unbiasedness and concentration, with the exact one-feature variance, are in the
+shared contract (``tests/test_contract.py``, ``tests/_contract.py``).
 """
 
 from __future__ import annotations
@@ -17,14 +16,10 @@ from sklearn.preprocessing import normalize
 
 from kernelmaps import CompactRandomFeatures, RandomMaclaurinFeatures
 from kernelmaps.kernels import (
-    DotProductKernel,
-    ExponentialDotProduct,
     HomogeneousPolynomial,
     MaclaurinKernel,
     Polynomial,
 )
-
-from ._bounds import DELTA, median_of_means, median_of_means_radius
 
 N_TERMS = 120  # terms of the variance series; all series below converge geometrically
 
@@ -34,104 +29,6 @@ def _points(seed: int, n: int = 5, d: int = 5) -> np.ndarray:
     rng = np.random.default_rng(10_000 + seed)
     X = normalize(rng.standard_normal((n, d)))
     return X * rng.uniform(0.3, 1.0, size=(n, 1))
-
-
-def _fourth_moment(x: np.ndarray, y: np.ndarray) -> float:
-    """``m = E[(w . x)^2 (w . y)^2]`` for a Rademacher vector ``w``."""
-    return float(x @ x * (y @ y) + 2 * (x @ y) ** 2 - 2 * np.sum(x**2 * y**2))
-
-
-def one_feature_variance(
-    kernel: DotProductKernel, x: np.ndarray, y: np.ndarray, p: float, min_order: int = 0
-) -> float:
-    """Exact variance of one random feature's product ``z_i(x) z_i(y)``.
-
-    ``E[(z_i(x) z_i(y))^2] = sum_n P[N = n] (a_n / P[N = n])^2 m^n`` with ``m`` the
-    Rademacher fourth moment (independent vectors multiply), and the mean is the part of
-    the kernel of orders ``>= min_order``.
-    """
-    m, t = _fourth_moment(x, y), float(x @ y)
-    second = mean = 0.0
-    for n in range(min_order, N_TERMS):
-        a = kernel.maclaurin_coefficient(n)
-        prob = (p - 1.0) * p ** -(n - min_order + 1.0)
-        second += a * a / prob * m**n
-        mean += a * t**n
-    return second - mean**2
-
-
-KERNELS = [
-    (Polynomial(degree=3, gamma=1.0, coef0=1.0), 2.0),
-    (Polynomial(degree=3, gamma=1.0, coef0=1.0), 3.0),
-    (ExponentialDotProduct(gamma=1.0), 2.0),
-    (MaclaurinKernel(lambda n: 0.25**n, function=lambda t: 1.0 / (1.0 - t / 4.0), radius=4.0), 2.0),
-]
-
-
-@pytest.mark.statistical
-@pytest.mark.parametrize(("kernel", "p"), KERNELS, ids=lambda v: repr(v)[:40])
-@pytest.mark.parametrize("h01", [False, True])
-def test_random_maclaurin_is_unbiased(seed, kernel, p, h01) -> None:
-    X = _points(seed)
-    D = 100_000
-    rm = RandomMaclaurinFeatures(kernel, n_components=D, p=p, h01=h01, random_state=seed)
-    Z = rm.fit_transform(X)
-    K = kernel(X)
-    n_exact, m = rm.n_exact_, rm.n_random_
-    pairs = [(i, j) for i in range(len(X)) for j in range(i, len(X))]
-    delta = DELTA / len(pairs)
-    for i, j in pairs:
-        exact = Z[i, :n_exact] @ Z[j, :n_exact]
-        products = m * Z[i, n_exact:] * Z[j, n_exact:]  # one sample per random feature
-        estimate, _ = median_of_means(products, delta=delta)
-        V = one_feature_variance(kernel, X[i], X[j], p, min_order=2 if h01 else 0)
-        radius = median_of_means_radius(m, V, delta=delta)
-        assert abs(exact + estimate - K[i, j]) <= radius, (i, j, exact + estimate, K[i, j])
-    # the tolerance is tight enough to catch gamma off by a factor two
-    wrong = type(kernel)(**{**kernel.params, "gamma": 2.0}) if hasattr(kernel, "gamma") else None
-    if wrong is not None:
-        gap = np.abs(wrong(X) - K).max()
-        V = max(one_feature_variance(kernel, X[i], X[j], p) for i, j in pairs)
-        assert gap > 2 * median_of_means_radius(m, V, delta=delta)
-
-
-def _crfm_variance(kernel, x, y, p, L, D) -> float:
-    """Exact variance of the compact random features estimate (Gaussian projection).
-
-    Given the up-projection ``a = z_L(x)``, ``b = z_L(y)``, the projection gives
-    ``D`` i.i.d. terms with mean ``a . b / D`` and conditional variance
-    ``((a . b)^2 + |a|^2 |b|^2) / D``; with ``V`` the one-feature variance,
-    ``Var = V / L + (E[(a . b)^2] + E[|a|^2 |b|^2]) / D`` where
-    ``E[(a . b)^2] = k^2 + V / L`` and
-    ``E[|a|^2 |b|^2] = k(x, x) k(y, y) + (V + k^2 - k(x, x) k(y, y)) / L``.
-    """
-    V = one_feature_variance(kernel, x, y, p)
-    k = float(kernel(x[None], y[None])[0, 0])
-    kxx = float(kernel(x[None])[0, 0])
-    kyy = float(kernel(y[None])[0, 0])
-    return V / L + (k * k + V / L + kxx * kyy + (V + k * k - kxx * kyy) / L) / D
-
-
-@pytest.mark.statistical
-def test_compact_random_features_are_unbiased(seed) -> None:
-    kernel = Polynomial(degree=2, gamma=1.0, coef0=1.0)
-    X = _points(seed, n=4)
-    D, up, R = 32, 4, 444  # four samples per median-of-means group
-    rng = np.random.default_rng(seed)
-    estimates = np.empty((R, len(X), len(X)))
-    for r in range(R):
-        crf = CompactRandomFeatures(
-            kernel, n_components=D, up_factor=up, random_state=int(rng.integers(2**32))
-        )
-        Z = crf.fit_transform(X)
-        estimates[r] = Z @ Z.T
-    K = kernel(X)
-    pairs = [(i, j) for i in range(len(X)) for j in range(i, len(X))]
-    delta = DELTA / len(pairs)
-    for i, j in pairs:
-        estimate, _ = median_of_means(estimates[:, i, j], delta=delta)
-        var = _crfm_variance(kernel, X[i], X[j], 2.0, up * D, D)
-        assert abs(estimate - K[i, j]) <= median_of_means_radius(R, var, delta=delta)
 
 
 @pytest.mark.parametrize(

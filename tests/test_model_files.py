@@ -587,6 +587,7 @@ def test_nan_rows_and_duplicate_columns_at_predict(model_file, tmp_path, capsys)
     assert_one_line_error(proc, 2, "the header names a column more than once: 'a'")
 
 
+@pytest.mark.slow
 def test_broken_pipe_on_standard_output_is_quiet(model_file, tmp_path):
     path, _, _ = model_file
     rows = np.random.default_rng(0).random((30_000, 3))  # output beyond a pipe's buffer

@@ -88,6 +88,7 @@ def _run_child(kind: str) -> dict[str, list[int]]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_a_later_process_loads_every_kernel_from_the_cache() -> None:
     """The second process compiles nothing, even on read-only, Fortran-ordered input."""
     first = _run_child("C arrays")  # compiles, or loads what an earlier run compiled

@@ -170,6 +170,7 @@ def test_kmeans_and_leverage_against_uniform_on_digits(seed, digits_kernel):
 
 
 @pytest.mark.statistical
+@pytest.mark.slow
 def test_leverage_beats_uniform_on_california_housing(seed):
     """Ridge-leverage landmarks beat uniform ones where the density is uneven.
 
