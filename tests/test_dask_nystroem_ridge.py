@@ -248,9 +248,7 @@ def test_validation_messages(data) -> None:
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         _model(L).fit(X_unknown[X_unknown[:, 0] > 0], y)
     k = 4  # fixed steps: both fits run the same iterations on the same rows
-    fitted = _fit_steps(
-        _model(L, tol=1e-300, max_iter=k), X_unknown[X_unknown[:, 0] > 0], y[kept]
-    )
+    fitted = _fit_steps(_model(L, tol=1e-300, max_iter=k), X_unknown[X_unknown[:, 0] > 0], y[kept])
     reference = _fit_steps(_model(L, tol=1e-300, max_iter=k), X[kept], y[kept])
     AT, kappa = _preconditioned(X[kept], L)
     assert _beta_gap(AT, reference.dual_coef_, fitted.dual_coef_) <= kappa**k * N * U64
