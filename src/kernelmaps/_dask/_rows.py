@@ -146,6 +146,14 @@ def _apply(
         return function(X, *rest)
 
 
+def _reduced(tasks: list[Any], merge: Callable[[Any, Any], Any]) -> Any:
+    """The Delayed ``tasks`` merged in the fixed tree, computed (one ``dask.compute``)."""
+    import dask
+
+    (result,) = dask.compute(tree_reduce(tasks, dask.delayed(merge, pure=True)))
+    return result
+
+
 def _pieces(values: Any, n_chunks: int) -> list[Any]:
     """The row chunks of an aligned companion (itself for None or a number)."""
     if is_dask_array(values):
@@ -271,11 +279,7 @@ class DaskRows:
     def map_reduce(
         self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *aligned: Any
     ) -> Any:
-        import dask
-
-        root = tree_reduce(self._tasks(function, aligned), dask.delayed(merge, pure=True))
-        (result,) = dask.compute(root)
-        return result
+        return _reduced(self._tasks(function, aligned), merge)
 
     def persist(self, build: Callable[..., Any], *aligned: Any) -> Parts:
         import dask
@@ -387,12 +391,8 @@ class DaskParts:
     def map_reduce(
         self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *args: Any
     ) -> Any:
-        import dask
-
-        root = tree_reduce(self._tasks(function, args), dask.delayed(merge, pure=True))
-        (result,) = dask.compute(root)
         self.n_computations += 1
-        return result
+        return _reduced(self._tasks(function, args), merge)
 
     def release(self) -> None:
         self.parts = []
