@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import os
 
-import pytest
+# scikit-learn's array API dispatch (tests/_array_api.py) needs scipy's array API support,
+# which scipy reads once, when it is first imported
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
+import pytest  # noqa: E402
 
 
 def _seeds_from_env() -> list[int]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         StructuredOrthogonalFeatures,
         TensorSketch,
     )
+    from ._array_api import move_to
     from .metrics import feature_map_error, kernel_approximation_error
     from .models import FeatureRidge, FeatureRidgeClassifier, KernelRidge, NystroemKernelRidge
 
@@ -49,6 +50,7 @@ _LAZY = {
         ".feature_maps",
     ),
     "feature_map_error": ".metrics",
+    "move_to": "._array_api",
     "kernel_approximation_error": ".metrics",
     **dict.fromkeys(
         ("FeatureRidge", "FeatureRidgeClassifier", "KernelRidge", "NystroemKernelRidge"),
@@ -97,5 +99,6 @@ __all__ = [
     "get_config",
     "kernel_approximation_error",
     "kernels",
+    "move_to",
     "set_config",
 ]

@@ -46,6 +46,7 @@ from ._array_types import is_dask_array
 
 __all__ = [
     "TILE_ROWS",
+    "ArrayRows",
     "InMemoryRows",
     "Parts",
     "Rows",
@@ -310,6 +311,72 @@ class InMemoryRows:
         return function(X)
 
 
+class ArrayRows(InMemoryRows):
+    """:class:`Rows` of an array of another library than NumPy (a tensor, a CuPy array),
+    with scikit-learn's ``array_api_dispatch`` on: the work runs in its namespace, on its
+    device.
+
+    One part, like :class:`InMemoryRows`, held where ``X`` lives: :meth:`read`,
+    :meth:`map_reduce` and :meth:`persist` give the functions arrays of ``X``'s namespace
+    (``xp``) on its device, and :meth:`align` moves targets and weights there.
+    :meth:`array` is None (the rows are not NumPy arrays in this process: the fits that
+    work on the host read what they need with :meth:`read` and move it), and
+    :meth:`empty` gives NumPy rows of the dtype, for the draws made on the host.
+    """
+
+    def __init__(self, X: Any) -> None:
+        from ._array_api import device_of, namespace_of
+
+        super().__init__(X)
+        self.xp = namespace_of(X)
+        self.device = device_of(X)
+
+    @property
+    def dtype(self) -> np.dtype:
+        from ._array_api import host_dtype
+
+        return host_dtype(self.X.dtype)
+
+    @property
+    def sparse(self) -> bool:
+        return False
+
+    def array(self) -> Any:
+        return None
+
+    def read(self, requests: Sequence[np.ndarray | None]) -> list[Any]:
+        return [self.X if rows is None else self.take(rows) for rows in requests]
+
+    def take(self, rows: Any) -> Any:
+        """The rows of ``X`` at the indices ``rows`` (NumPy or ``xp`` integers)."""
+        from ._array_api import to_namespace
+
+        index = to_namespace(np.asarray(rows, dtype=np.int64), self.xp, self.device)
+        return self.xp.take(self.X, index, axis=0)
+
+    def align(self, values: Any, what: str = "y") -> Any:
+        from ._array_api import to_namespace
+
+        values = super().align(values, what)
+        if values is None or isinstance(values, (int, float)):
+            return values
+        return to_namespace(values, self.xp, self.device)
+
+    def distinct(self, values: Any) -> np.ndarray:
+        from ._array_api import to_numpy
+
+        return np.unique(to_numpy(values) if hasattr(values, "device") else values)
+
+
+def _foreign(X: Any) -> bool:
+    """Whether ``X`` is an array of another library, with array API dispatch on."""
+    if isinstance(X, np.ndarray) or sp.issparse(X):
+        return False
+    from ._array_api import is_foreign
+
+    return is_foreign(X)
+
+
 def as_rows(X: Any, *, checked: bool = True, name: str | None = None) -> Rows:
     """The :class:`Rows` of ``X``: a Dask array's (chunk by chunk, on its scheduler), or an
     in-memory array's.
@@ -322,6 +389,8 @@ def as_rows(X: Any, *, checked: bool = True, name: str | None = None) -> Rows:
         from ._dask import DaskRows
 
         return DaskRows(X, name)
+    if _foreign(X):
+        return ArrayRows(X)
     return InMemoryRows(X, checked=checked)
 
 
@@ -342,6 +411,8 @@ def validated_rows(
 
         X = check_dask_array(estimator, X, reset=reset, accept_sparse=accept_sparse)
         return DaskRows(X, type(estimator).__name__)
+    if _foreign(X):
+        return ArrayRows(validate(X))
     return InMemoryRows(validate(X))
 
 

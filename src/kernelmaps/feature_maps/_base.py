@@ -34,10 +34,20 @@ from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _memory
+from .._array_api import (
+    check_place,
+    device_of,
+    float_dtypes,
+    host_dtype,
+    is_foreign,
+    move_arrays,
+    namespace_of,
+    to_numpy,
+)
 from .._memory import check_memory
 from .._parallel import n_threads, run_blocks
 from .._random import check_random_state
-from .._rows import TILE_ROWS, Rows, RowwiseWork, rowwise, validated_rows
+from .._rows import TILE_ROWS, ArrayRows, Rows, RowwiseWork, rowwise, validated_rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import Kernel, one_line_errors
 
@@ -342,6 +352,11 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     _parallel_blocks: ClassVar[bool] = False
     #: Human-readable requirement on the kernel, for error messages.
     _kernel_requirement: ClassVar[str] = "a kernel"
+    #: Whether the map runs on the arrays of other libraries (array API dispatch): it
+    #: writes :meth:`_array_block`.  Otherwise such input is refused, with the reason
+    #: in ``_array_api_refusal``.
+    _array_api: ClassVar[bool] = False
+    _array_api_refusal: ClassVar[str] = "it has no array API path yet"
 
     @classmethod
     def _supports_kernel(cls, kernel: Kernel) -> bool:
@@ -365,6 +380,7 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self._accepts_sparse
+        tags.array_api_support = self._array_api
         if tags.transformer_tags is not None:
             tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
@@ -377,7 +393,7 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
                 self,
                 X,
                 accept_sparse=("csr", "csc") if self._accepts_sparse else False,
-                dtype=FLOAT_DTYPES,
+                dtype=float_dtypes(X),
                 reset=reset,
             )
 
@@ -405,10 +421,30 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         """
         with ignore_fp_warnings(), one_line_errors(type(self).__name__):
             self._validate_params()
+            self._check_array_api(X)
             rows = self._training_rows(X)
             self._fit_rows(rows, check_random_state(getattr(self, "random_state", None)))
         self._check_fitted_state(rows.dtype)
+        if isinstance(rows, ArrayRows):
+            self._place_fitted(rows.xp, rows.device)
         return self
+
+    def _check_array_api(self, X: Any) -> None:
+        """Refuse the array of another library for a map without an array API path."""
+        if not self._array_api and is_foreign(X):
+            raise TypeError(
+                f"{type(self).__name__} does not run on {type(X).__module__} arrays: "
+                f"{self._array_api_refusal}. Pass a NumPy array, or turn "
+                "array_api_dispatch off."
+            )
+
+    def _place_fitted(self, xp: Any, device: Any) -> None:
+        """Move the fitted arrays (attributes ending in ``_``) to ``xp`` on ``device``,
+        where the training rows live: random quantities are drawn on the host with the
+        estimator's NumPy generator, so the map equals the one fitted on NumPy."""
+        for name, value in list(vars(self).items()):
+            if name.endswith("_") and not name.startswith("__"):
+                setattr(self, name, move_arrays(value, xp, device))
 
     def _training_rows(self, X: Any, *, reset: bool = True) -> Rows:
         """The rows of ``X`` validated for this map (:func:`kernelmaps._rows.validated_rows`)."""
@@ -548,6 +584,29 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         dense_input = X.shape[1] * itemsize if sp.issparse(X) else 0
         return float(dense_input + self._n_features_out * itemsize)
 
+    def _array_block(self, X: Any, xp: Any) -> Any:
+        """The features of the rows ``X`` (a block, validated; an array of the namespace
+        ``xp``, the fitted arrays on its device) as a new array of ``xp``."""
+        raise NotImplementedError(f"{type(self).__name__} has no array API path.")
+
+    def _transform_array(self, X: Any) -> Any:
+        """``transform`` of an array of another library (array API dispatch): the rows in
+        blocks under ``working_memory``, each written by :meth:`_array_block` on ``X``'s
+        device, and the output checked for finiteness (the rows named as on NumPy)."""
+        xp = namespace_of(X)
+        n, n_out = int(X.shape[0]), int(self._n_features_out)
+        like = np.empty((0, X.shape[1]), dtype=host_dtype(X.dtype))
+        blocks = list(row_blocks(n, self._block_bytes_per_row(like)))
+        if len(blocks) <= 1:
+            out = self._array_block(X, xp)
+        else:
+            out = xp.empty((n, n_out), dtype=X.dtype, device=device_of(X))
+            for rows in blocks:
+                out[rows, :] = self._array_block(X[rows, :], xp)
+        if not bool(xp.all(xp.isfinite(out))):
+            self._check_block(to_numpy(X), to_numpy(out), 0)
+        return out
+
     # -- transform: the one path ----------------------------------------------------------
 
     def _transform_rows(self, X: Any, constants: Any = None) -> Any:
@@ -644,6 +703,9 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             chunks of ``X`` (blocks of CSR for sparse features).
         """
         check_is_fitted(self)
+        check_place(self, X)
+        if is_foreign(X):
+            return self._transform_array(self._validate_transform_input(X))
         X = self._validate_transform_input(X)
         n_out = self._n_features_out
         self._check_memory(

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
+from .._array_api import warn_if_tf32
 from .._rows import Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
@@ -37,7 +38,7 @@ from ._base import (
     register_feature_map,
     row_list,
 )
-from ._fourier_layout import FourierLayout, fourier_features_into
+from ._fourier_layout import FourierLayout, fourier_features_array, fourier_features_into
 
 __all__ = ["RandomFourierFeatures"]
 
@@ -327,6 +328,13 @@ class RandomFourierFeatures(BaseFeatureMap):
         return bool(self.rotate)
 
     _parallel_blocks: ClassVar[bool] = True
+    _array_api: ClassVar[bool] = True
+
+    def _array_block(self, X: Any, xp: Any) -> Any:
+        warn_if_tf32(X, "the phases w . x of random Fourier features")
+        P = X @ xp.astype(self.frequencies_, X.dtype)
+        scale = FourierLayout.of(self.n_components, self.variant).scale
+        return fourier_features_array(xp, P, self.n_pairs_, self.offsets_, scale)
 
     @property
     def _max_block_rows(self) -> int:  # type: ignore[override]

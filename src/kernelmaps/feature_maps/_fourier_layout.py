@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -105,3 +106,28 @@ def fourier_features_into(
             out[:, 2 * n_pairs :] = tail
     if pairs is not None and n_pairs:
         cos_sin_into(pairs, out, scale)
+
+
+def fourier_features_array(
+    xp: Any, P: Any, n_pairs: int, offsets: Any | None, scale: float
+) -> Any:
+    """``[s cos P_pairs, s sin P_pairs, s cos(P_tail + b)]`` as a new array of ``xp``: the
+    layout of :func:`fourier_features_into` for the projections ``P`` (``b x (L +
+    n_phases)``, the pairs' columns first) of an array of another library.
+
+    Examples
+    --------
+    >>> import array_api_compat.numpy as xp
+    >>> from kernelmaps.feature_maps._fourier_layout import fourier_features_array
+    >>> fourier_features_array(xp, xp.zeros((1, 2)), 1, xp.zeros(1), 1.0)
+    array([[1., 0., 1.]])
+    """
+    parts = []
+    if n_pairs:
+        pairs = P[:, :n_pairs]
+        parts += [xp.cos(pairs), xp.sin(pairs)]
+    if offsets is not None:
+        parts.append(xp.cos(P[:, n_pairs:] + xp.astype(offsets, P.dtype)))
+    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
+    out *= scale
+    return out

@@ -1,0 +1,440 @@
+"""Arrays of other libraries: where the work of an estimator runs when ``X`` is not NumPy.
+
+With scikit-learn's switch on (``sklearn.set_config(array_api_dispatch=True)``), an input
+that is an array of another library conforming to the Python array API standard (PyTorch,
+CuPy, ``array-api-strict``, ...) decides where the work runs, as in scikit-learn:
+*everything follows X*.  The fitted arrays of an estimator live in ``X``'s namespace and on
+its device; a later call with arrays of another namespace or device is refused
+(:func:`check_place`) until the estimator is moved (:func:`move_to`).  NumPy input, and any
+input with the switch off, takes the NumPy path unchanged.
+
+This module is the one place that knows the libraries apart (through ``array-api-compat``,
+imported only when the switch is on or an estimator is moved): the namespace and device of
+an array, the copies between the host and a device, and what the standard lacks and the
+estimators need (:func:`cholesky` that reports a failure instead of returning NaN,
+:func:`solve_triangular`, :func:`index_add`, :func:`rfft` / :func:`irfft`), each with a path
+per library and a generic fallback.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_place",
+    "device_of",
+    "dispatch_enabled",
+    "float_dtypes",
+    "host_dtype",
+    "is_foreign",
+    "move_arrays",
+    "move_to",
+    "namespace_of",
+    "place_name",
+    "supports_float64",
+    "to_namespace",
+    "to_numpy",
+    "warn_if_tf32",
+]
+
+#: How to install what array API dispatch needs, for the messages.
+INSTALL_HINT = "pip install array-api-compat"
+
+
+def _compat() -> Any:
+    """``array_api_compat``, imported on first use (an optional dependency)."""
+    try:
+        import array_api_compat
+    except ImportError as error:  # pragma: no cover - the array extra installs it
+        raise ImportError(
+            f"Arrays of other libraries than NumPy need array-api-compat: {INSTALL_HINT}."
+        ) from error
+    return array_api_compat
+
+
+def dispatch_enabled() -> bool:
+    """Whether scikit-learn's ``array_api_dispatch`` is on.
+
+    Examples
+    --------
+    >>> from kernelmaps._array_api import dispatch_enabled
+    >>> dispatch_enabled()
+    False
+    """
+    from sklearn import get_config
+
+    return bool(get_config().get("array_api_dispatch", False))
+
+
+def _is_array(X: Any) -> bool:
+    """Whether ``X`` is an array of a library other than NumPy (a tensor, a CuPy array)."""
+    if X is None or isinstance(X, (np.ndarray, np.generic, list, tuple, float, int)):
+        return False
+    module = type(X).__module__.partition(".")[0]
+    if module in ("numpy", "scipy", "dask", "pandas", "builtins", "polars"):
+        return False
+    return bool(_compat().is_array_api_obj(X))
+
+
+def is_foreign(X: Any) -> bool:
+    """Whether ``X`` makes the work run in its own namespace: the switch is on and ``X``
+    is an array API array of a library other than NumPy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._array_api import is_foreign
+    >>> is_foreign(np.ones(3))
+    False
+    """
+    return dispatch_enabled() and _is_array(X)
+
+
+def namespace_of(X: Any) -> Any:
+    """The array API namespace of ``X`` (``array-api-compat``'s wrapper where the library
+    needs one, e.g. for PyTorch)."""
+    return _compat().array_namespace(X)
+
+
+def device_of(X: Any) -> Any:
+    """The device of ``X`` (``"cpu"`` for NumPy)."""
+    return _compat().device(X)
+
+
+def place_name(X: Any) -> str:
+    """``"torch arrays on cuda:0"``: where ``X`` lives, for the messages."""
+    if isinstance(X, np.ndarray):
+        return "numpy arrays"
+    library = type(X).__module__.partition(".")[0]
+    return f"{library} arrays on device {device_of(X)}"
+
+
+def host_dtype(dtype: Any) -> np.dtype:
+    """The NumPy dtype of the same name as the array dtype ``dtype`` (any library).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._array_api import host_dtype
+    >>> host_dtype(np.float32)
+    dtype('float32')
+    """
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return np.dtype(str(dtype).rpartition(".")[2])
+
+
+def supports_float64(xp: Any, device: Any) -> bool:
+    """Whether ``device`` holds float64 arrays (Apple's MPS does not)."""
+    return not str(device).startswith("mps")
+
+
+def float_dtypes(X: Any) -> tuple[Any, ...]:
+    """The floating dtypes an estimator keeps for ``X`` (the first one for the others),
+    in ``X``'s namespace: float64 and float32, float32 alone on a device without float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._array_api import float_dtypes
+    >>> float_dtypes(np.ones(2))
+    (<class 'numpy.float64'>, <class 'numpy.float32'>)
+    """
+    if not is_foreign(X):
+        return (np.float64, np.float32)
+    xp = namespace_of(X)
+    if not supports_float64(xp, device_of(X)):
+        return (xp.float32,)
+    return (xp.float64, xp.float32)
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """``x`` as a NumPy array on the host (a copy when it lives on a device)."""
+    if isinstance(x, np.ndarray):
+        return x
+    compat = _compat()
+    if compat.is_torch_array(x):
+        return x.detach().cpu().numpy()
+    if compat.is_cupy_array(x):
+        return x.get()
+    if compat.is_array_api_strict_namespace(compat.array_namespace(x)):
+        import array_api_strict
+
+        x = x.to_device(array_api_strict.Device("CPU_DEVICE"))
+    return np.from_dlpack(x) if hasattr(x, "__dlpack__") else np.asarray(x)
+
+
+def to_namespace(x: Any, xp: Any, device: Any = None, *, dtype: Any = None) -> Any:
+    """``x`` (an array of any library) as an array of ``xp`` on ``device`` (a copy).
+
+    NumPy as ``xp`` gives the host array itself; ``dtype`` a NumPy dtype or one of
+    ``xp``'s.
+    """
+    if xp is np or getattr(xp, "__name__", "").endswith("numpy"):
+        out = to_numpy(x)
+        return out if dtype is None else out.astype(host_dtype(dtype), copy=False)
+    if _is_array(x) and namespace_of(x) is not xp:
+        x = to_numpy(x)
+    if isinstance(x, np.ndarray):
+        x = np.ascontiguousarray(x)
+        if dtype is not None and not isinstance(dtype, np.dtype):
+            x = x.astype(host_dtype(dtype), copy=False)
+            dtype = None
+        elif dtype is not None:
+            x = x.astype(dtype, copy=False)
+            dtype = None
+    return xp.asarray(x, dtype=dtype, device=device, copy=True)
+
+
+def _namespace_from(target: Any) -> tuple[Any, Any]:
+    """``(xp, device)`` named by ``target``: an array, a namespace or a library's name."""
+    if isinstance(target, str):
+        if target == "numpy":
+            return np, "cpu"
+        import importlib
+
+        target = importlib.import_module(target)
+    if isinstance(target, np.ndarray):
+        return np, "cpu"
+    if _is_array(target):
+        return namespace_of(target), device_of(target)
+    if target is np:
+        return np, "cpu"
+    compat = _compat()
+    return compat.array_namespace(target.asarray([0.0])), None
+
+
+def move_arrays(value: Any, xp: Any, device: Any) -> Any:
+    """``value`` with every array in it (in lists, tuples, dicts and estimators too) made
+    an array of ``xp`` on ``device``; strings and object arrays stay as they are."""
+    if isinstance(value, np.ndarray) or _is_array(value):
+        dtype = getattr(value, "dtype", None)
+        if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":
+            return value
+        return to_namespace(value, xp, device) if dtype is not None else value
+    if isinstance(value, list):
+        return [move_arrays(item, xp, device) for item in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(move_arrays(item, xp, device) for item in value)
+    if isinstance(value, dict):
+        return {key: move_arrays(item, xp, device) for key, item in value.items()}
+    if hasattr(value, "get_params") and hasattr(value, "__dict__"):
+        moved = copy.copy(value)
+        moved.__dict__.update(
+            {key: move_arrays(item, xp, device) for key, item in vars(value).items()}
+        )
+        return moved
+    return value
+
+
+def move_to(estimator: Any, target: Any, device: Any = None) -> Any:
+    """A copy of the fitted ``estimator`` whose arrays live in another namespace or device.
+
+    Fit on a GPU, then save or serve on a CPU: ``move_to(model, "numpy")``; or
+    ``move_to(model, torch, device="cuda")`` to go the other way.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A fitted kernelmaps estimator (feature map or model).
+    target : array, namespace or str
+        Where the arrays go: an array (its namespace and device), an array API namespace
+        (``torch``, ``cupy``, ``array_api_strict``), ``numpy``, or a library's name.
+    device : device, optional
+        The device in ``target``'s namespace; default: ``target``'s device for an array,
+        the library's default device otherwise.
+
+    Returns
+    -------
+    estimator
+        A new estimator (the given one is unchanged) whose fitted arrays are arrays of
+        ``target``'s namespace on ``device``; its parameters are shared.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import RandomFourierFeatures, move_to
+    >>> rff = RandomFourierFeatures(n_components=4, random_state=0).fit(np.ones((3, 2)))
+    >>> type(move_to(rff, "numpy").frequencies_).__name__
+    'ndarray'
+    """
+    xp, target_device = _namespace_from(target)
+    if device is None:
+        device = target_device
+    if xp is np:
+        return move_arrays(estimator, np, None)
+    return move_arrays(estimator, xp, device)
+
+
+def _first_array(value: Any) -> Any:
+    """The first array held in ``value`` (as :func:`move_arrays` walks it), or None."""
+    if isinstance(value, np.ndarray):
+        return value if value.dtype.kind in "biuf" else None
+    if _is_array(value):
+        return value
+    items: Any = ()
+    if isinstance(value, (list, tuple)):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    elif hasattr(value, "get_params") and hasattr(value, "__dict__"):
+        items = [item for key, item in vars(value).items() if key.endswith("_")]
+    for item in items:
+        found = _first_array(item)
+        if found is not None:
+            return found
+    return None
+
+
+def check_place(estimator: Any, X: Any) -> None:
+    """Refuse ``X`` when the fitted arrays of ``estimator`` live elsewhere (another
+    namespace or device), naming both places and how to move the estimator."""
+    fitted = _first_array(estimator)
+    if fitted is None:
+        return
+    foreign_fit, foreign_x = not isinstance(fitted, np.ndarray), is_foreign(X)
+    if not foreign_fit and not foreign_x:
+        return
+    if foreign_fit and foreign_x:
+        if namespace_of(fitted) is namespace_of(X) and str(device_of(fitted)) == str(
+            device_of(X)
+        ):
+            return
+    name = type(estimator).__name__
+    where = place_name(X) if foreign_x else "numpy arrays (or array_api_dispatch off)"
+    raise ValueError(
+        f"{name} was fitted on {place_name(fitted)} and got {where}. Move it first with "
+        f"kernelmaps.move_to(estimator, X), or pass X where it was fitted."
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _warned_tf32() -> list[bool]:
+    return [False]
+
+
+def warn_if_tf32(X: Any, what: str) -> None:
+    """Warn once per process when float32 matrix products on ``X``'s device run in TF32
+    (10 bits of mantissa), which corrupts the phases ``w . x`` of ``what``."""
+    if _warned_tf32()[0] or host_dtype(X.dtype) != np.float32:
+        return
+    compat = _compat()
+    reduced = False
+    if compat.is_torch_array(X) and X.device.type == "cuda":
+        import torch
+
+        reduced = torch.get_float32_matmul_precision() != "highest" or bool(
+            torch.backends.cuda.matmul.allow_tf32
+        )
+    elif compat.is_cupy_array(X):
+        reduced = os.environ.get("CUPY_TF32", "0") != "0"
+    if reduced:
+        _warned_tf32()[0] = True
+        warnings.warn(
+            f"float32 matrix products on this device run in TF32 (10-bit mantissa), which "
+            f"makes {what} noise: turn it off with "
+            "torch.set_float32_matmul_precision('highest') (CuPy: unset CUPY_TF32), or pass "
+            "float64 input.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+# -- what the standard lacks --------------------------------------------------------------
+
+
+class DeviceLinAlgError(np.linalg.LinAlgError):
+    """A factorization on a device failed (the library returned NaN or raised)."""
+
+
+def cholesky(xp: Any, A: Any, what: str) -> Any:
+    """The lower Cholesky factor of ``A``, or :class:`numpy.linalg.LinAlgError` when ``A``
+    is not positive definite, on every library (some return NaN silently on a device)."""
+    try:
+        L = xp.linalg.cholesky(A)
+    except Exception as error:  # each library raises its own type
+        raise DeviceLinAlgError(f"{what} is not positive definite ({error}).") from error
+    if not bool(xp.all(xp.isfinite(L))):
+        raise DeviceLinAlgError(f"{what} is not positive definite (NaN in its Cholesky factor).")
+    return L
+
+
+def solve_triangular(xp: Any, T: Any, B: Any, *, lower: bool, transpose: bool = False) -> Any:
+    """``T^{-1} B`` (``T^{-T} B`` with ``transpose``) for a triangular ``T``: the
+    library's triangular solve where it has one, a general solve otherwise."""
+    compat = _compat()
+    if compat.is_torch_namespace(xp):
+        import torch
+
+        M = T.mT if transpose else T
+        return torch.linalg.solve_triangular(M, B, upper=lower == transpose)
+    if compat.is_cupy_namespace(xp):
+        import cupyx.scipy.linalg
+
+        return cupyx.scipy.linalg.solve_triangular(T, B, lower=lower, trans=int(transpose))
+    if compat.is_numpy_namespace(xp):
+        import scipy.linalg
+
+        return scipy.linalg.solve_triangular(T, B, lower=lower, trans=int(transpose))
+    M = xp.matrix_transpose(T) if transpose else T
+    return xp.linalg.solve(M, B)
+
+
+def index_add(xp: Any, target: Any, index: Any, values: Any) -> Any:
+    """``target[index[i], :] += values[i, :]`` with repeated indices added (a scatter-add
+    along the first axis); returns the target (updated in place where the library can)."""
+    compat = _compat()
+    if compat.is_torch_namespace(xp):
+        return target.index_add_(0, index, values)
+    if compat.is_cupy_namespace(xp):
+        import cupyx
+
+        cupyx.scatter_add(target, index, values)
+        return target
+    if compat.is_numpy_namespace(xp):
+        np.add.at(target, index, values)
+        return target
+    # generic: a one-hot product (rows of target x entries of index)
+    one_hot = xp.astype(
+        xp.arange(target.shape[0], device=device_of(target))[:, None] == index[None, :],
+        values.dtype,
+    )
+    return target + one_hot @ values
+
+
+def fft_pair(xp: Any) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``(rfft, irfft)`` along the last axis: the namespace's ``fft`` extension, or the
+    host's NumPy FFT with the copies there and back."""
+    fft = getattr(xp, "fft", None)
+    if fft is not None and hasattr(fft, "rfft"):
+        return fft.rfft, fft.irfft
+
+    def rfft(x: Any, n: int | None = None, axis: int = -1) -> Any:
+        return to_namespace(np.fft.rfft(to_numpy(x), n=n, axis=axis), xp, device_of(x))
+
+    def irfft(x: Any, n: int | None = None, axis: int = -1) -> Any:
+        out = np.fft.irfft(to_numpy(x), n=n, axis=axis)
+        return to_namespace(out, xp, device_of(x))
+
+    return rfft, irfft
+
+
+def synchronize(X: Any) -> None:
+    """Wait for the work queued on ``X``'s device (for timings)."""
+    compat = _compat()
+    if compat.is_torch_array(X) and X.device.type == "cuda":
+        import torch
+
+        torch.cuda.synchronize(X.device)
+    elif compat.is_cupy_array(X):
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
