@@ -32,6 +32,7 @@ RANKS: dict[str, int] = {
             "_atomic",
             "_task_settings",
             "_array_types",
+            "_array_api",
             "_rows",
             "_numba",
             "exceptions",

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from .._array_api import device_of, host_dtype, is_foreign, namespace_of, to_namespace, to_numpy
 from ..exceptions import NonFiniteOutputError
 
 __all__ = [
@@ -190,8 +191,12 @@ class Kernel(ABC):
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
 
-        Computed in float64; returned as float32 only when both inputs are float32.
+        Computed in float64; returned as float32 only when both inputs are float32.  With
+        array API dispatch on, arrays of another library give an array of theirs, on their
+        device, computed in their dtype (:meth:`_evaluate_array`).
         """
+        if is_foreign(X):
+            return self._call_array(X, X if Y is None else Y)
         X_ = _as_float_array(X)
         Y_ = X_ if Y is None else _as_float_array(Y, "Y")
         if X_.ndim != 2 or Y_.ndim != 2:
@@ -234,6 +239,34 @@ class Kernel(ABC):
     @abstractmethod
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
         """Kernel matrix for validated float64 inputs and resolved parameters."""
+
+    def _call_array(self, X: Any, Y: Any) -> Any:
+        """``k(X, Y)`` for arrays of another library (same namespace and device)."""
+        xp = namespace_of(X)
+        if namespace_of(Y) is not xp or str(device_of(Y)) != str(device_of(X)):
+            raise ValueError(
+                f"{self!r}: X and Y must be arrays of the same library on the same device."
+            )
+        if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
+            raise ValueError(
+                f"Expected 2D arrays of the same width, got X with shape {tuple(X.shape)} and "
+                f"Y with shape {tuple(Y.shape)}."
+            )
+        if X.shape[0] == 0 or Y.shape[0] == 0:
+            raise ValueError(f"{self!r}: a kernel matrix needs at least one row in X and Y.")
+        kernel = self.resolve(int(X.shape[1]))
+        K = kernel._evaluate_array(xp, X, Y)
+        if not bool(xp.all(xp.isfinite(K))):
+            kernel._refuse_overflow(to_numpy(X), to_numpy(Y), host_dtype(X.dtype))
+        return K
+
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        """Kernel matrix of arrays of ``xp`` (resolved parameters), in ``X``'s dtype and
+        on its device.  This generic version computes it on the host in float64 and moves
+        it; the kernels with a formula in the array API override it."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            K = self._evaluate(to_numpy(X).astype(np.float64), to_numpy(Y).astype(np.float64))
+        return to_namespace(K, xp, device_of(X), dtype=X.dtype)
 
     def diag(self, X: Any) -> np.ndarray:
         """``k(x, x)`` for every row of ``X``, without forming the kernel matrix.

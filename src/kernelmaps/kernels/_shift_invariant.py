@@ -96,6 +96,18 @@ def scaled_squared_distances(
     return D, s
 
 
+def squared_distances_array(xp: Any, X: Any, Y: Any) -> Any:
+    """``|x_i - y_j|^2`` for arrays of ``xp``, in their dtype: ``|x|^2 + |y|^2 - 2 x . y``
+    (one matrix product), clipped at 0 against the rounding of the expansion."""
+    xx = xp.sum(X * X, axis=1)
+    yy = xx if Y is X else xp.sum(Y * Y, axis=1)
+    D = X @ xp.matrix_transpose(Y)
+    D *= -2.0
+    D += xx[:, None]
+    D += yy[None, :]
+    return xp.clip(D, min=0.0)
+
+
 def _scaled_exponent(D: np.ndarray, factor: float, s: float) -> np.ndarray:
     """``-factor s^2 D`` in place, with 0 where ``D = 0`` (``s^2`` may overflow)."""
     if s == 1.0:
@@ -141,6 +153,9 @@ class Gaussian(ShiftInvariantKernel):
         D, s = scaled_squared_distances(X, Y, self._g)
         K = _scaled_exponent(D, self._g, s)
         return np.exp(K, out=K)
+
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        return xp.exp(-self._g * squared_distances_array(xp, X, Y))
 
     def sample_frequencies(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator
