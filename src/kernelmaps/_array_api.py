@@ -294,9 +294,9 @@ def _first_array(value: Any) -> Any:
     return None
 
 
-def check_place(estimator: Any, X: Any) -> None:
-    """Refuse ``X`` when the fitted arrays of ``estimator`` live elsewhere (another
-    namespace or device), naming both places and how to move the estimator."""
+def check_place(estimator: Any, X: Any, method: str) -> None:
+    """Refuse ``X`` in ``estimator.method()`` when the fitted arrays of ``estimator`` live
+    elsewhere (another namespace or device), naming both places and how to move it."""
     fitted = _first_array(estimator)
     if fitted is None:
         return
@@ -311,8 +311,9 @@ def check_place(estimator: Any, X: Any) -> None:
     name = type(estimator).__name__
     where = place_name(X) if foreign_x else "numpy arrays (or array_api_dispatch off)"
     raise ValueError(
-        f"{name} was fitted on {place_name(fitted)} and got {where}. Move it first with "
-        f"kernelmaps.move_to(estimator, X), or pass X where it was fitted."
+        f"{name}.{method}(): X must use the same namespace and device as the fitted arrays: "
+        f"fitted on {place_name(fitted)}, got {where}. Move the estimator first with "
+        "kernelmaps.move_to(estimator, X), or pass X where it was fitted."
     )
 
 

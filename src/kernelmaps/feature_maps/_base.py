@@ -703,7 +703,7 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             chunks of ``X`` (blocks of CSR for sparse features).
         """
         check_is_fitted(self)
-        check_place(self, X)
+        check_place(self, X, "transform")
         if is_foreign(X):
             return self._transform_array(self._validate_transform_input(X))
         X = self._validate_transform_input(X)

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .._array_api import warn_if_tf32
+from .._array_api import to_numpy, warn_if_tf32
 from .._rows import Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
@@ -266,7 +266,7 @@ class RandomFourierFeatures(BaseFeatureMap):
         rotated = self._rotates(kernel, n_features)
         if rotated:
             (sample,) = rows.read([rotation_sample(rows.n_rows, rng)])
-            W = W @ principal_axes(sample).T  # rows of W read in the principal axes
+            W = W @ principal_axes(to_numpy(sample)).T  # rows of W read in the principal axes
         if not np.all(np.isfinite(W)):
             raise NonFiniteOutputError(
                 f"RandomFourierFeatures.fit: frequencies beyond the float64 range were drawn "

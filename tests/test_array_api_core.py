@@ -1,0 +1,80 @@
+"""Array API dispatch: where the work runs, moving a fitted estimator, the mismatch error.
+
+The per-estimator comparisons with the NumPy path are in the other ``test_array_api_*``
+modules; these are the rules every estimator shares (see ``kernelmaps._array_api``).
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from kernelmaps import RandomFourierFeatures, move_to
+from kernelmaps.kernels import Gaussian
+from tests._array_api import PLACES, Place, assert_at, assert_close, assert_fitted_at, dispatch
+
+
+def _data(n: int = 40, d: int = 5) -> np.ndarray:
+    return np.random.default_rng(0).normal(size=(n, d))
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("variant", ["cos_sin", "cos_phase"])
+@pytest.mark.parametrize("n_components", [16, 17])
+def test_fourier_features_follow_x(place: Place, variant: str, n_components: int) -> None:
+    X = _data().astype(place.dtype)
+    params = dict(gamma=0.3, n_components=n_components, variant=variant, random_state=0)
+    expected = RandomFourierFeatures(**params).fit_transform(X)
+    with dispatch():
+        rff = RandomFourierFeatures(**params).fit(place.asarray(X))
+        Z = rff.transform(place.asarray(X))
+    assert_at(Z, place)
+    assert_fitted_at(rff, place)
+    # the phases |w . x| <= |x|_2 |w|_2 are rounded to (d + 2) eps |x| |w| each
+    reach = float(np.max(np.abs(X @ RandomFourierFeatures(**params).fit(X).frequencies_)))
+    assert_close(Z, expected, (X.shape[1] + 4) * place.eps * (reach + 1.0), "features")
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_a_fitted_map_refuses_another_place_and_moves(place: Place) -> None:
+    X = _data()
+    with dispatch():
+        rff = RandomFourierFeatures(n_components=8, random_state=0).fit(place.asarray(X))
+        with pytest.raises(ValueError, match=r"same namespace .*move_to"):
+            rff.transform(X)
+    with pytest.raises(ValueError, match="move_to"):
+        rff.transform(X)  # the switch off: NumPy input, fitted arrays elsewhere
+    on_host = move_to(rff, "numpy")
+    assert isinstance(on_host.frequencies_, np.ndarray)
+    assert not isinstance(rff.frequencies_, np.ndarray)  # the original stays where it was
+    expected = RandomFourierFeatures(n_components=8, random_state=0).fit(X).transform(X)
+    np.testing.assert_allclose(on_host.transform(X), expected, rtol=0, atol=64 * place.eps)
+    pickle.loads(pickle.dumps(on_host))
+    with dispatch():
+        back = move_to(on_host, place.asarray(X))
+        assert_fitted_at(back, place)
+        assert_at(back.transform(place.asarray(X)), place)
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_gaussian_kernel_follows_x(place: Place) -> None:
+    X = _data(30, 4)
+    Y = _data(20, 4) + 0.5
+    expected = Gaussian(gamma=0.2)(X, Y)
+    with dispatch():
+        K = Gaussian(gamma=0.2)(place.asarray(X), place.asarray(Y))
+    assert_at(K, place)
+    # |x|^2 + |y|^2 - 2 x.y rounded to about (d + 3) eps (|x|^2 + |y|^2), times gamma
+    size = float(np.max(np.sum(X * X, 1)) + np.max(np.sum(Y * Y, 1)))
+    assert_close(K, expected, 0.2 * (X.shape[1] + 4) * place.eps * size + 4 * place.eps, "K")
+
+
+def test_numpy_input_with_the_switch_on_is_the_numpy_path() -> None:
+    X = _data()
+    expected = RandomFourierFeatures(n_components=8, random_state=0).fit_transform(X)
+    with dispatch():
+        Z = RandomFourierFeatures(n_components=8, random_state=0).fit_transform(X)
+    assert isinstance(Z, np.ndarray)
+    np.testing.assert_array_equal(Z, expected)
