@@ -15,7 +15,7 @@ import os
 # which scipy reads once, when it is first imported
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
-import pytest  # noqa: E402
+import pytest
 
 
 def _seeds_from_env() -> list[int]:

@@ -25,7 +25,7 @@ def _data(n: int = 40, d: int = 5) -> np.ndarray:
 @pytest.mark.parametrize("n_components", [16, 17])
 def test_fourier_features_follow_x(place: Place, variant: str, n_components: int) -> None:
     X = _data().astype(place.dtype)
-    params = dict(gamma=0.3, n_components=n_components, variant=variant, random_state=0)
+    params = {"gamma": 0.3, "n_components": n_components, "variant": variant, "random_state": 0}
     expected = RandomFourierFeatures(**params).fit_transform(X)
     with dispatch():
         rff = RandomFourierFeatures(**params).fit(place.asarray(X))

@@ -12,6 +12,7 @@ from ._config import config_context, get_config, set_config
 
 if TYPE_CHECKING:
     from . import kernels
+    from ._array_api import move_to
     from .feature_maps import (
         IKA,
         AdditiveChi2Sampler,
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
         StructuredOrthogonalFeatures,
         TensorSketch,
     )
-    from ._array_api import move_to
     from .metrics import feature_map_error, kernel_approximation_error
     from .models import FeatureRidge, FeatureRidgeClassifier, KernelRidge, NystroemKernelRidge
 

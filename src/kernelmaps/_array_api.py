@@ -303,11 +303,9 @@ def check_place(estimator: Any, X: Any, method: str) -> None:
     foreign_fit, foreign_x = not isinstance(fitted, np.ndarray), is_foreign(X)
     if not foreign_fit and not foreign_x:
         return
-    if foreign_fit and foreign_x:
-        if namespace_of(fitted) is namespace_of(X) and str(device_of(fitted)) == str(
-            device_of(X)
-        ):
-            return
+    same_device = foreign_fit and foreign_x and str(device_of(fitted)) == str(device_of(X))
+    if same_device and namespace_of(fitted) is namespace_of(X):
+        return
     name = type(estimator).__name__
     where = place_name(X) if foreign_x else "numpy arrays (or array_api_dispatch off)"
     raise ValueError(

@@ -108,9 +108,7 @@ def fourier_features_into(
         cos_sin_into(pairs, out, scale)
 
 
-def fourier_features_array(
-    xp: Any, P: Any, n_pairs: int, offsets: Any | None, scale: float
-) -> Any:
+def fourier_features_array(xp: Any, P: Any, n_pairs: int, offsets: Any | None, scale: float) -> Any:
     """``[s cos P_pairs, s sin P_pairs, s cos(P_tail + b)]`` as a new array of ``xp``: the
     layout of :func:`fourier_features_into` for the projections ``P`` (``b x (L +
     n_phases)``, the pairs' columns first) of an array of another library.
