@@ -34,6 +34,7 @@ RANKS: dict[str, int] = {
             "_array_types",
             "_array_api",
             "_rows",
+            "_streamed_rows",
             "_numba",
             "exceptions",
             "datasets",
