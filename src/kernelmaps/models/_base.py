@@ -12,6 +12,15 @@ import scipy.sparse as sp
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import _check_y, validate_data
 
+from .._array_api import (
+    check_place,
+    device_of,
+    float_dtypes,
+    is_foreign,
+    namespace_of,
+    to_namespace,
+    to_numpy,
+)
 from .._array_types import is_dask_array
 from .._rows import Rows, validated_rows
 from ..exceptions import NonFiniteOutputError
@@ -69,7 +78,7 @@ def validate_regression_data(estimator: Any, X: Any, y: Any, *, reset: bool = Tr
         X,
         y,
         accept_sparse=("csr", "csc"),
-        dtype=FLOAT_DTYPES,
+        dtype=float_dtypes(X),
         multi_output=True,
         y_numeric=True,
         reset=reset,
@@ -81,8 +90,12 @@ def _fit_rows(
     estimator: Any, X: Any, y: Any, reset: bool, validate: Callable[[Any, Any], Any]
 ) -> tuple[Rows, Any]:
     """The rows of ``X`` and ``y``: ``validate(X, y)`` in memory; for a Dask ``X`` its
-    metadata, and ``y`` as given (checked by the caller)."""
+    metadata, and ``y`` as given (checked by the caller).  For an array of another
+    library (array API dispatch), ``y`` is moved to its namespace and device first
+    (everything follows ``X``)."""
     checked: dict[str, Any] = {}
+    if is_foreign(X) and y is not None and not isinstance(y, str):
+        y = to_namespace(y if hasattr(y, "shape") else np.asarray(y), namespace_of(X), device_of(X))
 
     def validate_both(X: Any) -> Any:
         X, checked["y"] = validate(X, y)
@@ -127,7 +140,7 @@ def regression_rows(estimator: Any, X: Any, y: Any, *, reset: bool = True) -> tu
         lambda X, y: validate_regression_data(estimator, X, y, reset=reset),
     )
     if rows.in_memory:
-        return rows, np.asarray(y)
+        return rows, y if is_foreign(y) else np.asarray(y)
     if is_dask_array(y):
         _check_lazy_y(estimator, y)
         return rows, y
@@ -145,7 +158,7 @@ def classification_rows(estimator: Any, X: Any, y: Any, *, reset: bool = True) -
         y,
         reset,
         lambda X, y: validate_model_data(
-            estimator, X, y, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=reset
+            estimator, X, y, accept_sparse=("csr", "csc"), dtype=float_dtypes(X), reset=reset
         ),
     )
     if rows.in_memory:
@@ -255,9 +268,12 @@ def predict_in_blocks(
     >>> predict_in_blocks(model, np.eye(3), (), blocks, lambda X: lambda Xb: Xb.sum(axis=1))
     array([1., 1., 1.])
     """
+    check_place(estimator, X, "predict")
     X = validate_model_data(
-        estimator, X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, reset=False
+        estimator, X, accept_sparse=("csr", "csc"), dtype=float_dtypes(X), reset=False
     )
+    if is_foreign(X):
+        return _predict_array(estimator, X, out_shape, block_rows, predictor)
     X = as_row_sliceable(X)
     out = np.empty((X.shape[0], *out_shape), dtype=output_dtype(X))
     predict_block = predictor(X)
@@ -265,6 +281,25 @@ def predict_in_blocks(
         with np.errstate(over="ignore", invalid="ignore"):  # checked just after
             out[rows] = predict_block(X[rows])
         check_finite_block(estimator, out[rows], rows.start)
+    return out
+
+
+def _predict_array(
+    estimator: Any,
+    X: Any,
+    out_shape: tuple[int, ...],
+    block_rows: Callable[[Any], Iterable[slice]],
+    predictor: Callable[[Any], Callable[[Any], Any]],
+) -> Any:
+    """:func:`predict_in_blocks` for an array of another library: the blocks in its
+    namespace, on its device, in its dtype; the output checked as on NumPy."""
+    xp = namespace_of(X)
+    out = xp.empty((X.shape[0], *out_shape), dtype=X.dtype, device=device_of(X))
+    predict_block = predictor(X)
+    for rows in block_rows(X):
+        out[rows, ...] = predict_block(X[rows, ...])
+    if not bool(xp.all(xp.isfinite(out))):
+        check_finite_block(estimator, to_numpy(out), 0)
     return out
 
 
