@@ -1,0 +1,417 @@
+"""kernelmaps on a GPU: correctness first, then timings beside the host, a peer and the roofline.
+
+One command on a machine with a CUDA GPU and PyTorch::
+
+    SCIPY_ARRAY_API=1 python benchmarks/gpu.py --out gpu-results
+
+(about 6 minutes on one H100); ``--device cpu --quick`` runs the same script on PyTorch's
+CPU in seconds, as a smoke test of the script itself.  It writes ``gpu.md`` into
+``--out``: the device, driver and library versions, then
+
+1. **correctness**: every estimator fitted and applied on the device (float32 and
+   float64) against the NumPy path on the same data, the largest difference beside its
+   tolerance (``c eps`` times the magnitude compared, the count ``c`` per estimator); the
+   array API tests of ``tests/`` on the device too, where pytest is installed;
+2. **the roofline** measured here: the float32 matrix-product rate (TF32 off) and the
+   memory bandwidth (a device-to-device copy);
+3. **timings**, each synchronized on the device (``torch.cuda.synchronize``), median of
+   ``--repeats``:
+
+   * ``RandomFourierFeatures.transform``, n = 10^6, d = 64, D = 8192, float32: the time, its
+     ratio to the bandwidth limit of writing ``Z`` (``4 n D`` bytes), the host's NumPy path
+     on the same work (per row, timed on ``--host-rows`` rows), and GPyTorch's RFF kernel
+     where it is installed;
+   * ``Nystroem`` (m = 2000) fit + transform beside scikit-learn's ``Nystroem`` with
+     array API dispatch on the same torch arrays;
+   * ``FeatureRidge(RandomFourierFeatures(D=8192))`` fit on n = 10^7 rows streamed from host
+     memory with ``device="cuda"``;
+   * ``NystroemKernelRidge``, n = 10^7, d = 28 (HIGGS-sized), m = 20 000 and 50 000, float32,
+     10 conjugate-gradient iterations, streamed; and in device memory where it fits.
+
+``--scale`` multiplies every n (``--quick`` is ``--scale 1e-4`` with small D and m).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
+import numpy as np
+import sklearn
+
+import kernelmaps
+from kernelmaps import (
+    FeatureRidge,
+    KernelRidge,
+    Nystroem,
+    NystroemKernelRidge,
+    RandomFourierFeatures,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- measuring on the device ----------------------------------------------------------------
+
+
+def sync(device: Any) -> None:
+    """Wait for the work queued on ``device``."""
+    import torch
+
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def device_time(func: Callable[[], Any], device: Any, repeats: int) -> tuple[float, float, Any]:
+    """Median and spread (max - min) of ``repeats`` synchronized runs, and the last result."""
+    times, result = [], None
+    for _ in range(repeats):
+        sync(device)
+        start = time.perf_counter()
+        result = func()
+        sync(device)
+        times.append(time.perf_counter() - start)
+        if _ < repeats - 1:
+            result = None
+    return statistics.median(times), max(times) - min(times), result
+
+
+def versions(device: Any) -> dict[str, str]:
+    """The device, its driver and the libraries."""
+    import torch
+
+    info = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scikit-learn": sklearn.__version__,
+        "torch": torch.__version__,
+        "kernelmaps": kernelmaps.__version__,
+        "device": str(device),
+    }
+    if torch.device(device).type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+        info["cuda (torch)"] = str(torch.version.cuda)
+        try:
+            smi = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            info["driver"] = smi.stdout.strip() or "unknown"
+        except OSError:
+            info["driver"] = "unknown (no nvidia-smi)"
+    for name in ("cupy", "array_api_compat", "gpytorch"):
+        try:
+            info[name] = importlib.import_module(name).__version__
+        except ImportError:
+            info[name] = "not installed"
+    return info
+
+
+def row(*cells: str) -> str:
+    """A row of the timings' table (five columns, the missing ones empty)."""
+    cells = (*cells, *[""] * (5 - len(cells)))
+    return "| " + " | ".join(cells) + " |"
+
+
+# -- 1. correctness -------------------------------------------------------------------------
+
+
+def _cases(quick: bool) -> list[tuple[str, Callable[[], Any], float]]:
+    """``(name, estimator factory, operation count c)`` of the correctness checks."""
+    D = 64 if quick else 512
+
+    def rff() -> RandomFourierFeatures:
+        return RandomFourierFeatures(gamma=0.1, n_components=D, random_state=0)
+
+    return [
+        ("RandomFourierFeatures", rff, 64),
+        ("Nystroem", lambda: Nystroem(gamma=0.1, n_components=D // 4, random_state=0), 1e3),
+        ("FeatureRidge(RFF)", lambda: FeatureRidge(rff(), alphas=[1.0]), 1e4),
+        (
+            "NystroemKernelRidge",
+            lambda: NystroemKernelRidge(gamma=0.1, n_components=32, alpha=1e-2, random_state=0),
+            1e4,
+        ),
+        ("KernelRidge", lambda: KernelRidge(gamma=0.1, alpha=1.0), 1e4),
+    ]
+
+
+def _apply(est: Any, X: Any, y: Any) -> Any:
+    """``predict(X)`` of a model fitted on ``(X, y)``, or ``transform(X)`` of a map."""
+    if hasattr(est, "predict"):
+        return est.fit(X, y).predict(X)
+    return est.fit(X).transform(X)
+
+
+def correctness(device: Any, quick: bool) -> list[str]:
+    """Every estimator on the device against the NumPy path, float32 and float64."""
+    import torch
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 8))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
+    lines = ["| estimator | dtype | largest difference | tolerance | |", "|---|---|---|---|---|"]
+    for name, make, count in _cases(quick):
+        for dtype in (np.float32, np.float64):
+            Xd, yd = X.astype(dtype), y.astype(dtype)
+            expected = _apply(make(), Xd, yd)
+            with sklearn.config_context(array_api_dispatch=True):
+                Xt = torch.asarray(Xd, device=device)
+                got = _apply(make(), Xt, torch.asarray(yd, device=device))
+            got = got.detach().cpu().numpy().astype(np.float64)
+            error = float(np.max(np.abs(got - expected)))
+            tol = count * float(np.finfo(dtype).eps) * max(1.0, float(np.max(np.abs(expected))))
+            verdict = "ok" if error <= tol else "**FAILED**"
+            lines.append(
+                f"| {name} | {np.dtype(dtype).name} | {error:.2e} | {tol:.2e} | {verdict} |"
+            )
+    return lines
+
+
+def array_api_tests(device: Any) -> list[str]:
+    """The array API tests of the repository with PyTorch on ``device``."""
+    if importlib.util.find_spec("pytest") is None or not (ROOT / "tests").is_dir():
+        return ["(pytest or the tests are not here: skipped)"]
+    env = {
+        **os.environ,
+        "KERNELMAPS_TEST_TORCH_DEVICE": str(device),
+        "PYTHONPATH": str(ROOT / "src"),
+    }
+    files = sorted(str(p) for p in (ROOT / "tests").glob("test_array_api_*.py"))
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "torch", *files],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
+    return [
+        "```",
+        run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-500:],
+        "```",
+    ]
+
+
+# -- 2. roofline ----------------------------------------------------------------------------
+
+
+def roofline(device: Any, quick: bool) -> tuple[float, float]:
+    """``(float32 matmul flop/s with TF32 off, copy bandwidth in bytes/s)`` measured here."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    n = 1024 if quick else 8192
+    A = torch.randn(n, n, device=device)
+    B = torch.randn(n, n, device=device)
+    seconds, _, _ = device_time(lambda: A @ B, device, 3)
+    flops = 2.0 * n**3 / seconds
+    size = (1 << 22) if quick else (1 << 30)  # float32 values: 4 GiB on a GPU
+    src = torch.empty(size, device=device)
+    dst = torch.empty_like(src)
+    seconds, _, _ = device_time(lambda: dst.copy_(src), device, 3)
+    return flops, 2.0 * 4 * size / seconds
+
+
+# -- 3. timings -----------------------------------------------------------------------------
+
+
+def _host_rate(make: Callable[[], Any], X: np.ndarray) -> float:
+    """Rows per second of the host's NumPy path (``make().fit(X).transform(X)``'s transform)."""
+    est = make().fit(X)
+    start = time.perf_counter()
+    est.transform(X)
+    return X.shape[0] / (time.perf_counter() - start)
+
+
+def rff_transform(device: Any, scale: float, D: int, bandwidth: float, args: Any) -> list[str]:
+    """RFF transform, n = 10^6 x scale, d = 64, float32, beside the host, GPyTorch, the limit."""
+    import torch
+
+    n, d = max(1000, int(1e6 * scale)), 64
+    X = np.random.default_rng(0).normal(size=(n, d)).astype(np.float32)
+
+    def make() -> RandomFourierFeatures:
+        return RandomFourierFeatures(gamma=0.1, n_components=D, random_state=0)
+
+    with sklearn.config_context(array_api_dispatch=True):
+        Xt = torch.asarray(X, device=device)
+        rff = make().fit(Xt)
+        seconds, spread, Z = device_time(lambda: rff.transform(Xt), device, args.repeats)
+    del Z
+    limit = 4.0 * n * D / bandwidth
+    host = _host_rate(make, X[: min(n, args.host_rows)])
+    lines = [
+        f"| RFF transform n={n} d={d} D={D} float32 | {seconds:.4f} s (±{spread:.4f}) | "
+        f"{n / seconds:.3g} rows/s | bandwidth limit {limit:.4f} s: {limit / seconds:.0%} "
+        f"of it | host NumPy path {host:.3g} rows/s: device {n / seconds / host:.1f}x |"
+    ]
+    lines.append(_gpytorch_rff(device, X, D, args.repeats))
+    return lines
+
+
+def _gpytorch_rff(device: Any, X: np.ndarray, D: int, repeats: int) -> str:
+    """GPyTorch's RFF kernel features on the same data, where GPyTorch is installed."""
+    if importlib.util.find_spec("gpytorch") is None:
+        return "| GPyTorch RFFKernel | not installed | | | |"
+    import gpytorch
+    import torch
+
+    kernel = gpytorch.kernels.RFFKernel(num_samples=D // 2, num_dims=X.shape[1]).to(device)
+    Xt = torch.asarray(X, device=device)
+    with torch.no_grad():
+        seconds, spread, _ = device_time(lambda: kernel._featurize(Xt), device, repeats)
+    rate = f"{X.shape[0] / seconds:.3g} rows/s"
+    return row(
+        "GPyTorch RFFKernel._featurize, same shapes", f"{seconds:.4f} s (±{spread:.4f})", rate
+    )
+
+
+def nystroem_vs_sklearn(device: Any, scale: float, m: int, repeats: int) -> list[str]:
+    """Nystroem fit + transform beside scikit-learn's, both on the same torch arrays."""
+    import torch
+    from sklearn.kernel_approximation import Nystroem as SkNystroem
+
+    n = max(1000, int(1e6 * scale))
+    X = np.random.default_rng(1).normal(size=(n, 28)).astype(np.float32)
+    with sklearn.config_context(array_api_dispatch=True):
+        Xt = torch.asarray(X, device=device)
+        ours, ours_spread, _ = device_time(
+            lambda: Nystroem(gamma=0.05, n_components=m, random_state=0).fit_transform(Xt),
+            device,
+            repeats,
+        )
+        try:
+            theirs, theirs_spread, _ = device_time(
+                lambda: SkNystroem(gamma=0.05, n_components=m, random_state=0).fit_transform(Xt),
+                device,
+                repeats,
+            )
+            peer = f"{theirs:.3f} s (±{theirs_spread:.3f}): ratio {theirs / ours:.2f}"
+        except Exception as error:  # the peer may not support this namespace
+            peer = f"failed: {type(error).__name__}: {str(error)[:80]}"
+    work = f"Nystroem m={m} fit+transform n={n}"
+    return [row(work, f"{ours:.3f} s (±{ours_spread:.3f})", "", f"scikit-learn: {peer}")]
+
+
+def streamed_ridge(device: Any, scale: float, D: int) -> list[str]:
+    """FeatureRidge(RFF) fit on n = 10^7 x scale host rows streamed to the device."""
+    n, d = max(2000, int(1e7 * scale)), 64
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    y = np.sin(X[:, 0]).astype(np.float32)
+    model = FeatureRidge(
+        RandomFourierFeatures(gamma=0.05, n_components=D, random_state=0),
+        alphas=[1e-3, 1e-2],
+        device=device,
+    )
+    sync(device)
+    start = time.perf_counter()
+    model.fit(X, y)
+    sync(device)
+    seconds = time.perf_counter() - start
+    work = f"FeatureRidge(RFF D={D}) fit, n={n} streamed"
+    return [row(work, f"{seconds:.2f} s", f"{n / seconds:.3g} rows/s")]
+
+
+def falkon(device: Any, scale: float, m: int, in_memory: bool) -> list[str]:
+    """NystroemKernelRidge, 10 CG iterations, n = 10^7 x scale, d = 28, float32."""
+    import torch
+
+    n, d = max(2000, int(1e7 * scale)), 28
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.float32)
+    params = {"gamma": 0.05, "n_components": m, "alpha": 1e-6, "max_iter": 10, "tol": 0.0}
+    params["random_state"] = 0
+    lines = []
+    start = time.perf_counter()
+    NystroemKernelRidge(**params, device=device).fit(X, y)
+    sync(device)
+    work = f"NystroemKernelRidge m={m} n={n}"
+    lines.append(row(f"{work} streamed, 10 iterations", f"{time.perf_counter() - start:.2f} s"))
+    if in_memory:
+        try:
+            with sklearn.config_context(array_api_dispatch=True):
+                Xt, yt = torch.asarray(X, device=device), torch.asarray(y, device=device)
+                sync(device)
+                start = time.perf_counter()
+                NystroemKernelRidge(**params).fit(Xt, yt)
+                sync(device)
+            seconds = time.perf_counter() - start
+            lines.append(row(f"{work} in device memory", f"{seconds:.2f} s"))
+        except (RuntimeError, MemoryError) as error:  # out of device memory
+            lines.append(row(f"{work} in device memory", f"did not fit: {str(error)[:60]}"))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda", help="a PyTorch device (default cuda)")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
+    parser.add_argument("--scale", type=float, default=None, help="multiplier of every n")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--host-rows", type=int, default=100_000)
+    parser.add_argument("--out", type=Path, default=Path("gpu-results"))
+    parser.add_argument("--skip-tests", action="store_true", help="no pytest run")
+    args = parser.parse_args(argv)
+    import torch
+
+    device = torch.device(args.device)
+    scale = args.scale if args.scale is not None else (1e-4 if args.quick else 1.0)
+    D = 256 if args.quick else 8192
+    ms = [64, 128] if args.quick else [20_000, 50_000]
+    sections: list[str] = ["# kernelmaps on a GPU", ""]
+    sections += [f"- {k}: {v}" for k, v in versions(device).items()]
+    started = time.perf_counter()
+    sections += [
+        "",
+        "## 1. Correctness against the NumPy path",
+        "",
+        *correctness(device, args.quick),
+    ]
+    if not args.skip_tests:
+        sections += ["", "array API tests (torch on this device):", *array_api_tests(device)]
+    flops, bandwidth = roofline(device, args.quick)
+    sections += [
+        "",
+        "## 2. Roofline measured here",
+        "",
+        f"- float32 matmul (TF32 off): {flops / 1e12:.1f} TFLOP/s",
+        f"- copy bandwidth: {bandwidth / 1e9:.0f} GB/s",
+    ]
+    sections += [
+        "",
+        "## 3. Timings (synchronized, median)",
+        "",
+        "| work | time | rate | limit / peer | host |",
+        "|---|---|---|---|---|",
+    ]
+    sections += rff_transform(device, scale, D, bandwidth, args)
+    sections += nystroem_vs_sklearn(device, scale, 64 if args.quick else 2000, args.repeats)
+    sections += streamed_ridge(device, scale, D)
+    for m in ms:
+        sections += falkon(device, scale, m, in_memory=m == ms[0])
+    sections += ["", f"Total: {time.perf_counter() - started:.0f} s."]
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "gpu.md").write_text("\n".join(sections) + "\n")
+    print("\n".join(sections))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
