@@ -160,8 +160,9 @@ def float_dtypes(X: Any) -> tuple[Any, ...]:
 
 
 def to_numpy(x: Any) -> np.ndarray:
-    """``x`` as a NumPy array on the host (a copy when it lives on a device)."""
-    if isinstance(x, np.ndarray):
+    """``x`` as a NumPy array on the host (a copy when it lives on a device); NumPy arrays
+    and SciPy sparse matrices as they are."""
+    if isinstance(x, np.ndarray) or not _is_array(x):
         return x
     compat = _compat()
     if compat.is_torch_array(x):
