@@ -618,17 +618,19 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     def _transform_array(self, X: Any) -> Any:
         """``transform`` of an array of another library (array API dispatch): the rows in
         blocks under ``working_memory``, each written by :meth:`_array_block` on ``X``'s
-        device, and the output checked for finiteness (the rows named as on NumPy)."""
+        device, and the output checked for finiteness (the rows named as on NumPy); the
+        floating-point warnings of the work silenced, as on NumPy."""
         xp = namespace_of(X)
         n, n_out = int(X.shape[0]), int(self._n_features_out)
         like = np.empty((0, X.shape[1]), dtype=host_dtype(X.dtype))
         blocks = list(row_blocks(n, self._array_bytes_per_row(like)))
-        if len(blocks) <= 1:
-            out = self._array_block(X, xp)
-        else:
-            out = xp.empty((n, n_out), dtype=X.dtype, device=device_of(X))
-            for rows in blocks:
-                out[rows, :] = self._array_block(X[rows, :], xp)
+        with ignore_fp_warnings():
+            if len(blocks) <= 1:
+                out = self._array_block(X, xp)
+            else:
+                out = xp.empty((n, n_out), dtype=X.dtype, device=device_of(X))
+                for rows in blocks:
+                    out[rows, :] = self._array_block(X[rows, :], xp)
         if not bool(xp.all(xp.isfinite(out))):
             self._check_block(to_numpy(X), to_numpy(out), 0)
         return out

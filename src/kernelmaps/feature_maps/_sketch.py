@@ -275,9 +275,7 @@ class TensorSketch(BaseFeatureMap):
         on the host (:func:`kernelmaps._array_api.fft_pair`); the count sketch itself for
         degree 1."""
         D = self.n_components
-        C = count_sketches_array(
-            xp, X, self.hashes_, self.signs_, self._scale, self._constant, D
-        )
+        C = count_sketches_array(xp, X, self.hashes_, self.signs_, self._scale, self._constant, D)
         if self._degree == 1:
             return C[:, 0, :]
         rfft, irfft = fft_pair(xp)
