@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import sklearn
 
 import kernelmaps
 from kernelmaps import (
@@ -474,3 +475,35 @@ def test_every_enabled_map_says_so_in_its_tags() -> None:
     for cls in enabled:
         assert cls().__sklearn_tags__().array_api_support, cls.__name__
     assert kernelmaps.RandomFourierFeatures().__sklearn_tags__().array_api_support
+
+
+BLOCKED = [
+    pytest.param(Fastfood, {"n_components": 12}, id="fastfood"),
+    pytest.param(StructuredOrthogonalFeatures, {"n_components": 12}, id="sorf"),
+    pytest.param(RandomMaclaurinFeatures, {"n_components": 12}, id="maclaurin"),
+    pytest.param(CompactRandomFeatures, {"n_components": 6}, id="compact"),
+    pytest.param(TensorSketch, {"n_components": 8}, id="tensor-sketch"),
+    pytest.param(AdditiveChi2Sampler, {}, id="additive-chi2"),
+    pytest.param(SkewedChi2Sampler, {"n_components": 12}, id="skewed-chi2"),
+]
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize(("cls", "params"), BLOCKED)
+def test_row_blocks_give_the_rows_of_one_block(place: Place, cls: type, params: dict) -> None:
+    X = place.asarray(_data(n=7, d=4, positive=True))
+    if cls is not AdditiveChi2Sampler:
+        params = {**params, "random_state": 0}
+    with dispatch():
+        fitted = cls(**params).fit(X)
+        whole = fitted.transform(X)
+        with sklearn.config_context(working_memory=1e-4):  # about 100 bytes: a row a block
+            blocked = fitted.transform(X)
+    assert_at(blocked, place)
+    # The features of a row do not depend on the rows transformed with it, but a matrix
+    # product or an FFT of another number of rows may group its sums otherwise: the
+    # inner sums here have at most 16 terms (d = 4, L = 12, 3 FFT stages), each
+    # regrouping moving a feature by an ulp of the values summed, at most max|Z| for
+    # these inputs (c = 16).
+    scale = max(float(np.max(np.abs(host(whole)))), 1.0)
+    assert_close(blocked, host(whole).astype(np.float64), 16 * place.eps * scale, "blocks")

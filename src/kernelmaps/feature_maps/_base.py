@@ -317,6 +317,12 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         The kernels the map approximates (default: any), for :func:`maps_supporting`;
         public maps are listed there by the :func:`register_feature_map` decorator.
 
+    The arrays of other libraries (``_array_api = True``, array API dispatch on):
+    ``_array_block(X, xp)`` returns the features of a row block as a new array of
+    ``xp`` (standard functions only, the fitted arrays on ``X``'s device);
+    ``_check_array_values(X, xp)`` makes there the checks of the values of the training
+    rows that ``_fit`` makes on NumPy; ``_array_bytes_per_row(X)`` sizes the blocks.
+
     Running one block from outside ``transform``: ``_transform_rows(X_block,
     constants)`` allocates the block's output and fills it; with the constants of
     ``_transform_constants`` computed once, it can be mapped over the chunks of an
