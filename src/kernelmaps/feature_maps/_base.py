@@ -317,6 +317,12 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         The kernels the map approximates (default: any), for :func:`maps_supporting`;
         public maps are listed there by the :func:`register_feature_map` decorator.
 
+    The arrays of other libraries (``_array_api = True``, array API dispatch on):
+    ``_array_block(X, xp)`` returns the features of a row block as a new array of
+    ``xp`` (standard functions only, the fitted arrays on ``X``'s device);
+    ``_check_array_values(X, xp)`` makes there the checks of the values of the training
+    rows that ``_fit`` makes on NumPy; ``_array_bytes_per_row(X)`` sizes the blocks.
+
     Running one block from outside ``transform``: ``_transform_rows(X_block,
     constants)`` allocates the block's output and fills it; with the constants of
     ``_transform_constants`` computed once, it can be mapped over the chunks of an
@@ -462,11 +468,19 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         The default, for the maps that use only the shape and dtype of the data: ``_fit``
         on the rows in memory (whose values it may check), or on no rows of their width,
         kind and dtype where they are held elsewhere (their values are then checked by
-        ``transform``, part by part).  The maps that learn from the data override it and
-        read the rows they need through ``rows``.
+        ``transform``, part by part; rows of another library by
+        :meth:`_check_array_values` first).  The maps that learn from the data override it
+        and read the rows they need through ``rows``.
         """
         X = rows.array()
+        if X is None and isinstance(rows, ArrayRows):
+            self._check_array_values(rows.X, rows.xp)
         self._fit(rows.empty() if X is None else X, rng)
+
+    def _check_array_values(self, X: Any, xp: Any) -> None:
+        """The checks that ``_fit`` makes of the values of NumPy rows, made on the rows
+        ``X`` of another library (an array of ``xp``, on its device), with the same
+        messages; ``_fit`` then sees no rows (default: no checks)."""
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
         """Draw the map's random quantities; ``X`` is validated."""
@@ -516,18 +530,31 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         with ignore_fp_warnings():
             out = array.astype(dtype, copy=False)
         if out is not array and not is_finite(out):
-            largest = largest_magnitude(array)
-            limit = float(np.finfo(dtype).max)
-            fixes = [
-                f"use a smaller {name}" for name in self._scale_parameters if hasattr(self, name)
-            ]
-            raise NonFiniteOutputError(
-                f"{type(self).__name__}.transform: {what} values up to {largest:.3g} in "
-                f"magnitude exceed the {dtype.name} range (largest {limit:.3g}) of this input. "
-                f"Pass float64 input{''.join(' or ' + f for f in fixes)} (limits: "
-                f"{LIMITS_PAGE})."
-            )
+            raise self._cast_overflow(largest_magnitude(array), dtype, what)
         return out
+
+    def _cast_fitted_array(self, xp: Any, array: Any, dtype: Any, what: str) -> Any:
+        """:meth:`_cast_fitted` of a fitted array of ``xp`` (on its device) to the dtype
+        ``dtype`` of ``xp``, refused with the same message if the cast overflows."""
+        if array.dtype == dtype:
+            return array
+        out = xp.astype(array, dtype)
+        if not bool(xp.all(xp.isfinite(out))):
+            largest = float(xp.max(xp.abs(array)))
+            raise self._cast_overflow(largest, host_dtype(dtype), what)
+        return out
+
+    def _cast_overflow(self, largest: float, dtype: np.dtype, what: str) -> NonFiniteOutputError:
+        """The error of a fitted array whose ``what`` values (up to ``largest`` in
+        magnitude) overflow the input's ``dtype``."""
+        limit = float(np.finfo(dtype).max)
+        fixes = [f"use a smaller {name}" for name in self._scale_parameters if hasattr(self, name)]
+        return NonFiniteOutputError(
+            f"{type(self).__name__}.transform: {what} values up to {largest:.3g} in "
+            f"magnitude exceed the {dtype.name} range (largest {limit:.3g}) of this input. "
+            f"Pass float64 input{''.join(' or ' + f for f in fixes)} (limits: "
+            f"{LIMITS_PAGE})."
+        )
 
     def _check_memory(self, n_bytes: float, what: str, fix: str) -> None:
         """:func:`~kernelmaps._memory.check_memory` for requests of 64 MiB or more."""
@@ -589,20 +616,27 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         ``xp``, the fitted arrays on its device) as a new array of ``xp``."""
         raise NotImplementedError(f"{type(self).__name__} has no array API path.")
 
+    def _array_bytes_per_row(self, X: Any) -> float:
+        """Bytes of temporaries per row of :meth:`_array_block` (``X`` NumPy rows of the
+        dtype and width of the input; default: those of a NumPy block)."""
+        return self._block_bytes_per_row(X)
+
     def _transform_array(self, X: Any) -> Any:
         """``transform`` of an array of another library (array API dispatch): the rows in
         blocks under ``working_memory``, each written by :meth:`_array_block` on ``X``'s
-        device, and the output checked for finiteness (the rows named as on NumPy)."""
+        device, and the output checked for finiteness (the rows named as on NumPy); the
+        floating-point warnings of the work silenced, as on NumPy."""
         xp = namespace_of(X)
         n, n_out = int(X.shape[0]), int(self._n_features_out)
         like = np.empty((0, X.shape[1]), dtype=host_dtype(X.dtype))
-        blocks = list(row_blocks(n, self._block_bytes_per_row(like)))
-        if len(blocks) <= 1:
-            out = self._array_block(X, xp)
-        else:
-            out = xp.empty((n, n_out), dtype=X.dtype, device=device_of(X))
-            for rows in blocks:
-                out[rows, :] = self._array_block(X[rows, :], xp)
+        blocks = list(row_blocks(n, self._array_bytes_per_row(like)))
+        with ignore_fp_warnings():
+            if len(blocks) <= 1:
+                out = self._array_block(X, xp)
+            else:
+                out = xp.empty((n, n_out), dtype=X.dtype, device=device_of(X))
+                for rows in blocks:
+                    out[rows, :] = self._array_block(X[rows, :], xp)
         if not bool(xp.all(xp.isfinite(out))):
             self._check_block(to_numpy(X), to_numpy(out), 0)
         return out
@@ -703,6 +737,7 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             chunks of ``X`` (blocks of CSR for sparse features).
         """
         check_is_fitted(self)
+        self._check_array_api(X)
         check_place(self, X, "transform")
         if is_foreign(X):
             return self._transform_array(self._validate_transform_input(X))

@@ -149,6 +149,9 @@ class RandomBinningFeatures(BaseFeatureMap):
         "a product of one-dimensional kernels convex on [0, inf) with a bin-pitch law "
         "(the Laplacian kernel)"
     )
+    _array_api_refusal: ClassVar[str] = (
+        "its features are a scipy.sparse matrix, which holds NumPy arrays only"
+    )
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma",), gamma_scale=True),

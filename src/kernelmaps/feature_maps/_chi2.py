@@ -11,7 +11,9 @@ import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from .._array_api import float_dtypes, to_namespace, to_numpy, warn_if_tf32
 from .._parallel import parallel_rows
+from .._rows import as_rows
 from ..kernels import (
     AdditiveChi2,
     Kernel,
@@ -55,6 +57,12 @@ _NEGLIGIBLE_PHASE = 46.0
 #: Largest ``grid points x terms`` evaluated numerically by the error bound (about 0.2 s);
 #: beyond it the analytic bound alone is used.
 _MAX_BOUND_EVALUATIONS = 20_000_000
+
+
+def _lowest(X: Any, xp: Any) -> np.ndarray:
+    """The smallest value of ``X`` (an array of ``xp``, reduced on its device) as a
+    ``1 x 1`` host array: all that the value checks of the chi-squared maps read."""
+    return to_numpy(xp.reshape(xp.min(X), (1, 1)))
 
 
 def _sech(t: Any) -> np.ndarray:
@@ -184,6 +192,10 @@ class AdditiveChi2Sampler(BaseFeatureMap):
     ----------
     sample_interval_ : float
         The interval used.
+    spectrum_weights_ : array of shape (sample_steps,)
+        Only when fitted on the arrays of another library (an array of theirs, on their
+        device, recording where the map was fitted): the weights ``sqrt(L)`` and
+        ``sqrt(2 L sech(pi j L))`` of the features of each sample.
     error_bound_ : float
         ``eps`` with ``|z(x) . z(y) - k(x, y)| <= eps * sum_i sqrt(x_i y_i)
         <= eps * sqrt(sum(x) sum(y))`` for all non-negative ``x, y`` (see Notes).  This
@@ -256,7 +268,8 @@ class AdditiveChi2Sampler(BaseFeatureMap):
         if not hasattr(self, "sample_interval_"):
             self._validate_params()
             X = self._validate_X(X, reset=True)
-            self._fit(X, np.random.default_rng(0))  # draws nothing
+            # draws nothing; the rows of another library are checked on their device
+            self._fit_rows(as_rows(X), np.random.default_rng(0))
             return X.tocsr() if sp.issparse(X) else X
         return super()._validate_transform_input(X)
 
@@ -284,6 +297,7 @@ class AdditiveChi2Sampler(BaseFeatureMap):
                 "sample_interval."
             )
         self._n_features_out = X.shape[1] * (2 * self.sample_steps - 1)
+        self.__dict__.pop("spectrum_weights_", None)  # of a fit on another library's arrays
         self.sample_interval_ = interval
         self.error_bound_ = additive_chi2_error_bound(self.sample_steps, interval)
 
@@ -374,6 +388,47 @@ class AdditiveChi2Sampler(BaseFeatureMap):
             for values in self._features_of_values(X.data)
         ]
         return sp.hstack(blocks, format="csr")
+
+    # -- the arrays of other libraries (dense) -------------------------------------------
+
+    _array_api: ClassVar[bool] = True
+
+    def _check_array_values(self, X: Any, xp: Any) -> None:
+        check_non_negative(_lowest(X, xp), "X in AdditiveChi2Sampler")
+
+    def _array_bytes_per_row(self, X: Any) -> float:
+        # the features before and after their concatenation, and the log and phase
+        itemsize = np.dtype(X.dtype).itemsize
+        return float((2 * self._n_features_out + 4 * X.shape[1]) * itemsize)
+
+    def _spectrum_weights(self) -> np.ndarray:
+        """``[sqrt(L), sqrt(2 L sech(pi j L)) for j = 1 .. n - 1]``: the weights of the
+        features of each sample of the spectrum."""
+        return np.concatenate(([math.sqrt(self.sample_interval_)], self._factors()))
+
+    def _place_fitted(self, xp: Any, device: Any) -> None:
+        # Stateless, but fitted where X lives, as every map: the weights of the samples
+        # go there, so that a later transform of arrays of another place is refused.
+        self.spectrum_weights_ = self._spectrum_weights()
+        super()._place_fitted(xp, device)
+
+    def _array_block(self, X: Any, xp: Any) -> Any:
+        """The features of :meth:`_dense_rows`, in the same operations and order:
+        ``sqrt(L x)``, then ``sqrt(x) sqrt(2 L sech(pi j L)) [cos, sin](j L log x)``."""
+        self._check_array_values(X, xp)
+        weights = getattr(self, "spectrum_weights_", None)
+        if weights is None:  # fitted on NumPy arrays, or transforming without a fit
+            weights = to_namespace(self._spectrum_weights(), xp, X.device)
+        weights = xp.astype(weights, X.dtype)
+        L = self.sample_interval_
+        root = xp.sqrt(X)
+        parts = [root * weights[0]]
+        # log 1 = 0 where x = 0, whose features are 0 through the root
+        log_x = xp.log(xp.where(X > 0, X, xp.ones_like(X)))
+        for j in range(1, self.sample_steps):
+            phase = log_x * (j * L)
+            parts += [xp.cos(phase) * weights[j] * root, xp.sin(phase) * weights[j] * root]
+        return xp.concat(parts, axis=1)
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Output names ``<name>_sqrt``, ``<name>_cos<j>``, ``<name>_sin<j>`` per input feature.
@@ -531,3 +586,28 @@ class SkewedChi2Sampler(BaseFeatureMap):
             np.log1p(logs, out=logs)
             np.matmul(logs, W, out=out)
         cos_shifted_into(out, shift, scale)
+
+    # -- the arrays of other libraries (dense) -------------------------------------------
+
+    _array_api: ClassVar[bool] = True
+
+    def _check_array_values(self, X: Any, xp: Any) -> None:
+        check_above(_lowest(X, xp), -float(self.skewedness), type(self).__name__, "skewedness")
+
+    def _array_bytes_per_row(self, X: Any) -> float:
+        # the projections, their phases and cosines, and the logs
+        itemsize = np.dtype(X.dtype).itemsize
+        return float((3 * self.n_components + 2 * X.shape[1]) * itemsize)
+
+    def _array_block(self, X: Any, xp: Any) -> Any:
+        """``sqrt(2 / D) cos(W^T log1p(x / c) + log(c) W^T 1 + b)``, the features of
+        :meth:`_transform_block` (the phase summed in the widest float of the device)."""
+        self._check_array_values(X, xp)
+        warn_if_tf32(X, "the phases of skewed chi-squared features")
+        weights = self.random_weights_
+        wide = float_dtypes(X)[0]
+        phase = math.log(self.skewedness) * xp.sum(weights, axis=0, dtype=wide)
+        phase = phase + xp.astype(self.random_offset_, wide)
+        logs = xp.log1p(X / float(self.skewedness))
+        projection = logs @ xp.astype(weights, X.dtype) + xp.astype(phase, X.dtype)
+        return xp.cos(projection) * math.sqrt(2.0 / self.n_components)

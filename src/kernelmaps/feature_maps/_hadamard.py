@@ -23,16 +23,21 @@ transform. IEEE Transactions on Computers C-25(11), 1142-1146.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._config import numba_enabled
 
 __all__ = [
     "fastfood_projection",
+    "fastfood_projection_array",
     "fwht",
     "fwht_numpy",
+    "hadamard_array",
     "next_power_of_two",
     "sorf_projection",
+    "sorf_projection_array",
 ]
 
 
@@ -235,3 +240,116 @@ def sorf_projection(X: np.ndarray, signs: np.ndarray, row_scales: np.ndarray) ->
     fwht(flat)  # H D1 H D2 H D3 x
     buffer *= row_scales
     return buffer.reshape(buffer.shape[0], n_blocks * d)
+
+
+# -- the arrays of other libraries (array API standard functions only) -------------------
+
+
+def hadamard_array(xp: Any, a: Any) -> Any:
+    """Unnormalized Walsh-Hadamard transform ``a H_n`` of every row of ``a``, in a new
+    array of the namespace ``xp`` (on ``a``'s device).
+
+    The butterflies of :func:`fwht_numpy` written with array API operations: stage
+    ``h = 1, 2, ..., n/2`` views each row as ``(n / 2h, 2, h)`` and replaces the pairs
+    ``(x, y)`` of the middle axis by ``(x + y, x - y)``, ``log2 n`` stages of ``n``
+    additions per row, the same additions in the same order as :func:`fwht_numpy`.
+
+    Parameters
+    ----------
+    xp : namespace
+        The array API namespace of ``a``.
+    a : array of shape (b, n)
+        ``n`` a power of two.
+
+    Returns
+    -------
+    array of shape (b, n)
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> from kernelmaps.feature_maps._hadamard import hadamard_array
+    >>> hadamard_array(xp, xp.asarray([[1.0, 2.0, 3.0, 4.0]]))
+    Array([[10., -2., -4.,  0.]], dtype=array_api_strict.float64)
+    """
+    b, n = a.shape
+    h = 1
+    while h < n:
+        view = xp.reshape(a, (b, n // (2 * h), 2, h))
+        x, y = view[:, :, 0, :], view[:, :, 1, :]
+        a = xp.reshape(xp.stack((x + y, x - y), axis=2), (b, n))
+        h *= 2
+    return a
+
+
+def _padded_signed_array(xp: Any, X: Any, first_signs: Any) -> Any:
+    """``first_signs_j * x`` zero-padded to ``d``, shape (b * n_blocks, d), in ``xp``."""
+    b, n_features = X.shape
+    n_blocks, d = first_signs.shape
+    signed = xp.expand_dims(X, axis=1) * xp.expand_dims(first_signs[:, :n_features], axis=0)
+    if d > n_features:
+        zeros = xp.zeros((b, n_blocks, d - n_features), dtype=X.dtype, device=X.device)
+        signed = xp.concat((signed, zeros), axis=2)
+    return xp.reshape(signed, (b * n_blocks, d))
+
+
+def fastfood_projection_array(
+    xp: Any, X: Any, signs: Any, permutations: Any, gaussians: Any, row_scales: Any
+) -> Any:
+    """:func:`fastfood_projection` of the rows ``X``, an array of the namespace ``xp``.
+
+    ``s_j * H G_j Pi_j H B_j x`` for every block ``j`` (Le, Sarlos & Smola 2013), with
+    :func:`hadamard_array` for ``H`` and ``xp.take`` for the permutations ``Pi_j``; the
+    parameters are arrays of ``xp`` on ``X``'s device, in its dtype (the permutations
+    integers).
+
+    Returns
+    -------
+    array of shape (b, n_blocks * d)
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> from kernelmaps.feature_maps._hadamard import fastfood_projection_array
+    >>> ones = xp.ones((1, 2))
+    >>> X, permutations = xp.asarray([[1.0, 0.0]]), xp.asarray([[1, 0]])
+    >>> fastfood_projection_array(xp, X, ones, permutations, ones, ones)
+    Array([[2., 0.]], dtype=array_api_strict.float64)
+    """
+    b = X.shape[0]
+    n_blocks, d = signs.shape
+    projected = hadamard_array(xp, _padded_signed_array(xp, X, signs))  # H B x
+    offsets = d * xp.arange(n_blocks, dtype=permutations.dtype, device=X.device)
+    index = xp.reshape(permutations + xp.expand_dims(offsets, axis=1), (n_blocks * d,))
+    out = xp.take(xp.reshape(projected, (b, n_blocks * d)), index, axis=1)  # Pi H B x
+    out = out * xp.reshape(gaussians, (n_blocks * d,))  # G Pi H B x
+    out = hadamard_array(xp, xp.reshape(out, (b * n_blocks, d)))  # H G Pi H B x
+    return xp.reshape(out, (b, n_blocks * d)) * xp.reshape(row_scales, (n_blocks * d,))
+
+
+def sorf_projection_array(xp: Any, X: Any, signs: Any, row_scales: Any) -> Any:
+    """:func:`sorf_projection` of the rows ``X``, an array of the namespace ``xp``.
+
+    ``s_j * H D_j1 H D_j2 H D_j3 x`` for every block ``j`` (Yu et al. 2016), with
+    :func:`hadamard_array` for ``H``; the parameters are arrays of ``xp`` on ``X``'s
+    device, in its dtype.
+
+    Returns
+    -------
+    array of shape (b, n_blocks * d)
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> from kernelmaps.feature_maps._hadamard import sorf_projection_array
+    >>> sorf_projection_array(xp, xp.asarray([[1.0, 0.0]]), xp.ones((1, 3, 2)), xp.ones((1, 2)))
+    Array([[2., 2.]], dtype=array_api_strict.float64)
+    """
+    b = X.shape[0]
+    n_blocks, _, d = signs.shape
+    flat = hadamard_array(xp, _padded_signed_array(xp, X, signs[:, 2, :]))  # H D3 x
+    for m in (1, 0):  # H D2 H D3 x, then H D1 H D2 H D3 x
+        blocks = xp.reshape(flat, (b, n_blocks, d)) * signs[:, m, :]
+        flat = hadamard_array(xp, xp.reshape(blocks, (b * n_blocks, d)))
+    out = xp.reshape(flat, (b, n_blocks, d)) * row_scales
+    return xp.reshape(out, (b, n_blocks * d))

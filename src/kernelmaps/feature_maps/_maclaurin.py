@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
+from .._array_api import float_dtypes, to_namespace, to_numpy, warn_if_tf32
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     DotProductKernel,
@@ -32,6 +33,14 @@ _KERNEL_PARAM_CONSTRAINTS = kernel_parameter_constraints(
 def _order_probability(n: np.ndarray | int, p: float, min_order: int) -> np.ndarray:
     """``P[N = n]`` of the order law ``(p - 1) p^-(n - min_order + 1)``, ``n >= min_order``."""
     return (p - 1.0) * np.power(p, -(np.asarray(n, dtype=np.float64) - min_order + 1.0))
+
+
+def _largest_squared_norm(X: Any, xp: Any) -> np.ndarray:
+    """``max |x|^2`` over the rows of ``X`` (an array of ``xp``), summed in the widest
+    float of its device (float64 as :func:`~kernelmaps.kernels.raw_squared_row_norms`
+    where it has one), as a host array of one value: what the norm check reads."""
+    wide = xp.astype(X, float_dtypes(X)[0])
+    return to_numpy(xp.reshape(xp.max(xp.sum(wide * wide, axis=1)), (1,)))
 
 
 class _MaclaurinFeatureMap(BaseFeatureMap):
@@ -177,6 +186,70 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
             random_part[:, cols] = np.prod(P, axis=1)
         random_part *= weights
 
+    # -- the arrays of other libraries ----------------------------------------------------
+
+    _array_api: ClassVar[bool] = True
+
+    def _check_norms_array(self, kernel: DotProductKernel, X: Any, xp: Any) -> None:
+        """``kernel.check_norms`` of the rows ``X`` of ``xp``, from one reduction on their
+        device (none for an entire series, which converges everywhere)."""
+        if math.isfinite(kernel.radius_of_convergence()):
+            kernel.check_norms(_largest_squared_norm(X, xp), type(self).__name__)
+
+    def _check_array_values(self, X: Any, xp: Any) -> None:
+        kernel = resolve_estimator_kernel(self, X.shape[1])
+        assert isinstance(kernel, DotProductKernel)
+        self._check_norms_array(kernel, X, xp)
+
+    def _maclaurin_array(self, X: Any, xp: Any) -> Any:
+        """The (unprojected) random Maclaurin features of :meth:`_maclaurin_block` for the
+        rows ``X`` of ``xp``, in a new array on their device."""
+        self._check_norms_array(self.kernel_, X, xp)
+        n = X.shape[0]
+        parts = []
+        if self.exact_constant_ is not None:
+            constant = float(self.exact_constant_)
+            parts.append(xp.full((n, 1), constant, dtype=X.dtype, device=X.device))
+        if self.exact_linear_ is not None:
+            parts.append(X * float(self.exact_linear_))
+        if self.n_random_:
+            parts.append(self._random_features_array(X, xp))
+        return parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
+
+    def _random_features_array(self, X: Any, xp: Any) -> Any:
+        """The weighted random features ``sqrt(a_N / P[N]) prod_j w_j . x`` (Kar & Karnick
+        2012) of the rows ``X``: one product per order, the columns put in place by one
+        ``take`` (:meth:`_column_positions`)."""
+        warn_if_tf32(X, "the random Maclaurin projections w . x")
+        n = X.shape[0]
+        values = []
+        for order, cols, W in self.rademacher_:
+            if order == 0:
+                values.append(xp.ones((n, cols.shape[0]), dtype=X.dtype, device=X.device))
+                continue
+            P = xp.reshape(X @ xp.astype(W, X.dtype), (n, order, cols.shape[0]))
+            values.append(xp.prod(P, axis=1))
+        n_kept = sum(int(v.shape[1]) for v in values)
+        values.append(xp.zeros((n, 1), dtype=X.dtype, device=X.device))  # orders with a_N = 0
+        features = xp.take(xp.concat(values, axis=1), self._column_positions(xp, n_kept), axis=1)
+        weights = self.weights_ / math.sqrt(max(self.n_random_, 1))
+        return features * self._cast_fitted_array(xp, weights, X.dtype, "feature weight")
+
+    def _column_positions(self, xp: Any, n_kept: int) -> Any:
+        """For each random feature, its column in the groups' columns side by side (the
+        order of ``rademacher_``), ``n_kept`` for the features of orders with ``a_N = 0``.
+
+        A stable sort of the orders, those of no group last, lists the groups' columns in
+        that order: the rank of a column in it is its position.
+        """
+        orders = self.orders_
+        kept = xp.zeros(orders.shape, dtype=xp.bool, device=orders.device)
+        for order, _, _ in self.rademacher_:
+            kept = kept | (orders == order)
+        key = xp.where(kept, orders, xp.full_like(orders, np.iinfo(np.int32).max))
+        rank = xp.argsort(xp.argsort(key, stable=True), stable=True)
+        return xp.where(rank < n_kept, rank, xp.full_like(rank, n_kept))
+
 
 _MACLAURIN_NOTES = """
     The kernel ``k(x, y) = f(x . y) = sum_n a_n (x . y)^n`` (all ``a_n >= 0``).  Each
@@ -319,6 +392,9 @@ class RandomMaclaurinFeatures(_MaclaurinFeatureMap):
     ) -> None:
         self._maclaurin_block(X, out, constants)
 
+    def _array_block(self, X: Any, xp: Any) -> Any:
+        return self._maclaurin_array(X, xp)
+
 
 @register_feature_map
 class CompactRandomFeatures(_MaclaurinFeatureMap):
@@ -353,7 +429,8 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
     kernel_, orders_, weights_, rademacher_, n_exact_, n_random_
         The up-projection, as for :class:`RandomMaclaurinFeatures` with ``L`` columns.
     projection_ : ndarray or scipy.sparse.csr_matrix of shape (L, D)
-        The matrix ``R`` (scaled by ``1 / sqrt(D)``).
+        The matrix ``R`` (scaled by ``1 / sqrt(D)``); dense when fitted on the arrays of
+        another library (an array of theirs, on their device).
     n_features_in_ : int
 
     Notes
@@ -467,6 +544,18 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
         up = np.empty((X.shape[0], self.n_up_), dtype=out.dtype)
         self._maclaurin_block(X, up, (groups, weights))
         out[:] = safe_sparse_dot(up, R, dense_output=True)
+
+    def _place_fitted(self, xp: Any, device: Any) -> None:
+        # the array API has no sparse arrays: a sparse projection goes there dense
+        if sp.issparse(self.projection_):
+            self.projection_ = self.projection_.toarray()
+        super()._place_fitted(xp, device)
+
+    def _array_block(self, X: Any, xp: Any) -> Any:
+        R = self.projection_
+        if sp.issparse(R):  # fitted on NumPy and moved here by move_to
+            R = to_namespace(R.toarray(), xp, X.device)
+        return self._maclaurin_array(X, xp) @ xp.astype(R, X.dtype)
 
 
 RandomMaclaurinFeatures.__doc__ = (RandomMaclaurinFeatures.__doc__ or "").replace(

@@ -10,6 +10,7 @@ import numpy as np
 import scipy.fft
 import scipy.sparse as sp
 
+from .._array_api import fft_pair
 from .._memory import check_memory
 from ..kernels import (
     HomogeneousPolynomial,
@@ -22,6 +23,7 @@ from ..kernels import (
 from ._base import BaseFeatureMap, largest_magnitude, register_feature_map
 from ._sketch_kernels import (
     count_sketches,
+    count_sketches_array,
     direct_bytes_per_row,
     direct_cost_factor,
     direct_sketch_into,
@@ -256,3 +258,29 @@ class TensorSketch(BaseFeatureMap):
         product = np.multiply.reduce(spectra, axis=1)
         del spectra
         np.fft.irfft(product, n=self.n_components, axis=-1, out=out)
+
+    # -- the arrays of other libraries ----------------------------------------------------
+
+    _array_api: ClassVar[bool] = True
+
+    def _array_bytes_per_row(self, X: Any) -> float:
+        # the FFT route (the buffers of _block_bytes_per_row's) and the signed coordinates
+        itemsize = np.dtype(X.dtype).itemsize
+        p, D = self._degree, self.n_components
+        return float(((3 * p + 2) * (D + 2) + 2 * p * (X.shape[1] + 1)) * itemsize)
+
+    def _array_block(self, X: Any, xp: Any) -> Any:
+        """The FFT route on ``X``'s device: ``irfft(prod_k rfft(C_k x'))``, the count
+        sketches by :func:`count_sketches_array`, the FFTs by the namespace's extension or
+        on the host (:func:`kernelmaps._array_api.fft_pair`); the count sketch itself for
+        degree 1."""
+        D = self.n_components
+        C = count_sketches_array(xp, X, self.hashes_, self.signs_, self._scale, self._constant, D)
+        if self._degree == 1:
+            return C[:, 0, :]
+        rfft, irfft = fft_pair(xp)
+        spectra = rfft(C, axis=-1)
+        product = spectra[:, 0, :]
+        for k in range(1, self._degree):  # in order, as np.multiply.reduce
+            product = product * spectra[:, k, :]
+        return irfft(product, n=D, axis=-1)

@@ -21,10 +21,17 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
+from .._array_api import index_add
 from .._config import numba_enabled
 from .._parallel import parallel_rows
 
-__all__ = ["count_sketches", "direct_bytes_per_row", "direct_cost_factor", "direct_sketch_into"]
+__all__ = [
+    "count_sketches",
+    "count_sketches_array",
+    "direct_bytes_per_row",
+    "direct_cost_factor",
+    "direct_sketch_into",
+]
 
 #: The direct sum is used while its ``d'^p`` terms per row are at most this factor times
 #: ``(p + 1) D log2 D`` (the FFT route's cost, see ``TensorSketch._route``).
@@ -213,3 +220,42 @@ def count_sketches(
         shift = (signs[:, d] * constant).astype(dtype)
         C[:, np.arange(p), hashes[:, d]] += shift
     return C
+
+
+def count_sketches_array(
+    xp: Any, X: Any, hashes: Any, signs: Any, scale: float, constant: float, n_components: int
+) -> Any:
+    """:func:`count_sketches` of the rows ``X``, an array of the namespace ``xp``.
+
+    ``(C_k x')_b = sum_{j : h_k(j) = b} s_k(j) x'_j`` (Charikar, Chen & Farach-Colton
+    2002) for the ``p`` hash/sign pairs at once: one scatter-add
+    (:func:`kernelmaps._array_api.index_add`) of the ``p d'`` signed coordinates of every
+    row into the ``p D`` buckets, on ``X``'s device (``hashes`` and ``signs`` there too).
+
+    Returns
+    -------
+    array of shape (rows, p, D)
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> from kernelmaps.feature_maps._sketch_kernels import count_sketches_array
+    >>> h, s = xp.asarray([[1, 2, 0]]), xp.asarray([[1, -1, 1]])
+    >>> count_sketches_array(xp, xp.asarray([[3.0, 5.0]]), h, s, 1.0, 0.0, 4)
+    Array([[[ 0.,  3., -5.,  0.]]], dtype=array_api_strict.float64)
+    """
+    n = X.shape[0]
+    p = hashes.shape[0]
+    D = int(n_components)
+    coordinates = X * scale
+    if constant:
+        ones = xp.full((n, 1), constant, dtype=X.dtype, device=X.device)
+        coordinates = xp.concat((coordinates, ones), axis=1)
+    k = coordinates.shape[1]
+    shifts = D * xp.arange(p, dtype=hashes.dtype, device=X.device)
+    buckets = xp.reshape(hashes[:, :k] + xp.expand_dims(shifts, axis=1), (p * k,))
+    signed = xp.expand_dims(xp.astype(signs[:, :k], X.dtype), axis=2)
+    terms = signed * xp.expand_dims(xp.matrix_transpose(coordinates), axis=0)  # (p, k, n)
+    sketches = xp.zeros((p * D, n), dtype=X.dtype, device=X.device)
+    sketches = index_add(xp, sketches, buckets, xp.reshape(terms, (p * k, n)))
+    return xp.reshape(xp.matrix_transpose(sketches), (n, p, D))

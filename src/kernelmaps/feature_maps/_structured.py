@@ -34,8 +34,14 @@ from ._base import (
     largest_magnitude,
     register_feature_map,
 )
-from ._fourier_layout import FourierLayout, fourier_features_into
-from ._hadamard import fastfood_projection, next_power_of_two, sorf_projection
+from ._fourier_layout import FourierLayout, fourier_features_array, fourier_features_into
+from ._hadamard import (
+    fastfood_projection,
+    fastfood_projection_array,
+    next_power_of_two,
+    sorf_projection,
+    sorf_projection_array,
+)
 
 __all__ = ["Fastfood", "StructuredOrthogonalFeatures"]
 
@@ -151,6 +157,19 @@ class _StructuredFourierFeatures(BaseFeatureMap):
             X = X.toarray()
         X = np.ascontiguousarray(X, dtype=dtype)
         return constants.project(X, *constants.parameters)
+
+    _array_api: ClassVar[bool] = True
+
+    def _array_projection(self, xp: Any, dtype: Any) -> tuple[Any, tuple[Any, ...]]:
+        """The product of :mod:`._hadamard` for arrays of ``xp`` and its parameters (the
+        fitted arrays, on their device) in the dtype ``dtype`` of ``xp``."""
+        raise NotImplementedError
+
+    def _array_block(self, X: Any, xp: Any) -> Any:
+        project, parameters = self._array_projection(xp, X.dtype)
+        projection = project(xp, X, *parameters)[:, : self.n_frequencies_]
+        scale = FourierLayout.of(self.n_components, self.variant).scale
+        return fourier_features_array(xp, projection, self.n_pairs_, self.offsets_, scale)
 
     def _transform_block(self, X: Any, out: np.ndarray, constants: _Projection) -> None:
         projection = self._project(X, out.dtype, constants)
@@ -328,6 +347,18 @@ class Fastfood(_StructuredFourierFeatures):
         g_norms = np.linalg.norm(self.gaussians_, axis=1, keepdims=True)
         return self.norms_ / (math.sqrt(self.padded_dim_) * g_norms)
 
+    def _array_projection(self, xp: Any, dtype: Any) -> tuple[Any, tuple[Any, ...]]:
+        # the row scales r_ji / (sqrt(d) |G_j|) of _row_scales, from the fitted arrays
+        g_norms = xp.linalg.vector_norm(self.gaussians_, axis=1, keepdims=True)
+        row_scales = self.norms_ / (math.sqrt(self.padded_dim_) * g_norms)
+        parameters = (
+            xp.astype(self.signs_, dtype),
+            self.permutations_,
+            xp.astype(self.gaussians_, dtype),
+            self._cast_fitted_array(xp, row_scales, dtype, "frequency norm"),
+        )
+        return fastfood_projection_array, parameters
+
 
 @register_feature_map
 class StructuredOrthogonalFeatures(_StructuredFourierFeatures):
@@ -489,3 +520,8 @@ class StructuredOrthogonalFeatures(_StructuredFourierFeatures):
         row_scales = self.norms_ / self.padded_dim_**1.5
         row_scales = self._cast_fitted(row_scales, dtype, "frequency norm")
         return sorf_projection, (self.signs_.astype(dtype), row_scales)
+
+    def _array_projection(self, xp: Any, dtype: Any) -> tuple[Any, tuple[Any, ...]]:
+        row_scales = self.norms_ / self.padded_dim_**1.5
+        row_scales = self._cast_fitted_array(xp, row_scales, dtype, "frequency norm")
+        return sorf_projection_array, (xp.astype(self.signs_, dtype), row_scales)
