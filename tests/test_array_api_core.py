@@ -91,7 +91,9 @@ def test_pipeline_and_grid_search_on_arrays_of_another_library(place: Place) -> 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 3))
     y = np.sin(X[:, 0])
-    pipe = make_pipeline(RandomFourierFeatures(n_components=32, random_state=0), Ridge(1.0, solver="svd"))
+    pipe = make_pipeline(
+        RandomFourierFeatures(n_components=32, random_state=0), Ridge(1.0, solver="svd")
+    )
     search = GridSearchCV(pipe, {"randomfourierfeatures__gamma": [0.1, 1.0]}, cv=KFold(3))
     expected = search.fit(X, y).predict(X)
     with dispatch():
@@ -103,3 +105,20 @@ def test_pipeline_and_grid_search_on_arrays_of_another_library(place: Place) -> 
     # features within (d + 4) eps |w.x| (< 50 eps here) of NumPy's; the ridge solve on
     # features of unit row norm and alpha = 1 amplifies it by at most kappa <= n + 1 = 61
     assert_close(got, expected, 1e4 * place.eps * (1.0 + float(np.max(np.abs(expected)))), "pred")
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_fourier_phases_beyond_the_rounding_are_refused_as_on_numpy(place: Place) -> None:
+    from kernelmaps.exceptions import NonFiniteOutputError
+
+    X = _data(6, 3).astype(place.dtype)
+    rff = RandomFourierFeatures(gamma=1.0, n_components=8, random_state=0).fit(X)
+    far = X.copy()
+    far[2] *= 1e20 if place.dtype == "float64" else 1e9  # |w.x| eps beyond 2 pi
+    with pytest.raises(NonFiniteOutputError, match="rounding noise") as on_numpy:
+        rff.transform(far)
+    with dispatch():
+        moved = move_to(rff, place.asarray(X))
+        with pytest.raises(NonFiniteOutputError, match="rounding noise") as on_device:
+            moved.transform(place.asarray(far))
+    assert str(on_device.value) == str(on_numpy.value)

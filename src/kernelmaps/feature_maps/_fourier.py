@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .._array_api import to_numpy, warn_if_tf32
+from .._array_api import host_dtype, to_numpy, warn_if_tf32
 from .._rows import Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
@@ -332,7 +332,14 @@ class RandomFourierFeatures(BaseFeatureMap):
 
     def _array_block(self, X: Any, xp: Any) -> Any:
         warn_if_tf32(X, "the phases w . x of random Fourier features")
-        P = X @ xp.astype(self.frequencies_, X.dtype)
+        W = self.frequencies_
+        if X.shape[0]:
+            # the NumPy path's refusal of rows whose phases are rounding noise
+            w_bound = float(xp.max(xp.sum(xp.abs(W), axis=0)))
+            reach = float(xp.max(xp.abs(X))) * w_bound
+            if reach * float(np.finfo(host_dtype(X.dtype)).eps) >= 2.0 * np.pi:
+                self._refuse_unresolved(to_numpy(X), w_bound)
+        P = X @ xp.astype(W, X.dtype)
         scale = FourierLayout.of(self.n_components, self.variant).scale
         return fourier_features_array(xp, P, self.n_pairs_, self.offsets_, scale)
 
