@@ -170,6 +170,16 @@ def _kept_eigenvalues(
     return w > cutoff * w_max
 
 
+def column_pivots_array(V: Any) -> np.ndarray:
+    """The largest-magnitude entry of each column of ``V`` (an array of another library),
+    on the host: ``V[argmax |V[:, j]|, j]`` (their signs fix the eigenvectors' signs)."""
+    xp, device = namespace_of(V), device_of(V)
+    n_columns = int(V.shape[1])
+    largest = to_numpy(xp.argmax(xp.abs(V), axis=0)).astype(np.int64)
+    flat = to_namespace(largest * n_columns + np.arange(n_columns), xp, device)
+    return to_numpy(xp.take(xp.reshape(V, (-1,)), flat)).astype(np.float64)
+
+
 def symmetric_normalization_array(
     K_mm: Any,
     eigen_cutoff: float | None,
@@ -215,9 +225,7 @@ def symmetric_normalization_array(
     if rank:
         V_top = xp.take(V, to_namespace(order[:rank], xp, device), axis=1)
         # deterministic signs (largest-magnitude entry positive), as on the host
-        largest = to_numpy(xp.argmax(xp.abs(V_top), axis=0)).astype(np.int64)
-        flat = to_namespace(largest * rank + np.arange(rank), xp, device)
-        pivots = to_numpy(xp.take(xp.reshape(V_top, (-1,)), flat))
+        pivots = column_pivots_array(V_top)
         col_scale = np.where(pivots < 0, -1.0, 1.0) / np.sqrt(w[:rank])
         scaled = V_top * to_namespace(col_scale, xp, device, dtype=V_top.dtype)
         normalization[:, :rank] = xp.astype(scaled, out_dtype)
