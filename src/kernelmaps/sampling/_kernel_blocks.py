@@ -47,7 +47,15 @@ def kernel_block(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:
 
 def work_dtype(X: Any) -> Any:
     """The dtype the samplers compute in for ``X``, an array of another library: float64
-    where its device has it (as the NumPy samplers), else float32."""
+    where its device has it (as the NumPy samplers), else float32.
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> from kernelmaps.sampling import work_dtype
+    >>> work_dtype(xp.asarray([[1.0]], dtype=xp.float32))
+    array_api_strict.float64
+    """
     xp = namespace_of(X)
     return xp.float64 if supports_float64(xp, device_of(X)) else xp.float32
 
@@ -61,6 +69,18 @@ def kernel_block_array(kernel: Callable[..., Any], A: Any, B: Any) -> Any:
     kernels round their float64 result for float32 rows (a no-op for float64 rows).  Any
     other callable is written for NumPy arrays: it is called on the host, and its result
     moved.  NaN and inf are left to the caller.
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> import sklearn
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling import kernel_block_array
+    >>> A = xp.asarray([[0.0, 1.0], [1.0, 1.0]], dtype=xp.float32)
+    >>> with sklearn.config_context(array_api_dispatch=True):
+    ...     K = kernel_block_array(Gaussian(gamma=0.5), A, A)
+    >>> K.dtype, round(float(K[0, 1]), 4)
+    (array_api_strict.float64, 0.6065)
     """
     xp, work = namespace_of(A), work_dtype(A)
     if not isinstance(kernel, Kernel):

@@ -376,6 +376,21 @@ def finish_landmarks_array(
         In ``draw.dtype``, in the namespace and on the device of ``rows``.
     indices : ndarray of int or None
         As :func:`finish_landmarks` (host).
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> import numpy as np
+    >>> import sklearn
+    >>> from kernelmaps.sampling import draw_landmarks, finish_landmarks_array
+    >>> X = xp.asarray(np.arange(20.0).reshape(10, 2))
+    >>> rng = np.random.default_rng(0)
+    >>> draw = draw_landmarks(10, 2, np.float64, "uniform", 3, rng=rng)
+    >>> rows = xp.take(X, xp.asarray(draw.rows), axis=0)
+    >>> with sklearn.config_context(array_api_dispatch=True):
+    ...     L, idx = finish_landmarks_array(draw, rows, rng)
+    >>> L.shape, idx.tolist() == draw.rows.tolist()
+    ((3, 2), True)
     """
     xp, device = namespace_of(rows), device_of(rows)
     if draw.method in ("kmeans", "leverage"):

@@ -460,6 +460,20 @@ def rpcholesky_array(
     -------
     RPCholeskyResult
         ``indices`` on the host, ``factor`` an array of ``X``'s namespace on its device.
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> import numpy as np
+    >>> import sklearn
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling import rpcholesky, rpcholesky_array
+    >>> X, kernel = np.random.default_rng(0).normal(size=(200, 3)), Gaussian(gamma=0.5)
+    >>> with sklearn.config_context(array_api_dispatch=True):
+    ...     idx, F = rpcholesky_array(xp.asarray(X), 10, kernel, np.random.default_rng(0))
+    >>> host = rpcholesky(X, 10, kernel, np.random.default_rng(0))
+    >>> F.shape, idx.tolist() == host.indices.tolist()
+    ((200, 10), True)
     """
     m = min(check_count(n_landmarks, "n_landmarks"), int(X.shape[0]))
     b = check_count(block_size, "block_size")
@@ -520,7 +534,21 @@ def rpcholesky_indices_array(
 ) -> np.ndarray:
     """:func:`rpcholesky_indices` of rows ``X`` that are an array of another library: the
     pivots of :func:`rpcholesky_array` with ``numpy.random.default_rng(seed)``, sorted
-    and completed as there (host indices)."""
+    and completed as there (host indices).
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> import numpy as np
+    >>> import sklearn
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling import rpcholesky_indices_array
+    >>> X = xp.asarray(np.random.default_rng(0).normal(size=(100, 2)))
+    >>> with sklearn.config_context(array_api_dispatch=True):
+    ...     idx = rpcholesky_indices_array(X, 5, Gaussian(gamma=1.0), seed=3)
+    >>> idx.shape
+    (5,)
+    """
     rng = np.random.default_rng(seed)
     m = min(check_count(n_landmarks, "n_landmarks"), int(X.shape[0]))
     pivots, _ = rpcholesky_array(X, m, kernel, rng, block_size=block_size)
