@@ -32,6 +32,7 @@ import numpy as np
 import pytest
 
 from kernelmaps import IKA, Nystroem
+from kernelmaps.exceptions import NonFiniteOutputError
 from kernelmaps.kernels import Gaussian
 from kernelmaps.sampling import rpcholesky_indices_array
 from kernelmaps.sampling._rpcholesky import rpcholesky_indices
@@ -248,3 +249,14 @@ def test_ika_basis_callable_runs_on_the_host(place: Place) -> None:
         Z = est.transform(place.asarray(X))
     assert_at(Z, place)
     assert_close(Z, expected, _ika_tolerance(ref, X.astype(place.dtype), place.eps), "features")
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_an_overflow_is_refused_on_the_device(place: Place) -> None:
+    X = np.full((50, 3), 30.0) + _data(50, 3)
+    for est in (
+        Nystroem("exponential_dot_product", gamma=1.0, n_components=5, random_state=0),
+        IKA("exponential_dot_product", gamma=1.0, n_components=3, n_basis=5, random_state=0),
+    ):
+        with dispatch(), pytest.raises(NonFiniteOutputError, match="overflowed"):
+            est.fit(place.asarray(X))

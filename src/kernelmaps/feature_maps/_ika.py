@@ -160,6 +160,14 @@ class IKA(BaseFeatureMap):
     and gives the map fitted on the same data in numpy with the same seed, whatever the
     chunking (:mod:`kernelmaps._rows`).
 
+    With scikit-learn's ``array_api_dispatch`` on, an array of another library (PyTorch,
+    CuPy, ...) makes the work run on its device: the sample, the centres and the
+    frequencies are drawn on the host with the same generator (the same rows and values
+    as the NumPy fit), the basis values, ``P``, ``M`` and the eigenproblem (reduced by the
+    eigendecomposition of ``P``, the array API having no generalized eigensolver) are
+    computed on the device in float64 where it has it, and ``transform`` in the input's
+    dtype.  A basis or kernel callable runs on host copies of the rows.
+
     The estimates of ``P`` and ``M`` converge at the Monte Carlo rate ``O(S^{-1/2})``:
     for a kernel bounded by 1 the eigenvalues of ``G / S`` are within
     ``||T_S - T||_HS <= 4 log(2/delta) / S + sqrt(2 (1 - sum lambda_i^2) log(2/delta)
@@ -522,9 +530,7 @@ class IKA(BaseFeatureMap):
                 f"for this data (largest basis value {float(xp.max(xp.abs(B))):.3g}). "
                 f"{self._overflow_fix(to_numpy(Y[:1, :]).dtype)}."
             )
-        eigenvalues, vectors, rank = _generalized_top_eigh_array(
-            M, P, m, stacklevel=stacklevel + 1
-        )
+        eigenvalues, vectors, rank = _generalized_top_eigh_array(M, P, m, stacklevel=stacklevel + 1)
         self.basis_rank_ = rank
         lam = np.maximum(eigenvalues, 0.0)
         self.eigenvalues_ = to_namespace(lam, xp, device, dtype=work)

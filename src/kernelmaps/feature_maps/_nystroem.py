@@ -361,6 +361,16 @@ class Nystroem(BaseFeatureMap):
     ``"kmeans"`` and ``"leverage"``), and gives the map fitted on the same data in numpy
     with the same seed, whatever the chunking (:mod:`kernelmaps._rows`).
 
+    With scikit-learn's ``array_api_dispatch`` on, an array of another library (PyTorch,
+    CuPy, ...) makes the work run on its device: the landmarks are drawn on the host with
+    the same generator and are the rows the NumPy fit picks (``"rpcholesky"`` evaluates
+    its factor on the device and copies the residual diagonal to the host to draw each
+    block; ``"kmeans"`` and ``"leverage"`` run on a host copy of their sample), ``K_mm``
+    and its eigendecomposition (the namespace's ``linalg.eigh``) are float64 where the
+    device has it, and ``transform`` is the kernel block on the device times the
+    normalization, in the input's dtype.  The fitted arrays live on that device; a kernel
+    callable runs on host copies of the rows.
+
     float32 data stays float32: ``K_mm``, its eigendecomposition, the kernel blocks and
     the GEMM are float32 (about twice as fast, half the memory).  The eigendecomposition
     is then accurate to about ``2e-5`` relative (``|K_mm - V diag(w) V^T|_F / |K_mm|_F``

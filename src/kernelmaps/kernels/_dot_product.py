@@ -453,6 +453,15 @@ class MaclaurinKernel(DotProductKernel):
     max_degree : int, default=None
         For a polynomial ``f``: the largest ``n`` with ``a_n != 0``.
 
+    Notes
+    -----
+    On the arrays of another library (array API dispatch) the dot products are one
+    matrix product on their device; ``function`` is applied there when, called on that
+    array, it returns an array of the same library and device (a closed form written
+    with operators and array API functions, ``lambda t: 1 / (1 - t / 2)``); otherwise
+    (a function written for NumPy, or no function: the series) ``f`` is applied on the
+    host in float64 and the result moved.
+
     Examples
     --------
     ``f(t) = 1 / (1 - t / 2)`` (radius 2):
