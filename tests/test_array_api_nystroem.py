@@ -260,3 +260,20 @@ def test_an_overflow_is_refused_on_the_device(place: Place) -> None:
     ):
         with dispatch(), pytest.raises(NonFiniteOutputError, match="overflowed"):
             est.fit(place.asarray(X))
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_nystroem_landmarks_given_on_the_device(place: Place) -> None:
+    """Landmarks given as an array of X's library are checked on a host copy and used
+    as the NumPy fit uses the same values."""
+    X = _data().astype(place.dtype)
+    L = X[:7] + 0.1
+    ref = Nystroem(landmarks=L, random_state=0).fit(X)
+    with dispatch():
+        est = Nystroem(landmarks=place.asarray(L), random_state=0).fit(place.asarray(X))
+        Z = est.transform(place.asarray(X))
+    assert_fitted_at(est, place)
+    np.testing.assert_array_equal(host(est.components_), ref.components_)
+    K_mm = ref.kernel_(L.astype(np.float64))
+    tol = _nystroem_tolerance(K_mm, ref.rank_, 1.0, place.eps)
+    assert_close(Z, ref.transform(X).astype(np.float64), tol, "features")

@@ -466,7 +466,10 @@ class Nystroem(BaseFeatureMap):
         stacklevel = 2  # the user's frame, counted from the caller (fit), for the warnings
         n_samples = rows.n_rows
         given = not isinstance(self.landmarks, str)
-        m = len(self.landmarks) if given else min(int(self.n_components), n_samples)
+        m = min(int(self.n_components), n_samples)
+        if given:  # an array of any library (its shape), or a list
+            shape = getattr(self.landmarks, "shape", None)
+            m = int(shape[0]) if shape is not None else len(self.landmarks)
         # K_mm and its evaluation's temporaries, the normalization, the eigenvectors and
         # LAPACK's workspace (float64)
         self._check_memory(
