@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from kernelmaps import IKA, Nystroem
 from kernelmaps.exceptions import NonFiniteOutputError
@@ -193,8 +194,10 @@ IKA_CASES: list[dict[str, Any]] = [
 ]
 
 
-def _ika_tolerance(ref: IKA, X: np.ndarray, eps: float) -> float:
-    """The bound of the module docstring on ``|d psi|``."""
+def _ika_tolerance(
+    ref: IKA, X: np.ndarray, eps: float, fit_eps: float = float(np.finfo(np.float64).eps)
+) -> float:
+    """The bound of the module docstring on ``|d psi|`` (``fit_eps``: the fit's dtype's)."""
     Y = X[ref.sample_indices_].astype(np.float64)
     B = ref._basis_values(Y)
     p = np.linalg.eigvalsh(B.T @ B / Y.shape[0])
@@ -204,7 +207,7 @@ def _ika_tolerance(ref: IKA, X: np.ndarray, eps: float) -> float:
     psi = float(np.max(np.abs(Bx @ ref.coefficients_)))
     c_max = float(np.max(np.linalg.norm(ref.coefficients_, axis=0)))
     transform = (n + 4) * eps * np.sqrt(n) * float(np.max(np.abs(Bx))) * c_max + eps * psi
-    fit = n * float(np.finfo(np.float64).eps) * p[-1] / p[0] * (lam[0] / gap + 1) * psi
+    fit = n * fit_eps * p[-1] / p[0] * (lam[0] / gap + 1) * psi
     return transform + fit
 
 
@@ -277,3 +280,39 @@ def test_nystroem_landmarks_given_on_the_device(place: Place) -> None:
     K_mm = ref.kernel_(L.astype(np.float64))
     tol = _nystroem_tolerance(K_mm, ref.rank_, 1.0, place.eps)
     assert_close(Z, ref.transform(X).astype(np.float64), tol, "features")
+
+
+def test_a_device_without_float64(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a device without float64 (Apple's MPS), simulated on array-api-strict: the fits
+    compute in float32 and keep their float64 attributes in float32, with the same
+    landmarks for this data and features within the bound of float32."""
+    import kernelmaps._array_api
+    import kernelmaps.kernels._argument
+    import kernelmaps.sampling._kernel_blocks
+
+    for module in (
+        kernelmaps._array_api,
+        kernelmaps.kernels._argument,
+        kernelmaps.sampling._kernel_blocks,
+    ):
+        monkeypatch.setattr(module, "supports_float64", lambda xp, device: False)
+    place = Place("array_api_strict", "float32")
+    X = _data(300).astype(np.float32)
+    for est in (
+        Nystroem(n_components=M, landmarks="rpcholesky", gamma="scale", random_state=0),
+        IKA(n_components=5, n_basis=M, centers="rpcholesky", random_state=0),
+    ):
+        ref = clone(est).fit(X)
+        with dispatch():
+            est.fit(place.asarray(X))
+            Z = est.transform(place.asarray(X))
+        assert est.eigenvalues_.dtype == place.xp.float32
+        assert_fitted_at(est, place)
+        if isinstance(est, Nystroem):
+            np.testing.assert_array_equal(host(est.component_indices_), ref.component_indices_)
+            L = ref.components_.astype(np.float64)
+            tol = _nystroem_tolerance(ref.kernel_(L), ref.rank_, 1.0, place.eps)
+        else:
+            np.testing.assert_array_equal(host(est.centers_), ref.centers_)
+            tol = _ika_tolerance(ref, X, place.eps, fit_eps=place.eps)  # a float32 fit
+        assert_close(Z, ref.transform(X).astype(np.float64), tol, type(est).__name__)

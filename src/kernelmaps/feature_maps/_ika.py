@@ -14,7 +14,7 @@ from scipy.special import expit
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .._array_api import device_of, namespace_of, to_namespace, to_numpy
+from .._array_api import device_of, host_dtype, namespace_of, to_namespace, to_numpy
 from .._rows import ArrayRows, Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
@@ -528,7 +528,7 @@ class IKA(BaseFeatureMap):
             raise NonFiniteOutputError(
                 f"IKA.fit: the Gram matrices of the basis (B^T B and B^T K B) overflow "
                 f"for this data (largest basis value {float(xp.max(xp.abs(B))):.3g}). "
-                f"{self._overflow_fix(to_numpy(Y[:1, :]).dtype)}."
+                f"{self._overflow_fix(host_dtype(Y.dtype))}."
             )
         eigenvalues, vectors, rank = _generalized_top_eigh_array(M, P, m, stacklevel=stacklevel + 1)
         self.basis_rank_ = rank
@@ -549,20 +549,22 @@ class IKA(BaseFeatureMap):
                 raise NonFiniteOutputError(
                     "IKA.fit: the kernel has non-finite values on the training sample "
                     f"(largest |x| = {float(xp.max(xp.abs(Y))):.3g}). "
-                    f"{self._overflow_fix(to_numpy(Y[:1, :]).dtype)}."
+                    f"{self._overflow_fix(host_dtype(Y.dtype))}."
                 )
             c = min(256, rows.stop - rows.start)
             corner = G[:c, rows.start : rows.start + c]
             asym = max(asym, float(xp.max(xp.abs(corner - xp.matrix_transpose(corner)))))
             scale = max(scale, float(xp.max(xp.abs(corner))))
             out = out + xp.matrix_transpose(B[rows, :]) @ (G @ B)
-        _check_sample_symmetric(asym, scale)
+        eps = float(np.finfo(host_dtype(out.dtype)).eps)
+        _check_sample_symmetric(asym, scale, max(1e-7, 100 * eps))
         return 0.5 * (out + xp.matrix_transpose(out))
 
 
-def _check_sample_symmetric(asym: float, scale: float) -> None:
-    """Refuse a kernel whose sample matrix has ``max |G - G^T| = asym`` beyond 1e-7."""
-    if asym > 1e-7 * max(scale, 1e-300):
+def _check_sample_symmetric(asym: float, scale: float, rtol: float = 1e-7) -> None:
+    """Refuse a kernel whose sample matrix has ``max |G - G^T| = asym`` beyond ``rtol``
+    relative (``1e-7``; the rounding of a float32 kernel is larger)."""
+    if asym > rtol * max(scale, 1e-300):
         raise ValueError(
             "The kernel matrix of the sample is not symmetric; the kernel must be a "
             "symmetric positive semidefinite function k(x, y) = k(y, x)."

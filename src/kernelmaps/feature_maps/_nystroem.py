@@ -482,9 +482,11 @@ class Nystroem(BaseFeatureMap):
         else:
             K_mm = self._fit_landmarks(rows, rng, stacklevel=stacklevel + 1)
         if isinstance(rows, ArrayRows):
-            normalization, eigenvalues, rank = symmetric_normalization_array(
+            normalization, w, rank = symmetric_normalization_array(
                 K_mm, self.eigen_cutoff, rows.dtype, stacklevel=stacklevel + 2
             )
+            # float64 as on the host, where the device has it (float32 on the others)
+            eigenvalues = to_namespace(w, rows.xp, rows.device, dtype=work_dtype(rows.X))
         else:
             normalization, eigenvalues, rank = symmetric_normalization(
                 K_mm, self.eigen_cutoff, stacklevel=stacklevel + 2
