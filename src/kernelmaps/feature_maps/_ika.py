@@ -14,7 +14,8 @@ from scipy.special import expit
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .._rows import Rows
+from .._array_api import device_of, host_dtype, namespace_of, to_namespace, to_numpy
+from .._rows import ArrayRows, Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     Kernel,
@@ -29,6 +30,9 @@ from ..sampling import (
     LandmarkDraw,
     draw_landmarks,
     finish_landmarks,
+    finish_landmarks_array,
+    kernel_block_array,
+    work_dtype,
 )
 from ._base import (
     BaseFeatureMap,
@@ -37,6 +41,7 @@ from ._base import (
     register_feature_map,
     row_blocks,
 )
+from ._nystroem import column_pivots_array, landmark_kernel_array
 
 __all__ = ["IKA"]
 
@@ -155,6 +160,14 @@ class IKA(BaseFeatureMap):
     and gives the map fitted on the same data in numpy with the same seed, whatever the
     chunking (:mod:`kernelmaps._rows`).
 
+    With scikit-learn's ``array_api_dispatch`` on, an array of another library (PyTorch,
+    CuPy, ...) makes the work run on its device: the sample, the centres and the
+    frequencies are drawn on the host with the same generator (the same rows and values
+    as the NumPy fit), the basis values, ``P``, ``M`` and the eigenproblem (reduced by the
+    eigendecomposition of ``P``, the array API having no generalized eigensolver) are
+    computed on the device in float64 where it has it, and ``transform`` in the input's
+    dtype.  A basis or kernel callable runs on host copies of the rows.
+
     The estimates of ``P`` and ``M`` converge at the Monte Carlo rate ``O(S^{-1/2})``:
     for a kernel bounded by 1 the eigenvalues of ``G / S`` are within
     ``||T_S - T||_HS <= 4 log(2/delta) / S + sqrt(2 (1 - sum lambda_i^2) log(2/delta)
@@ -185,6 +198,7 @@ class IKA(BaseFeatureMap):
     """
 
     _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
+    _array_api: ClassVar[bool] = True
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(
@@ -263,7 +277,8 @@ class IKA(BaseFeatureMap):
         array is read in one compute.
         """
         stacklevel = 2  # the user's frame, counted from the caller (fit), for the warnings
-        kernel = resolve_estimator_kernel(self, rows.n_features, rows.array())
+        data = rows.X if isinstance(rows, ArrayRows) else rows.array()
+        kernel = resolve_estimator_kernel(self, rows.n_features, data)
         self.kernel_ = kernel
         self.centers_: np.ndarray | None = None
         self.frequencies_: np.ndarray | None = None
@@ -277,22 +292,29 @@ class IKA(BaseFeatureMap):
                 rows.n_rows, rows.n_features, rows.dtype, kernel, m, rng, stacklevel=stacklevel + 1
             )
         Y = self._read_sample(rows, centre_draw, rng)
+        self.n_components_ = m
+        self._n_features_out = m
+        if isinstance(rows, ArrayRows):
+            self._fit_sample_array(kernel, Y, m, stacklevel=stacklevel + 2)
+            return
         B = self._basis_values(Y)
-        if self.n_basis_ is None:
-            self.n_basis_ = B.shape[1]
-            if m > self.n_basis_:
-                raise ValueError(
-                    f"n_components={m} cannot exceed the {self.n_basis_} basis functions "
-                    "returned by the basis callable."
-                )
+        self._check_basis_width(B.shape[1], m)
         P, M = self._basis_grams(kernel, Y, B)
         eigenvalues, vectors, rank = _generalized_top_eigh(M, P, m, stacklevel=stacklevel + 2)
         self.basis_rank_ = rank
         lam = np.maximum(eigenvalues, 0.0)
         self.eigenvalues_ = lam
         self.coefficients_ = vectors * np.sqrt(lam)
-        self.n_components_ = m
-        self._n_features_out = m
+
+    def _check_basis_width(self, n_basis: int, m: int) -> None:
+        """Set ``n_basis_`` from a basis callable's output, refusing fewer than ``m``."""
+        if self.n_basis_ is None:
+            self.n_basis_ = n_basis
+            if m > self.n_basis_:
+                raise ValueError(
+                    f"n_components={m} cannot exceed the {self.n_basis_} basis functions "
+                    "returned by the basis callable."
+                )
 
     def _read_sample(
         self, rows: Rows, centre_draw: LandmarkDraw | None, rng: np.random.Generator
@@ -321,7 +343,8 @@ class IKA(BaseFeatureMap):
         # "leverage" would, and IKA's centres are "uniform" or "kmeans").
         assert centre_draw.method != "leverage"
         centre_rows, Y = rows.read([centre_draw.rows, sample])
-        self.centers_, _ = finish_landmarks(centre_draw, centre_rows, rng)
+        finish = finish_landmarks_array if isinstance(rows, ArrayRows) else finish_landmarks
+        self.centers_, _ = finish(centre_draw, centre_rows, rng)
         return Y
 
     def _basis_grams(
@@ -436,11 +459,7 @@ class IKA(BaseFeatureMap):
             asym = max(asym, float(np.max(np.abs(corner - corner.T), initial=0.0)))
             scale = max(scale, float(np.max(np.abs(corner), initial=0.0)))
             out += B[rows].T @ (G @ B)
-        if asym > 1e-7 * max(scale, 1e-300):
-            raise ValueError(
-                "The kernel matrix of the sample is not symmetric; the kernel must be a "
-                "symmetric positive semidefinite function k(x, y) = k(y, x)."
-            )
+        _check_sample_symmetric(asym, scale)
         return 0.5 * (out + out.T)
 
     def _block_bytes_per_row(self, X: Any) -> float:
@@ -448,6 +467,108 @@ class IKA(BaseFeatureMap):
 
     def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
         out[:] = self._basis_values(X) @ self.coefficients_
+
+    # -- arrays of other libraries (array API dispatch) ----------------------------------
+
+    def _array_block(self, X: Any, xp: Any) -> Any:
+        """The basis on ``X``'s device times the coefficients, in the dtype of ``X``."""
+        B = self._basis_values_array(X, X.dtype)
+        return B @ xp.astype(self.coefficients_, X.dtype, copy=False)
+
+    def _basis_values_array(self, X: Any, dtype: Any) -> Any:
+        """``B_ij = b_j(x_i)`` for rows ``X`` of another library, on their device, in
+        ``dtype`` (of ``X``'s namespace).  A basis callable is written for NumPy arrays:
+        it runs on the host and its values are moved; the ``"kernel"`` basis is
+        :func:`~kernelmaps.feature_maps._nystroem.landmark_kernel_array`."""
+        xp, device = namespace_of(X), device_of(X)
+
+        def here(a: Any) -> Any:  # a fitted array (host during the fit) in dtype, here
+            if isinstance(a, np.ndarray):
+                return to_namespace(a, xp, device, dtype=dtype)
+            return xp.astype(a, dtype, copy=False)
+
+        if callable(self.basis):
+            n_basis = getattr(self, "n_basis_", None)
+            B = check_kernel_matrix(
+                self.basis(to_numpy(X)),
+                int(X.shape[0]),
+                n_basis,
+                source="The basis callable",
+                what="basis values b_j(x_i)",
+            )
+            return to_namespace(B, xp, device, dtype=dtype)
+        Xw = xp.astype(X, dtype, copy=False)
+        if self.basis == "fourier":
+            return xp.cos(Xw @ here(self.frequencies_) + here(self.offsets_))
+        assert self.centers_ is not None
+        C = here(self.centers_)
+        if self.basis == "kernel":
+            return landmark_kernel_array(self.kernel_, Xw, C)
+        proj = Xw @ xp.matrix_transpose(C)
+        if self.basis == "relu":
+            return xp.clip(proj, min=0.0)
+        e = xp.exp(-xp.abs(proj))  # the logistic function without overflow
+        return xp.where(proj >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+    def _fit_sample_array(
+        self, kernel: Callable[..., Any], Y: Any, m: int, *, stacklevel: int
+    ) -> None:
+        """The fit's linear algebra on the sample ``Y`` (rows of another library), on its
+        device in float64 where the device has it: ``B``, ``P``, ``M`` and the
+        generalized eigenproblem (:func:`_generalized_top_eigh_array`)."""
+        xp, device, work = namespace_of(Y), device_of(Y), work_dtype(Y)
+        B = self._basis_values_array(Y, work)
+        self._check_basis_width(int(B.shape[1]), m)
+        if not bool(xp.all(xp.isfinite(B))):
+            self._basis_grams(kernel, to_numpy(Y), to_numpy(B))  # raises the host's message
+        S = int(Y.shape[0])
+        P = (xp.matrix_transpose(B) @ B) / S
+        M = self._project_gram_array(kernel, Y, B) / S**2
+        if not (bool(xp.all(xp.isfinite(P))) and bool(xp.all(xp.isfinite(M)))):
+            raise NonFiniteOutputError(
+                f"IKA.fit: the Gram matrices of the basis (B^T B and B^T K B) overflow "
+                f"for this data (largest basis value {float(xp.max(xp.abs(B))):.3g}). "
+                f"{self._overflow_fix(host_dtype(Y.dtype))}."
+            )
+        eigenvalues, vectors, rank = _generalized_top_eigh_array(M, P, m, stacklevel=stacklevel + 1)
+        self.basis_rank_ = rank
+        lam = np.maximum(eigenvalues, 0.0)
+        self.eigenvalues_ = to_namespace(lam, xp, device, dtype=work)
+        self.coefficients_ = vectors * to_namespace(np.sqrt(lam), xp, device, dtype=work)
+
+    def _project_gram_array(self, kernel: Callable[..., Any], Y: Any, B: Any) -> Any:
+        """:meth:`_project_gram` on the device: ``B^T G B`` with ``G = k(Y, Y)`` in row
+        blocks (:func:`~kernelmaps.sampling.kernel_block_array`, the values NumPy sees)."""
+        xp = namespace_of(B)
+        S, n = int(B.shape[0]), int(B.shape[1])
+        out = xp.zeros((n, n), dtype=B.dtype, device=device_of(B))
+        asym = scale = 0.0
+        for rows in row_blocks(S, 8.0 * (S + n), max_rows=1024):
+            G = kernel_block_array(kernel, Y[rows, :], Y)
+            if not bool(xp.all(xp.isfinite(G))):
+                raise NonFiniteOutputError(
+                    "IKA.fit: the kernel has non-finite values on the training sample "
+                    f"(largest |x| = {float(xp.max(xp.abs(Y))):.3g}). "
+                    f"{self._overflow_fix(host_dtype(Y.dtype))}."
+                )
+            c = min(256, rows.stop - rows.start)
+            corner = G[:c, rows.start : rows.start + c]
+            asym = max(asym, float(xp.max(xp.abs(corner - xp.matrix_transpose(corner)))))
+            scale = max(scale, float(xp.max(xp.abs(corner))))
+            out = out + xp.matrix_transpose(B[rows, :]) @ (G @ B)
+        eps = float(np.finfo(host_dtype(out.dtype)).eps)
+        _check_sample_symmetric(asym, scale, max(1e-7, 100 * eps))
+        return 0.5 * (out + xp.matrix_transpose(out))
+
+
+def _check_sample_symmetric(asym: float, scale: float, rtol: float = 1e-7) -> None:
+    """Refuse a kernel whose sample matrix has ``max |G - G^T| = asym`` beyond ``rtol``
+    relative (``1e-7``; the rounding of a float32 kernel is larger)."""
+    if asym > rtol * max(scale, 1e-300):
+        raise ValueError(
+            "The kernel matrix of the sample is not symmetric; the kernel must be a "
+            "symmetric positive semidefinite function k(x, y) = k(y, x)."
+        )
 
 
 def _flip_signs(V: np.ndarray) -> np.ndarray:
@@ -472,11 +593,7 @@ def _generalized_top_eigh(
     p, U = scipy.linalg.eigh(P)
     p_max = float(p[-1])
     if p_max <= 0.0:
-        warnings.warn(
-            "IKA: every basis function vanishes on the training sample; the map is zero.",
-            UserWarning,
-            stacklevel=stacklevel,
-        )
+        _warn_vanishing_basis(stacklevel + 1)
         return np.zeros(m), np.zeros((n, m)), 0
     keep = p > _P_RCOND * p_max
     rank = int(np.count_nonzero(keep))
@@ -484,15 +601,7 @@ def _generalized_top_eigh(
         k = min(m, n)
         w, V = scipy.linalg.eigh(M, P, subset_by_index=[n - k, n - 1])
     else:
-        warnings.warn(
-            f"IKA: the basis Gram matrix P = B^T B / S is numerically singular (rank {rank} "
-            f"of {n}: basis functions are linearly dependent on the sample, e.g. duplicate "
-            "centres or too small a sample); the eigenproblem is reduced to its "
-            f"{rank} well-conditioned directions. Use fewer basis functions or a larger "
-            "sample_size.",
-            UserWarning,
-            stacklevel=stacklevel,
-        )
+        _warn_singular_basis(rank, n, stacklevel + 1)
         T = U[:, keep] / np.sqrt(p[keep])
         k = min(m, rank)
         Mr = T.T @ M @ T
@@ -502,4 +611,74 @@ def _generalized_top_eigh(
     if k < m:
         w = np.concatenate([w, np.zeros(m - k)])
         V = np.hstack([V, np.zeros((n, m - k))])
+    return w, V, rank
+
+
+def _warn_vanishing_basis(stacklevel: int) -> None:
+    warnings.warn(
+        "IKA: every basis function vanishes on the training sample; the map is zero.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def _warn_singular_basis(rank: int, n: int, stacklevel: int) -> None:
+    warnings.warn(
+        f"IKA: the basis Gram matrix P = B^T B / S is numerically singular (rank {rank} "
+        f"of {n}: basis functions are linearly dependent on the sample, e.g. duplicate "
+        "centres or too small a sample); the eigenproblem is reduced to its "
+        f"{rank} well-conditioned directions. Use fewer basis functions or a larger "
+        "sample_size.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def _generalized_top_eigh_array(
+    M: Any, P: Any, m: int, *, stacklevel: int = 4
+) -> tuple[np.ndarray, Any, int]:
+    """:func:`_generalized_top_eigh` of ``M`` and ``P``, arrays of another library, on
+    their device with the namespace's ``linalg.eigh`` (the standard has no generalized
+    eigensolver): ``P = U diag(p) U^T``, ``T = U_k diag(p_k^{-1/2})`` on the directions
+    with ``p > 1e-10 max p`` (all of them unless ``P`` is numerically singular, with the
+    same warning as on the host), then the top ``m`` eigenpairs ``(w, u)`` of
+    ``T^T M T``: ``v = T u`` solves ``M v = w P v`` with ``v^T P v = 1`` (Rayleigh-Ritz
+    on the span of ``T``, the host's reduced problem and, at full rank, the same
+    solutions as its ``eigh(M, P)``).  The eigenvalues (few numbers) are ordered on the
+    host; the signs are the host's (largest-magnitude entry positive).
+
+    Returns
+    -------
+    eigenvalues : ndarray of shape (m,)
+        float64, decreasing, on the host (zeros past the rank).
+    vectors : array of shape (n, m)
+        On the device, zero columns past the rank.
+    rank : int
+    """
+    xp, device = namespace_of(P), device_of(P)
+    n = int(P.shape[0])
+    p_dev, U = xp.linalg.eigh(P)
+    p = to_numpy(p_dev).astype(np.float64)
+    p_max = float(np.max(p))
+    if p_max <= 0.0:
+        _warn_vanishing_basis(stacklevel + 1)
+        return np.zeros(m), xp.zeros((n, m), dtype=P.dtype, device=device), 0
+    kept = np.flatnonzero(p > _P_RCOND * p_max)
+    rank = int(kept.shape[0])
+    if rank < n:
+        _warn_singular_basis(rank, n, stacklevel + 1)
+    kept_dev = to_namespace(kept, xp, device)
+    T = xp.take(U, kept_dev, axis=1) / xp.sqrt(xp.take(p_dev, kept_dev))
+    Mr = xp.matrix_transpose(T) @ M @ T
+    w_dev, Vr = xp.linalg.eigh(0.5 * (Mr + xp.matrix_transpose(Mr)))
+    k = min(m, rank)
+    w_all = to_numpy(w_dev).astype(np.float64)
+    top = np.argsort(w_all, kind="stable")[::-1][:k].copy()
+    V = T @ xp.take(Vr, to_namespace(top, xp, device), axis=1)
+    signs = np.where(column_pivots_array(V) < 0, -1.0, 1.0)
+    V = V * to_namespace(signs, xp, device, dtype=V.dtype)
+    w = w_all[top]
+    if k < m:
+        w = np.concatenate([w, np.zeros(m - k)])
+        V = xp.concat([V, xp.zeros((n, m - k), dtype=V.dtype, device=device)], axis=1)
     return w, V, rank

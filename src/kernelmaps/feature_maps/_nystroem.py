@@ -13,19 +13,27 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
-from .._rows import Rows
+from .._array_api import device_of, namespace_of, to_namespace, to_numpy
+from .._rows import ArrayRows, Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     CallableKernel,
     Kernel,
     LandmarkKernel,
+    ShiftInvariantKernel,
     StrictInterval,
     check_kernel_matrix,
     kernel_parameter_constraints,
     refuse_named_with_precomputed,
     resolve_estimator_kernel,
 )
-from ..sampling import LANDMARK_METHODS, draw_landmarks, finish_landmarks
+from ..sampling import (
+    LANDMARK_METHODS,
+    draw_landmarks,
+    finish_landmarks,
+    finish_landmarks_array,
+    work_dtype,
+)
 from ._base import BaseFeatureMap, register_feature_map
 
 __all__ = ["Nystroem"]
@@ -95,22 +103,50 @@ def symmetric_normalization(
         K_mm = K_mm.astype(dtype)
     eps = float(np.finfo(dtype).eps)
     if not np.all(np.isfinite(K_mm)):
-        raise ValueError(
-            f"{owner}: the kernel matrix of the landmarks has non-finite entries; check the "
-            "kernel and its parameters."
-        )
+        _refuse_non_finite_landmark_matrix(owner)
     scale = float(np.max(np.abs(K_mm))) if m else 0.0
     asym = float(np.max(np.abs(K_mm - K_mm.T))) if m else 0.0
+    _check_symmetric(asym, scale, eps, owner)
+    K_sym = K_mm + K_mm.T
+    K_sym *= 0.5
+    w, V = scipy.linalg.eigh(K_sym, driver=EIGH_DRIVER, overwrite_a=True, check_finite=False)
+    w = np.asarray(w[::-1], dtype=np.float64)
+    keep = _kept_eigenvalues(w, eps, eigen_cutoff, owner=owner, stacklevel=stacklevel + 1)
+    rank = int(np.count_nonzero(keep))
+    normalization = np.zeros((m, m), dtype=dtype)
+    if rank:
+        V_top = V[:, m - rank :][:, ::-1]  # the top ``rank`` eigenvectors, decreasing
+        pivots = V_top[np.argmax(np.abs(V_top), axis=0), np.arange(rank)]
+        # deterministic signs (largest-magnitude entry positive) folded into the scaling
+        col_scale = np.where(pivots < 0, -1.0, 1.0) / np.sqrt(w[:rank])
+        np.multiply(V_top, col_scale.astype(dtype), out=normalization[:, :rank])
+    return normalization, w, rank
+
+
+def _refuse_non_finite_landmark_matrix(owner: str) -> None:
+    raise ValueError(
+        f"{owner}: the kernel matrix of the landmarks has non-finite entries; check the "
+        "kernel and its parameters."
+    )
+
+
+def _check_symmetric(asym: float, scale: float, eps: float, owner: str) -> None:
+    """Refuse a landmark kernel matrix with ``max |K - K^T| = asym`` beyond rounding."""
     if asym > max(1e-7, 100 * eps) * max(scale, np.finfo(np.float64).tiny):
         raise ValueError(
             f"{owner}: the kernel matrix of the landmarks is not symmetric (max |K - K^T| = "
             f"{asym:.3g}, max |K| = {scale:.3g}); the kernel must be a symmetric positive "
             "semidefinite function k(x, y) = k(y, x)."
         )
-    K_sym = K_mm + K_mm.T
-    K_sym *= 0.5
-    w, V = scipy.linalg.eigh(K_sym, driver=EIGH_DRIVER, overwrite_a=True, check_finite=False)
-    w = np.asarray(w[::-1], dtype=np.float64)
+
+
+def _kept_eigenvalues(
+    w: np.ndarray, eps: float, eigen_cutoff: float | None, *, owner: str, stacklevel: int
+) -> np.ndarray:
+    """Which of the eigenvalues ``w`` (float64, decreasing) are above the cut-off of
+    :func:`symmetric_normalization` (``eps`` the working dtype's), with its warnings
+    (``stacklevel`` counted from this function)."""
+    m = w.shape[0]
     w_max = float(w[0]) if m else 0.0
     default = max(m * float(np.finfo(np.float64).eps), eps)
     cutoff = default if eigen_cutoff is None else float(eigen_cutoff)
@@ -122,25 +158,83 @@ def symmetric_normalization(
             UserWarning,
             stacklevel=stacklevel,
         )
-        keep = np.zeros(m, dtype=bool)
-    else:
-        keep = w > cutoff * w_max
-        if w[-1] < -np.sqrt(eps) * w_max:
-            warnings.warn(
-                f"{owner}: the kernel matrix of the landmarks has negative eigenvalues (down "
-                f"to {w[-1]:.3g}, largest {w_max:.3g}); the kernel is not positive "
-                "semidefinite. Their directions are dropped.",
-                UserWarning,
-                stacklevel=stacklevel,
-            )
+        return np.zeros(m, dtype=bool)
+    if w[-1] < -np.sqrt(eps) * w_max:
+        warnings.warn(
+            f"{owner}: the kernel matrix of the landmarks has negative eigenvalues (down "
+            f"to {w[-1]:.3g}, largest {w_max:.3g}); the kernel is not positive "
+            "semidefinite. Their directions are dropped.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+    return w > cutoff * w_max
+
+
+def column_pivots_array(V: Any) -> np.ndarray:
+    """The largest-magnitude entry of each column of ``V`` (an array of another library),
+    on the host: ``V[argmax |V[:, j]|, j]`` (their signs fix the eigenvectors' signs)."""
+    xp, device = namespace_of(V), device_of(V)
+    n_columns = int(V.shape[1])
+    largest = to_numpy(xp.argmax(xp.abs(V), axis=0)).astype(np.int64)
+    flat = to_namespace(largest * n_columns + np.arange(n_columns), xp, device)
+    return to_numpy(xp.take(xp.reshape(V, (-1,)), flat)).astype(np.float64)
+
+
+def symmetric_normalization_array(
+    K_mm: Any,
+    eigen_cutoff: float | None,
+    dtype: Any,
+    *,
+    owner: str = "Nystroem",
+    stacklevel: int = 4,
+) -> tuple[Any, np.ndarray, int]:
+    """:func:`symmetric_normalization` of a ``K_mm`` that is an array of another library
+    (array API dispatch on), on its device.
+
+    The eigendecomposition is the namespace's ``linalg.eigh``, in float64 where the
+    device has it (else float32); ``dtype`` is the input's dtype (NumPy's), that of the
+    returned normalization and of the default cut-off's ``eps``, as on the host.  The
+    eigenvalues (``m`` numbers) are ordered and cut off on the host, by the same code.
+
+    Returns
+    -------
+    normalization : array of shape (m, m)
+        In ``dtype``, in the namespace and on the device of ``K_mm``.
+    eigenvalues : ndarray of shape (m,)
+        float64, decreasing (host).
+    rank : int
+    """
+    xp, device = namespace_of(K_mm), device_of(K_mm)
+    m, dtype = int(K_mm.shape[0]), np.dtype(dtype)
+    eps = float(np.finfo(dtype).eps)
+    K_mm = xp.astype(K_mm, work_dtype(K_mm))
+    if not bool(xp.all(xp.isfinite(K_mm))):
+        _refuse_non_finite_landmark_matrix(owner)
+    K_t = xp.matrix_transpose(K_mm)
+    scale = float(xp.max(xp.abs(K_mm))) if m else 0.0
+    asym = float(xp.max(xp.abs(K_mm - K_t))) if m else 0.0
+    _check_symmetric(asym, scale, eps, owner)
+    w_dev, V = xp.linalg.eigh(0.5 * (K_mm + K_t))
+    w_all = to_numpy(w_dev).astype(np.float64)
+    order = np.argsort(w_all, kind="stable")[::-1].copy()
+    w = w_all[order]
+    keep = _kept_eigenvalues(w, eps, eigen_cutoff, owner=owner, stacklevel=stacklevel + 1)
     rank = int(np.count_nonzero(keep))
-    normalization = np.zeros((m, m), dtype=dtype)
+    out_dtype = getattr(xp, dtype.name)
+    normalization = xp.zeros((m, m), dtype=out_dtype, device=device)
     if rank:
-        V_top = V[:, m - rank :][:, ::-1]  # the top ``rank`` eigenvectors, decreasing
-        pivots = V_top[np.argmax(np.abs(V_top), axis=0), np.arange(rank)]
-        # deterministic signs (largest-magnitude entry positive) folded into the scaling
+        V_top = xp.take(V, to_namespace(order[:rank], xp, device), axis=1)
+        # deterministic signs (largest-magnitude entry positive), as on the host
+        pivots = column_pivots_array(V_top)
         col_scale = np.where(pivots < 0, -1.0, 1.0) / np.sqrt(w[:rank])
-        np.multiply(V_top, col_scale.astype(dtype), out=normalization[:, :rank])
+        scaled = V_top * to_namespace(col_scale, xp, device, dtype=V_top.dtype)
+        normalization[:, :rank] = xp.astype(scaled, out_dtype)
+        if not bool(xp.all(xp.isfinite(normalization))):
+            raise NonFiniteOutputError(
+                f"{owner}.fit: the eigendecomposition of the kernel matrix of the landmarks "
+                "on this device returned non-finite values; pass float64 input or use "
+                "fewer landmarks."
+            )
     return normalization, w, rank
 
 
@@ -267,6 +361,16 @@ class Nystroem(BaseFeatureMap):
     ``"kmeans"`` and ``"leverage"``), and gives the map fitted on the same data in numpy
     with the same seed, whatever the chunking (:mod:`kernelmaps._rows`).
 
+    With scikit-learn's ``array_api_dispatch`` on, an array of another library (PyTorch,
+    CuPy, ...) makes the work run on its device: the landmarks are drawn on the host with
+    the same generator and are the rows the NumPy fit picks (``"rpcholesky"`` evaluates
+    its factor on the device and copies the residual diagonal to the host to draw each
+    block; ``"kmeans"`` and ``"leverage"`` run on a host copy of their sample), ``K_mm``
+    and its eigendecomposition (the namespace's ``linalg.eigh``) are float64 where the
+    device has it, and ``transform`` is the kernel block on the device times the
+    normalization, in the input's dtype.  The fitted arrays live on that device; a kernel
+    callable runs on host copies of the rows.
+
     float32 data stays float32: ``K_mm``, its eigendecomposition, the kernel blocks and
     the GEMM are float32 (about twice as fast, half the memory).  The eigendecomposition
     is then accurate to about ``2e-5`` relative (``|K_mm - V diag(w) V^T|_F / |K_mm|_F``
@@ -307,6 +411,7 @@ class Nystroem(BaseFeatureMap):
     """
 
     _kernel_requirement: ClassVar[str] = "a positive semidefinite kernel"
+    _array_api: ClassVar[bool] = True
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(
@@ -361,7 +466,10 @@ class Nystroem(BaseFeatureMap):
         stacklevel = 2  # the user's frame, counted from the caller (fit), for the warnings
         n_samples = rows.n_rows
         given = not isinstance(self.landmarks, str)
-        m = len(self.landmarks) if given else min(int(self.n_components), n_samples)
+        m = min(int(self.n_components), n_samples)
+        if given:  # an array of any library (its shape), or a list
+            shape = getattr(self.landmarks, "shape", None)
+            m = int(shape[0]) if shape is not None else len(self.landmarks)
         # K_mm and its evaluation's temporaries, the normalization, the eigenvectors and
         # LAPACK's workspace (float64)
         self._check_memory(
@@ -373,9 +481,16 @@ class Nystroem(BaseFeatureMap):
             K_mm = self._fit_precomputed(rows, rng, stacklevel=stacklevel + 1)
         else:
             K_mm = self._fit_landmarks(rows, rng, stacklevel=stacklevel + 1)
-        normalization, eigenvalues, rank = symmetric_normalization(
-            K_mm, self.eigen_cutoff, stacklevel=stacklevel + 2
-        )
+        if isinstance(rows, ArrayRows):
+            normalization, w, rank = symmetric_normalization_array(
+                K_mm, self.eigen_cutoff, rows.dtype, stacklevel=stacklevel + 2
+            )
+            # float64 as on the host, where the device has it (float32 on the others)
+            eigenvalues = to_namespace(w, rows.xp, rows.device, dtype=work_dtype(rows.X))
+        else:
+            normalization, eigenvalues, rank = symmetric_normalization(
+                K_mm, self.eigen_cutoff, stacklevel=stacklevel + 2
+            )
         self.normalization_ = normalization
         self.eigenvalues_ = eigenvalues
         self.rank_ = rank
@@ -422,7 +537,9 @@ class Nystroem(BaseFeatureMap):
                     "matrix, in memory; on a Dask array use landmarks='uniform'."
                 )
             (K,) = rows.read([None])
-            index_kernel = _PrecomputedIndexKernel(K)
+            index_kernel = _PrecomputedIndexKernel(
+                to_numpy(K) if isinstance(rows, ArrayRows) else K
+            )
         draw = draw_landmarks(
             n_samples,
             1,
@@ -442,19 +559,28 @@ class Nystroem(BaseFeatureMap):
         assert idx_f is not None
         idx = np.asarray(idx_f, dtype=np.intp)
         (landmark_rows,) = rows.read([idx])
+        self.kernel_: Callable[..., Any] | None = None
+        self.component_indices_ = idx
+        if isinstance(rows, ArrayRows):  # K_mm: the landmark columns, on the device
+            self.components_ = landmark_rows
+            return rows.xp.take(landmark_rows, to_namespace(idx, rows.xp, rows.device), axis=1)
         if sp.issparse(landmark_rows):
             landmark_rows = landmark_rows.toarray()
         components = np.asarray(landmark_rows, dtype=rows.dtype)
-        self.kernel_: Callable[..., Any] | None = None
         self.components_ = components
-        self.component_indices_ = idx
         return components[:, idx]
 
     def _fit_landmarks(
         self, rows: Rows, rng: np.random.Generator, *, stacklevel: int
     ) -> np.ndarray:
-        """Landmarks in the input space (drawn or given); returns ``K_mm``."""
-        kernel = resolve_estimator_kernel(self, rows.n_features, rows.array())
+        """Landmarks in the input space (drawn or given); returns ``K_mm``.
+
+        For the rows of an array of another library, the landmarks are the rows the same
+        draws name (:func:`~kernelmaps.sampling.finish_landmarks_array`) and ``K_mm`` is
+        evaluated on its device, in float64 where the device has it.
+        """
+        data = rows.X if isinstance(rows, ArrayRows) else rows.array()
+        kernel = resolve_estimator_kernel(self, rows.n_features, data)
         dtype = rows.dtype
         draw = draw_landmarks(
             rows.n_rows,
@@ -467,35 +593,23 @@ class Nystroem(BaseFeatureMap):
             stacklevel=stacklevel + 1,
         )
         (drawn,) = rows.read([draw.rows])
-        components, idx = finish_landmarks(draw, drawn, rng)
+        if isinstance(rows, ArrayRows):
+            components, idx = finish_landmarks_array(draw, drawn, rng)
+        else:
+            components, idx = finish_landmarks(draw, drawn, rng)
         self.kernel_ = kernel
         self.components_ = components
         self.component_indices_ = idx  # type: ignore[assignment]
+        if isinstance(rows, ArrayRows):
+            if not isinstance(kernel, Kernel):  # a callable for NumPy arrays: on the host
+                L64 = to_numpy(components).astype(np.float64)
+                return to_namespace(_callable_gram(kernel, L64), rows.xp, rows.device)
+            L_work = rows.xp.astype(components, work_dtype(components))
+            return landmark_kernel_array(kernel, L_work, L_work)
         if isinstance(kernel, Kernel):
             return LandmarkKernel(kernel, components, dtype)(components)
         L64 = components.astype(np.float64)
-        if isinstance(kernel, CallableKernel):
-            try:
-                K_mm = kernel(L64, L64)
-            except NonFiniteOutputError:
-                raise
-            except Exception as error:
-                # the first call of a matrix callable: a per-pair kernel (scikit-learn's
-                # convention) fails here, or returns the wrong shape
-                hint = (
-                    f"{error} (Nystroem calls a callable kernel on two 2D arrays of rows "
-                    "and expects their kernel matrix; for a kernel on one pair of rows, "
-                    "scikit-learn's convention, pass kernel_call='pair'.)"
-                )
-                try:
-                    again = type(error)(hint)
-                except Exception:  # an exception type with another constructor
-                    raise error from None
-                raise again from error
-        else:
-            K_mm = kernel(L64, L64)
-        K_mm = check_kernel_matrix(K_mm, len(L64), len(L64))
-        return K_mm.astype(dtype, copy=False)
+        return _callable_gram(kernel, L64).astype(dtype, copy=False)
 
     def _landmark_kernel(self, dtype: Any) -> Callable[[Any], np.ndarray]:
         """``X_block -> k(X_block, landmarks)`` in ``dtype``, prepared once per transform."""
@@ -560,6 +674,16 @@ class Nystroem(BaseFeatureMap):
         normalization = self._cast_fitted(np.asarray(self.normalization_), dtype, "normalization")
         return _NystroemConstants(self._landmark_kernel(dtype), normalization, _KernelBuffer())
 
+    def _array_block(self, X: Any, xp: Any) -> Any:
+        """The kernel block against the landmarks on ``X``'s device
+        (:func:`landmark_kernel_array`; the landmark columns for a precomputed kernel)
+        times the normalization, in the dtype of ``X``."""
+        if self.kernel_ is None:
+            K = xp.take(X, self.component_indices_, axis=1)
+        else:
+            K = landmark_kernel_array(self.kernel_, X, self.components_)
+        return K @ xp.astype(self.normalization_, X.dtype, copy=False)
+
     def _transform_block(self, X: Any, out: np.ndarray, constants: _NystroemConstants) -> None:
         kernel_block = constants.kernel_block
         if isinstance(kernel_block, LandmarkKernel):
@@ -567,6 +691,56 @@ class Nystroem(BaseFeatureMap):
         else:
             K = kernel_block(X)
         self._project_into(K, constants.normalization, out)
+
+
+def _callable_gram(kernel: Callable[..., Any], L64: np.ndarray) -> np.ndarray:
+    """``K_mm`` of a kernel callable on the float64 landmarks ``L64``, checked; a matrix
+    callable that fails on its first call is told about ``kernel_call='pair'``."""
+    if isinstance(kernel, CallableKernel):
+        try:
+            K_mm = kernel(L64, L64)
+        except NonFiniteOutputError:
+            raise
+        except Exception as error:
+            # the first call of a matrix callable: a per-pair kernel (scikit-learn's
+            # convention) fails here, or returns the wrong shape
+            hint = (
+                f"{error} (Nystroem calls a callable kernel on two 2D arrays of rows "
+                "and expects their kernel matrix; for a kernel on one pair of rows, "
+                "scikit-learn's convention, pass kernel_call='pair'.)"
+            )
+            try:
+                again = type(error)(hint)
+            except Exception:  # an exception type with another constructor
+                raise error from None
+            raise again from error
+    else:
+        K_mm = kernel(L64, L64)
+    return check_kernel_matrix(K_mm, len(L64), len(L64))
+
+
+def landmark_kernel_array(kernel: Callable[..., Any], X: Any, L: Any) -> Any:
+    """``k(X, L)`` for rows ``X`` and landmarks ``L`` of another library (array API
+    dispatch on), on their device, in the dtype of ``X``.
+
+    A shift-invariant kernel is evaluated on the rows less the mean ``mu`` of the
+    landmarks, as :class:`~kernelmaps.kernels.LandmarkKernel` centres the Gaussian's
+    product: its values do not change and the rounding of the distances is that of the
+    spread of the data, not of its distance from the origin.  A kernel callable is
+    written for NumPy arrays: it runs on the host (float64 landmarks) and its result is
+    moved.
+    """
+    xp = namespace_of(X)
+    if not isinstance(kernel, Kernel):
+        K = kernel(to_numpy(X), to_numpy(L).astype(np.float64))
+        K = check_kernel_matrix(K, int(X.shape[0]), int(L.shape[0]))
+        return to_namespace(K, xp, device_of(X), dtype=X.dtype)
+    L = xp.astype(L, X.dtype, copy=False)
+    if not isinstance(kernel, ShiftInvariantKernel):
+        return kernel(X, L)
+    mu = xp.mean(L, axis=0)
+    Lc = L - mu
+    return kernel(Lc if X is L else X - mu, Lc)
 
 
 class _KernelBuffer(threading.local):

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 
+from .._array_api import device_of, host_dtype, is_foreign, namespace_of, supports_float64
 from ..exceptions import NonFiniteOutputError
 from ._base import (
     AMBIGUOUS_NAMES,
@@ -478,6 +479,8 @@ def scale_gamma(X: Any) -> float:
     4.0
     """
     n_features = int(X.shape[1])
+    if is_foreign(X):
+        return _scale_gamma_array(X)
     values = X.data if sp.issparse(X) else np.asarray(X)
     top = float(np.max(np.abs(values))) if values.size else 0.0
     if top == 0.0 or not np.isfinite(top):
@@ -493,6 +496,24 @@ def scale_gamma(X: Any) -> float:
     with np.errstate(over="ignore", under="ignore"):
         gamma = 1.0 / (n_features * var) / top / top
     return check_data_gamma(gamma, "gamma='scale' = 1 / (n_features * X.var())", top, X.dtype)
+
+
+def _scale_gamma_array(X: Any) -> float:
+    """:func:`scale_gamma` of an array of another library: the same formula on its device
+    (in float64 where the device has it), two numbers copied back."""
+    xp = namespace_of(X)
+    size = int(X.shape[0]) * int(X.shape[1])
+    top = float(xp.max(xp.abs(X))) if size else 0.0
+    if top == 0.0 or not np.isfinite(top):
+        return 1.0
+    work = xp.float64 if supports_float64(xp, device_of(X)) else xp.float32
+    var = float(xp.var(xp.astype(X, work) / top))
+    if not var > 0.0:
+        return 1.0
+    with np.errstate(over="ignore", under="ignore"):
+        gamma = 1.0 / (int(X.shape[1]) * var) / top / top
+    rule = "gamma='scale' = 1 / (n_features * X.var())"
+    return check_data_gamma(gamma, rule, top, host_dtype(X.dtype))
 
 
 def kernel_from_params(

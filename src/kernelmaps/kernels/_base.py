@@ -14,6 +14,7 @@ the base classes it derives from, what the feature maps need from it:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -30,6 +31,7 @@ __all__ = [
     "BinnableKernel",
     "Kernel",
     "ShiftInvariantKernel",
+    "diag_follows_x",
     "get_kernel_class",
     "kernel_names",
     "make_kernel",
@@ -167,6 +169,22 @@ def _result_dtype(X: Any, Y: Any) -> type[np.floating]:
     return np.float64
 
 
+def diag_follows_x(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """Decorator of a kernel's ``diag(X)``: an array of another library (array API dispatch
+    on) goes to :meth:`Kernel._diag_foreign`, on its device; other input to ``method``.
+
+    Every ``diag`` of the kernels wears it, so that an override keeps the dispatch.
+    """
+
+    @functools.wraps(method)
+    def diag(self: Any, X: Any) -> Any:
+        if is_foreign(X):
+            return self._diag_foreign(X)
+        return method(self, X)
+
+    return diag
+
+
 @dataclasses.dataclass(frozen=True)
 class Kernel(ABC):
     """A positive-definite kernel ``k(x, y)`` evaluated exactly.
@@ -255,7 +273,8 @@ class Kernel(ABC):
         if X.shape[0] == 0 or Y.shape[0] == 0:
             raise ValueError(f"{self!r}: a kernel matrix needs at least one row in X and Y.")
         kernel = self.resolve(int(X.shape[1]))
-        K = kernel._evaluate_array(xp, X, Y)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked below
+            K = kernel._evaluate_array(xp, X, Y)
         if not bool(xp.all(xp.isfinite(K))):
             kernel._refuse_overflow(to_numpy(X), to_numpy(Y), host_dtype(X.dtype))
         return K
@@ -264,15 +283,43 @@ class Kernel(ABC):
         """Kernel matrix of arrays of ``xp`` (resolved parameters), in ``X``'s dtype and
         on its device.  This generic version computes it on the host in float64 and moves
         it; the kernels with a formula in the array API override it."""
+        X_ = to_numpy(X).astype(np.float64)
+        Y_ = X_ if Y is X else to_numpy(Y).astype(np.float64)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            K = self._evaluate(to_numpy(X).astype(np.float64), to_numpy(Y).astype(np.float64))
+            K = self._evaluate(X_, Y_)
         return to_namespace(K, xp, device_of(X), dtype=X.dtype)
 
+    def _diag_foreign(self, X: Any) -> Any:
+        """``diag(X)`` for an array of another library: on its device, in its dtype
+        (:meth:`_diag_array`), refused where it overflows."""
+        if X.ndim != 2:
+            raise ValueError(
+                f"Expected a 2D array of rows (n_samples, n_features), got shape "
+                f"{tuple(X.shape)}; reshape your data, e.g. with reshape(1, -1) for a single row."
+            )
+        xp = namespace_of(X)
+        kernel = self.resolve(int(X.shape[1]))
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked below
+            out = kernel._diag_array(xp, X)
+        if not bool(xp.all(xp.isfinite(out))):
+            host = to_numpy(X)
+            kernel._refuse_overflow(host, host, host_dtype(X.dtype))
+        return out
+
+    def _diag_array(self, xp: Any, X: Any) -> Any:
+        """``k(x, x)`` of the rows of ``X`` (an array of ``xp``, resolved parameters) in its
+        dtype, on its device.  This generic version computes :meth:`diag` on the host and
+        moves it; the kernels with a closed form in the array API override it."""
+        out = self.diag(to_numpy(X))
+        return to_namespace(out, xp, device_of(X), dtype=X.dtype)
+
+    @diag_follows_x
     def diag(self, X: Any) -> np.ndarray:
         """``k(x, x)`` for every row of ``X``, without forming the kernel matrix.
 
         This generic version evaluates 128 x 128 diagonal blocks of ``K``; kernels with a
-        closed form override it.
+        closed form override it.  With array API dispatch on, an array of another library
+        gives an array of its own, on its device, in its dtype.
         """
         X_ = _diag_input(X)
         kernel = self.resolve(X_.shape[1])
@@ -354,8 +401,12 @@ class ShiftInvariantKernel(Kernel):
     #: True when p(w) depends on |w| only (orthogonal random features apply).
     radial: ClassVar[bool] = False
 
+    @diag_follows_x
     def diag(self, X: Any) -> np.ndarray:
         return np.ones(_diag_input(X).shape[0])
+
+    def _diag_array(self, xp: Any, X: Any) -> Any:
+        return xp.ones(int(X.shape[0]), dtype=X.dtype, device=device_of(X))
 
     @abstractmethod
     def sample_frequencies(

@@ -32,7 +32,16 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import gen_batches
 
-from ._base import Kernel, _all_finite, _check_positive, _diag_input, register_kernel
+from .._array_api import device_of, is_foreign, namespace_of
+from ._array_blocks import coordinatewise_sum_array
+from ._base import (
+    Kernel,
+    _all_finite,
+    _check_positive,
+    _diag_input,
+    diag_follows_x,
+    register_kernel,
+)
 
 __all__ = ["AdditiveChi2", "ExponentiatedChi2", "HistogramIntersection", "SkewedChi2"]
 
@@ -41,6 +50,8 @@ _BLOCK = 256
 
 
 def _min_value(X: Any) -> float:
+    if is_foreign(X):
+        return float(namespace_of(X).min(X)) if X.shape[0] * X.shape[1] else 0.0
     if sp.issparse(X):
         data_min = float(X.data.min()) if X.nnz else 0.0
         has_zero = X.nnz < X.shape[0] * X.shape[1]
@@ -133,6 +144,35 @@ def _chi2_distance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return r
 
 
+def chi2_ratio_array(xp: Any) -> Callable[[Any, Any], Any]:
+    """:func:`_chi2_ratio` for arrays of ``xp``: ``x (y / ((x + y) / 2))``, 0 where
+    ``x + y = 0``."""
+
+    def term(x: Any, y: Any) -> Any:
+        s = 0.5 * x + 0.5 * y
+        zero = s == 0.0
+        return xp.where(zero, 0.0, x * (y / xp.where(zero, 1.0, s)))
+
+    return term
+
+
+def chi2_distance_array(xp: Any) -> Callable[[Any, Any], Any]:
+    """:func:`_chi2_distance` for arrays of ``xp``: ``(x - y) (0.5 (x - y) / ((x + y) /
+    2))``, 0 where ``x + y = 0``."""
+
+    def term(x: Any, y: Any) -> Any:
+        diff = x - y
+        s = 0.5 * x + 0.5 * y
+        zero = s == 0.0
+        return xp.where(zero, 0.0, diff * (0.5 * diff / xp.where(zero, 1.0, s)))
+
+    return term
+
+
+def _ones_array(xp: Any, X: Any) -> Any:
+    return xp.ones(int(X.shape[0]), dtype=X.dtype, device=device_of(X))
+
+
 @register_kernel("additive_chi2_pd")
 @dataclasses.dataclass(frozen=True)
 class AdditiveChi2(Kernel):
@@ -164,6 +204,16 @@ class AdditiveChi2(Kernel):
         check_non_negative(Y, "The additive chi-squared kernel")
         return _coordinatewise_sum(X, Y, _chi2_ratio)
 
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        check_non_negative(X, "The additive chi-squared kernel")
+        check_non_negative(Y, "The additive chi-squared kernel")
+        return coordinatewise_sum_array(xp, X, Y, chi2_ratio_array(xp))
+
+    def _diag_array(self, xp: Any, X: Any) -> Any:
+        check_non_negative(X, "The additive chi-squared kernel")
+        return xp.sum(X, axis=1)
+
+    @diag_follows_x
     def diag(self, X: Any) -> np.ndarray:
         X = _diag_input(X)
         check_non_negative(X, "The additive chi-squared kernel")
@@ -204,6 +254,17 @@ class ExponentiatedChi2(Kernel):
         K *= -self.gamma
         return np.exp(K, out=K)
 
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        check_non_negative(X, "The chi-squared kernel")
+        check_non_negative(Y, "The chi-squared kernel")
+        K = coordinatewise_sum_array(xp, X, Y, chi2_distance_array(xp))
+        return xp.exp(-float(self.gamma) * K)
+
+    def _diag_array(self, xp: Any, X: Any) -> Any:
+        check_non_negative(X, "The chi-squared kernel")
+        return _ones_array(xp, X)
+
+    @diag_follows_x
     def diag(self, X: Any) -> np.ndarray:
         X = _diag_input(X)
         check_non_negative(X, "The chi-squared kernel")
@@ -254,6 +315,21 @@ class SkewedChi2(Kernel):
         K = _coordinatewise_sum(X, Y, term)
         return np.exp(K, out=K)
 
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        c = float(self.skewedness)
+        check_above(X, -c, "The skewed chi-squared kernel", "skewedness")
+        check_above(Y, -c, "The skewed chi-squared kernel", "skewedness")
+
+        def term(x: Any, y: Any) -> Any:
+            return 0.5 * xp.log(x + c) + 0.5 * xp.log(y + c) - xp.log(0.5 * (x + y) + c)
+
+        return xp.exp(coordinatewise_sum_array(xp, X, Y, term))
+
+    def _diag_array(self, xp: Any, X: Any) -> Any:
+        check_above(X, -float(self.skewedness), "The skewed chi-squared kernel", "skewedness")
+        return _ones_array(xp, X)
+
+    @diag_follows_x
     def diag(self, X: Any) -> np.ndarray:
         X = _diag_input(X)
         check_above(X, -float(self.skewedness), "The skewed chi-squared kernel", "skewedness")
@@ -282,6 +358,16 @@ class HistogramIntersection(Kernel):
         check_non_negative(Y, "The histogram intersection kernel")
         return _coordinatewise_sum(X, Y, np.minimum)
 
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        check_non_negative(X, "The histogram intersection kernel")
+        check_non_negative(Y, "The histogram intersection kernel")
+        return coordinatewise_sum_array(xp, X, Y, xp.minimum)
+
+    def _diag_array(self, xp: Any, X: Any) -> Any:
+        check_non_negative(X, "The histogram intersection kernel")
+        return xp.sum(X, axis=1)
+
+    @diag_follows_x
     def diag(self, X: Any) -> np.ndarray:
         X = _diag_input(X)
         check_non_negative(X, "The histogram intersection kernel")

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
+from .._array_api import device_of, namespace_of, to_namespace, to_numpy
 from ..exceptions import NonFiniteOutputError
 from ._base import (
     Kernel,
@@ -42,6 +43,7 @@ from ._base import (
     _check_positive,
     _diag_input,
     _finite_number,
+    diag_follows_x,
     register_kernel,
 )
 
@@ -184,6 +186,24 @@ class DotProductKernel(Kernel):
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
         return self._f(_gram(X, Y))
 
+    def _f_array(self, xp: Any, t: Any) -> Any:
+        """``f`` applied elementwise to an array ``t`` of ``xp`` (dot products), in its
+        dtype and on its device; None where ``f`` has no array API form (the callers
+        then compute on the host)."""
+        return None
+
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        """``f(X Y^T)``: one matrix product and ``f`` in the dtype of ``X``, on its device
+        (on the host where :meth:`_f_array` has no form)."""
+        K = self._f_array(xp, X @ xp.matrix_transpose(Y))
+        return super()._evaluate_array(xp, X, Y) if K is None else K
+
+    def _diag_array(self, xp: Any, X: Any) -> Any:
+        """``f(|x|^2)`` on the device (on the host where :meth:`_f_array` has no form)."""
+        out = self._f_array(xp, xp.sum(X * X, axis=1))
+        return super()._diag_array(xp, X) if out is None else out
+
+    @diag_follows_x
     def diag(self, X: Any) -> np.ndarray:
         X = _diag_input(X)
         kernel = self.resolve(X.shape[1])
@@ -308,13 +328,24 @@ class Polynomial(DotProductKernel):
         t *= self.gamma
         t += self.coef0
         if not _is_integer(self.degree) and np.any(t < 0.0):
-            raise ValueError(
-                f"{self!r}: gamma x . y + coef0 is negative (down to {float(t.min()):.3g}) "
-                "for some pairs of rows, where a non-integer degree has no real power "
-                "(scikit-learn's polynomial_kernel gives NaN there); use an integer degree, "
-                "nonnegative data, or coef0 >= gamma max|x| max|y|."
-            )
+            self._refuse_negative_base(float(t.min()))
         return np.power(t, self.degree, out=t)
+
+    def _f_array(self, xp: Any, t: Any) -> Any:
+        t = self._g * t + float(self.coef0)
+        if not _is_integer(self.degree) and bool(xp.any(t < 0.0)):
+            self._refuse_negative_base(float(xp.min(t)))
+        return t ** float(self.degree)
+
+    def _refuse_negative_base(self, lowest: float) -> None:
+        """Refuse a negative ``gamma x . y + coef0`` (down to ``lowest``) for a
+        non-integer degree."""
+        raise ValueError(
+            f"{self!r}: gamma x . y + coef0 is negative (down to {lowest:.3g}) "
+            "for some pairs of rows, where a non-integer degree has no real power "
+            "(scikit-learn's polynomial_kernel gives NaN there); use an integer degree, "
+            "nonnegative data, or coef0 >= gamma max|x| max|y|."
+        )
 
 
 @register_kernel("homogeneous_polynomial")
@@ -353,6 +384,9 @@ class HomogeneousPolynomial(DotProductKernel):
 
     def _f(self, t: np.ndarray) -> np.ndarray:
         return np.power(t, self.degree, out=t)
+
+    def _f_array(self, xp: Any, t: Any) -> Any:
+        return t ** float(self.degree)
 
 
 @register_kernel("exponential_dot_product", "exp_dot")
@@ -394,6 +428,9 @@ class ExponentialDotProduct(DotProductKernel):
         t *= self.gamma
         return np.exp(t, out=t)
 
+    def _f_array(self, xp: Any, t: Any) -> Any:
+        return xp.exp(self._g * t)
+
 
 @register_kernel("maclaurin")
 @dataclasses.dataclass(frozen=True)
@@ -415,6 +452,15 @@ class MaclaurinKernel(DotProductKernel):
         ``>= radius`` is refused by the random Maclaurin maps.
     max_degree : int, default=None
         For a polynomial ``f``: the largest ``n`` with ``a_n != 0``.
+
+    Notes
+    -----
+    On the arrays of another library (array API dispatch) the dot products are one
+    matrix product on their device; ``function`` is applied there when, called on that
+    array, it returns an array of the same library and device (a closed form written
+    with operators and array API functions, ``lambda t: 1 / (1 - t / 2)``); otherwise
+    (a function written for NumPy, or no function: the series) ``f`` is applied on the
+    host in float64 and the result moved.
 
     Examples
     --------
@@ -475,6 +521,23 @@ class MaclaurinKernel(DotProductKernel):
                 "(Schoenberg 1942). Check the coefficient callable."
             )
         return a
+
+    def _f_array(self, xp: Any, t: Any) -> Any:
+        """``function(t)`` where ``function`` is given and, called on the array ``t``,
+        returns an array of ``xp`` on its device of ``t``'s shape (a closed form written
+        with operators and array API functions); else ``f(t)`` on the host in float64
+        (``function`` written for NumPy, or the series sum), moved back."""
+        if self.function is not None:
+            try:
+                out = self.function(t)
+                same = namespace_of(out) is xp and str(device_of(out)) == str(device_of(t))
+            except Exception:  # a function written for NumPy arrays only
+                same = False
+            if same and tuple(out.shape) == tuple(t.shape):
+                return xp.astype(out, t.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            host = self._f(to_numpy(t).astype(np.float64))
+        return to_namespace(host, xp, device_of(t), dtype=t.dtype)
 
     def _f(self, t: np.ndarray) -> np.ndarray:
         if self.function is not None:

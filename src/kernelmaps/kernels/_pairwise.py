@@ -37,15 +37,18 @@ import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 from sklearn.utils.extmath import safe_sparse_dot
 
+from .._array_api import device_of
+from ._array_blocks import coordinatewise_sum_array
 from ._base import (
     Kernel,
     _all_finite,
     _check_positive,
     _diag_input,
     _finite_number,
+    diag_follows_x,
     register_kernel,
 )
-from ._chi2 import _chi2_distance, _coordinatewise_sum, check_non_negative
+from ._chi2 import _chi2_distance, _coordinatewise_sum, check_non_negative, chi2_distance_array
 from ._dot_product import raw_squared_row_norms
 
 __all__ = ["Cosine", "Linear", "NegativeChi2", "Sigmoid"]
@@ -72,6 +75,13 @@ class Linear(Kernel):
     def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
         return _gram(X, Y)
 
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        return X @ xp.matrix_transpose(Y)
+
+    def _diag_array(self, xp: Any, X: Any) -> Any:
+        return xp.sum(X * X, axis=1)
+
+    @diag_follows_x
     def diag(self, X: Any) -> np.ndarray:
         X = _diag_input(X)
         with np.errstate(over="ignore"):
@@ -127,6 +137,13 @@ class Sigmoid(Kernel):
         K += float(self.coef0)
         return np.tanh(K, out=K)
 
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        return xp.tanh(self._g * (X @ xp.matrix_transpose(Y)) + float(self.coef0))
+
+    def _diag_array(self, xp: Any, X: Any) -> Any:
+        """``tanh(gamma |x|^2 + coef0)``."""
+        return xp.tanh(self._g * xp.sum(X * X, axis=1) + float(self.coef0))
+
 
 @register_kernel("cosine")
 @dataclasses.dataclass(frozen=True)
@@ -153,6 +170,15 @@ class Cosine(Kernel):
         K = _gram(Xn, Yn)
         return np.clip(K, -1.0, 1.0, out=K)
 
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        Xn = _unit_rows_array(xp, X)
+        Yn = Xn if Y is X else _unit_rows_array(xp, Y)
+        return xp.clip(Xn @ xp.matrix_transpose(Yn), min=-1.0, max=1.0)
+
+    def _diag_array(self, xp: Any, X: Any) -> Any:
+        return xp.astype(xp.any(X != 0.0, axis=1), X.dtype)
+
+    @diag_follows_x
     def diag(self, X: Any) -> np.ndarray:
         X = _diag_input(X)
         if sp.issparse(X):
@@ -165,6 +191,15 @@ class Cosine(Kernel):
 def _unit_rows(X: Any) -> Any:
     """Rows scaled to unit L2 norm (zero rows stay zero), without overflow."""
     return normalize(normalize(X, norm="max", copy=True), norm="l2", copy=False)
+
+
+def _unit_rows_array(xp: Any, X: Any) -> Any:
+    """:func:`_unit_rows` for an array of ``xp``: each row divided by its largest
+    magnitude, then by its L2 norm (zero rows stay zero)."""
+    top = xp.max(xp.abs(X), axis=1, keepdims=True)
+    Xs = X / xp.where(top == 0.0, 1.0, top)
+    norms = xp.sqrt(xp.sum(Xs * Xs, axis=1, keepdims=True))
+    return Xs / xp.where(norms == 0.0, 1.0, norms)
 
 
 @register_kernel("sklearn_additive_chi2")
@@ -195,6 +230,16 @@ class NegativeChi2(Kernel):
         K = _coordinatewise_sum(X, Y, _chi2_distance)
         return np.subtract(0.0, K, out=K)  # -0.0 written as 0.0
 
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        check_non_negative(X, "The negative chi-squared distance (sklearn_additive_chi2)")
+        check_non_negative(Y, "The negative chi-squared distance (sklearn_additive_chi2)")
+        return 0.0 - coordinatewise_sum_array(xp, X, Y, chi2_distance_array(xp))
+
+    def _diag_array(self, xp: Any, X: Any) -> Any:
+        check_non_negative(X, "The negative chi-squared distance (sklearn_additive_chi2)")
+        return xp.zeros(int(X.shape[0]), dtype=X.dtype, device=device_of(X))
+
+    @diag_follows_x
     def diag(self, X: Any) -> np.ndarray:
         X = _diag_input(X)
         check_non_negative(X, "The negative chi-squared distance (sklearn_additive_chi2)")

@@ -32,6 +32,7 @@ from scipy.spatial.distance import cdist
 from sklearn.metrics.pairwise import euclidean_distances, manhattan_distances
 from sklearn.utils import gen_batches
 
+from ._array_blocks import coordinatewise_sum_array
 from ._base import (
     BinnableKernel,
     ShiftInvariantKernel,
@@ -106,6 +107,25 @@ def squared_distances_array(xp: Any, X: Any, Y: Any) -> Any:
     D += xx[:, None]
     D += yy[None, :]
     return xp.clip(D, min=0.0)
+
+
+def centred_squared_distances_array(xp: Any, X: Any, Y: Any) -> Any:
+    """:func:`squared_distances_array` of the rows less the mean ``mu`` of ``Y``: the
+    distances do not change, and the rounding of the expansion, about
+    ``(d + 3) eps (|x - mu|^2 + |y - mu|^2)``, is that of the spread of the data instead of
+    its distance from the origin."""
+    mu = xp.mean(Y, axis=0)
+    Xc = X - mu
+    return squared_distances_array(xp, Xc, Xc if Y is X else Y - mu)
+
+
+def _squared_difference(x: Any, y: Any) -> Any:
+    diff = x - y
+    return diff * diff
+
+
+def _absolute_difference(xp: Any) -> Any:
+    return lambda x, y: xp.abs(x - y)
 
 
 def _scaled_exponent(D: np.ndarray, factor: float, s: float) -> np.ndarray:
@@ -214,6 +234,13 @@ class Laplacian(ShiftInvariantKernel, BinnableKernel):
         K *= -self._g
         return np.exp(K, out=K)
 
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        """``exp(-gamma |x - y|_1)`` with the L1 distances summed coordinate by coordinate
+        in bounded blocks (:func:`~kernelmaps.kernels._array_blocks.coordinatewise_sum_array`),
+        in the dtype of ``X``."""
+        D = coordinatewise_sum_array(xp, X, Y, _absolute_difference(xp))
+        return xp.exp(-self._g * D)
+
     def sample_frequencies(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator
     ) -> np.ndarray:
@@ -276,6 +303,17 @@ class Cauchy(ShiftInvariantKernel):
         np.negative(K, out=K)
         return np.exp(K, out=K)
 
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        """``exp(-sum_j log1p(gamma (x_j - y_j)^2))``, the sum in bounded blocks
+        (:func:`~kernelmaps.kernels._array_blocks.coordinatewise_sum_array`), in the dtype
+        of ``X``."""
+        gamma = self._g
+
+        def term(x: Any, y: Any) -> Any:
+            return xp.log1p(gamma * _squared_difference(x, y))
+
+        return xp.exp(-coordinatewise_sum_array(xp, X, Y, term))
+
     def sample_frequencies(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator
     ) -> np.ndarray:
@@ -317,6 +355,11 @@ class Matern(ShiftInvariantKernel):
     The spectral density is proportional to ``(2 nu / l^2 + |w|^2)^-(nu + d/2)``: a
     multivariate t distribution with ``2 nu`` degrees of freedom and scale ``1 / l``,
     ``w = z sqrt(2 nu / W) / l`` with ``z ~ N(0, I_d)``, ``W ~ chi^2_{2 nu}``.  It is radial.
+
+    On the arrays of another library (array API dispatch), ``nu`` = 1/2, 3/2 and 5/2 are
+    evaluated on their device from their closed forms; any other ``nu`` needs the Bessel
+    function ``K_nu``, outside the array API standard, and is computed on the host in
+    float64 and moved.
 
     Examples
     --------
@@ -384,6 +427,29 @@ class Matern(ShiftInvariantKernel):
         # far apart (s beyond ~1500 for these nu) the terms give inf * 0: the kernel is 0
         K[np.isnan(K) & (s > 1.0)] = 0.0
         return K
+
+    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+        """The closed forms for ``nu`` = 1/2, 3/2 and 5/2 in the array API, in the dtype of
+        ``X``; any other ``nu`` (a Bessel function, outside the standard) is computed on
+        the host in float64 and moved (:meth:`Kernel._evaluate_array`).
+
+        ``nu = 1/2``, ``exp(-r / l)``, has a kink at ``r = 0`` that turns a rounding error
+        ``delta`` of ``r^2`` into ``sqrt(delta)`` on ``k``: its distances are summed from
+        the differences, coordinate by coordinate in bounded blocks (exact for equal rows).
+        ``nu`` = 3/2 and 5/2 are smooth in ``r^2`` at 0 (``k = 1 - c r^2 / l^2 + ...``), so
+        their distances come from one matrix product
+        (:func:`centred_squared_distances_array`), whose rounding moves ``k`` by about
+        ``nu (d + 3) eps (|x - mu|^2 + |y - mu|^2) / l^2``.
+        """
+        nu = float(self.nu)
+        if nu not in (0.5, 1.5, 2.5):
+            return super()._evaluate_array(xp, X, Y)
+        if nu == 0.5:
+            D = coordinatewise_sum_array(xp, X, Y, _squared_difference)
+            return xp.exp(-xp.sqrt(D) / self.scale)
+        s = xp.sqrt(centred_squared_distances_array(xp, X, Y)) * (math.sqrt(2.0 * nu) / self.scale)
+        polynomial = 1.0 + s if nu == 1.5 else 1.0 + s + s * s / 3.0
+        return polynomial * xp.exp(-s)
 
     def sample_frequencies(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator

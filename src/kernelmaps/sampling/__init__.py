@@ -13,6 +13,7 @@
   sample of that many rows (the same rows for numpy and Dask input).
 """
 
+from ._kernel_blocks import kernel_block_array, work_dtype
 from ._landmarks import (
     KMEANS_MINIBATCH_THRESHOLD,
     LANDMARK_METHODS,
@@ -21,6 +22,7 @@ from ._landmarks import (
     LandmarkDraw,
     draw_landmarks,
     finish_landmarks,
+    finish_landmarks_array,
     kernel_diagonal,
     landmark_sample_size,
     resolve_landmarks,
@@ -37,7 +39,13 @@ from ._qmc import (
     uniform_points,
 )
 from ._rotation import ROTATION_SAMPLE_SIZE, principal_axes, rotation_sample
-from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, RPCholeskyResult, rpcholesky
+from ._rpcholesky import (
+    RPCHOLESKY_BLOCK_SIZE,
+    RPCholeskyResult,
+    rpcholesky,
+    rpcholesky_array,
+    rpcholesky_indices_array,
+)
 
 __all__ = [
     "KMEANS_MINIBATCH_THRESHOLD",
@@ -53,6 +61,8 @@ __all__ = [
     "draw_landmarks",
     "draw_uniform_points",
     "finish_landmarks",
+    "finish_landmarks_array",
+    "kernel_block_array",
     "kernel_diagonal",
     "landmark_sample_size",
     "orthogonal_directions",
@@ -62,7 +72,10 @@ __all__ = [
     "resolve_scramble",
     "rotation_sample",
     "rpcholesky",
+    "rpcholesky_array",
+    "rpcholesky_indices_array",
     "select_landmarks",
     "sobol_balance_message",
     "uniform_points",
+    "work_dtype",
 ]

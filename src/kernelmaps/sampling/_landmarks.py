@@ -76,13 +76,14 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._array_api import device_of, is_foreign, namespace_of, to_namespace, to_numpy
 from .._rows import Rows, as_rows
 from ..exceptions import NonFiniteOutputError
 from ._arguments import check_count, check_generator, check_kernel, check_rows
 from ._kernel_blocks import dense, raw_kernel_diagonal
 from ._kmeans import KMEANS_MINIBATCH_THRESHOLD, kmeans_centres
 from ._leverage import recursive_rls_indices
-from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, rpcholesky_indices
+from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, rpcholesky_indices, rpcholesky_indices_array
 
 __all__ = [
     "KMEANS_MINIBATCH_THRESHOLD",
@@ -92,6 +93,7 @@ __all__ = [
     "LandmarkDraw",
     "draw_landmarks",
     "finish_landmarks",
+    "finish_landmarks_array",
     "kernel_diagonal",
     "landmark_rows",
     "landmark_sample_size",
@@ -354,6 +356,68 @@ def finish_landmarks(
     return _drop_repeated(L, idx) if draw.unique else (L, idx)
 
 
+def finish_landmarks_array(
+    draw: LandmarkDraw, rows: Any, rng: np.random.Generator
+) -> tuple[Any, np.ndarray | None]:
+    """:func:`finish_landmarks` for rows that are an array of another library (array API
+    dispatch on): the same landmarks, as an array of its namespace on its device.
+
+    ``"uniform"`` and given landmarks take no computation (the rows read, or the given
+    array moved there); ``"rpcholesky"`` runs on the device
+    (:func:`~kernelmaps.sampling._rpcholesky.rpcholesky_indices_array`, the draws on the
+    host); ``"kmeans"`` and ``"leverage"`` run on the host on a copy of the rows (their
+    iterations are scikit-learn's and SciPy's on NumPy arrays) and their landmarks are
+    moved.  Every method picks the rows the NumPy path picks with the same generator
+    (rpcholesky: up to rounding, see there).
+
+    Returns
+    -------
+    landmarks : array of shape (m, n_features)
+        In ``draw.dtype``, in the namespace and on the device of ``rows``.
+    indices : ndarray of int or None
+        As :func:`finish_landmarks` (host).
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> import numpy as np
+    >>> import sklearn
+    >>> from kernelmaps.sampling import draw_landmarks, finish_landmarks_array
+    >>> X = xp.asarray(np.arange(20.0).reshape(10, 2))
+    >>> rng = np.random.default_rng(0)
+    >>> draw = draw_landmarks(10, 2, np.float64, "uniform", 3, rng=rng)
+    >>> rows = xp.take(X, xp.asarray(draw.rows), axis=0)
+    >>> with sklearn.config_context(array_api_dispatch=True):
+    ...     L, idx = finish_landmarks_array(draw, rows, rng)
+    >>> L.shape, idx.tolist() == draw.rows.tolist()
+    ((3, 2), True)
+    """
+    xp, device = namespace_of(rows), device_of(rows)
+    if draw.method in ("kmeans", "leverage"):
+        L_host, idx = finish_landmarks(draw, to_numpy(rows), rng)
+        return to_namespace(L_host, xp, device), idx
+    if draw.method is not None and not bool(xp.all(xp.isfinite(rows))):
+        _check_finite_rows(np.asarray([np.nan]))  # the host path's message
+    L: Any
+    if draw.method is None:
+        assert draw.given is not None
+        L, idx = to_namespace(draw.given, xp, device), None
+    elif draw.method == "uniform":
+        L, idx = rows, draw.rows
+    else:
+        assert draw.kernel is not None and draw.seed is not None
+        local = rpcholesky_indices_array(
+            rows, draw.n_landmarks, draw.kernel, draw.seed, **draw.options
+        )
+        L = xp.take(rows, to_namespace(local, xp, device), axis=0)
+        idx = local if draw.rows is None else draw.rows[local]
+    L = xp.astype(L, getattr(xp, np.dtype(draw.dtype).name), copy=False)
+    if draw.unique:
+        L_host, idx = _drop_repeated(to_numpy(L), idx)
+        L = to_namespace(L_host, xp, device)
+    return L, idx
+
+
 def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
     """``k(x, x)`` for every row of ``X`` in float64, without the ``n x n`` matrix.
 
@@ -483,7 +547,10 @@ def _short_repr(value: Any, limit: int = 60) -> str:
 
 
 def _given_landmarks(landmarks: Any, n_features: int, dtype: np.dtype) -> np.ndarray:
-    """Landmarks given as an array: dense, in X's float dtype, shape and values checked."""
+    """Landmarks given as an array: dense, in X's float dtype, shape and values checked
+    (an array of another library is checked on a copy on the host)."""
+    if is_foreign(landmarks):
+        landmarks = to_numpy(landmarks)
     L = landmarks.toarray() if sp.issparse(landmarks) else landmarks
     try:
         L = np.asarray(L, dtype=np.float64)

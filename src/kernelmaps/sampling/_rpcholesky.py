@@ -54,14 +54,19 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._array_api import device_of, namespace_of, to_namespace, to_numpy
 from ._arguments import check_count, check_sampler_arguments
 from ._kernel_blocks import (
     KERNEL_BLOCK_ROWS,
     dense,
     finite_kernel_diagonal,
     kernel_block,
+    kernel_block_array,
+    kernel_diagonal_array,
     quiet_kernel_overflow,
+    refuse_non_finite_kernel,
     require_finite,
+    work_dtype,
 )
 
 __all__ = [
@@ -69,7 +74,9 @@ __all__ = [
     "RPCHOLESKY_BLOCK_SIZE",
     "RPCholeskyResult",
     "rpcholesky",
+    "rpcholesky_array",
     "rpcholesky_indices",
+    "rpcholesky_indices_array",
 ]
 
 #: Default number of proposals per block of the accelerated form.
@@ -286,6 +293,20 @@ def _rejection_block(
     if k:
         FP = F[distinct, :k]
         Hd -= FP @ FP.T
+    return _accept_proposals(Hd, proposals, inverse, d, floor, rng)
+
+
+def _accept_proposals(
+    Hd: np.ndarray,
+    proposals: np.ndarray,
+    inverse: np.ndarray,
+    d: np.ndarray,
+    floor: np.ndarray,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rejection sampling of one block (see :func:`_rejection_block`) from the
+    residual block ``Hd`` of the distinct proposals (float64, on the host), whatever
+    computed it: the accepted proposals and the Cholesky factor of their residual."""
     Hd = 0.5 * (Hd + Hd.T)
     H = Hd[np.ix_(inverse, inverse)]
     p = proposals.shape[0]
@@ -335,6 +356,12 @@ def rpcholesky_indices(
     rng = np.random.default_rng(seed)
     m = min(check_count(n_landmarks, "n_landmarks"), X.shape[0])
     pivots, _ = rpcholesky(X, m, kernel, rng, block_size=block_size)
+    return _complete_pivots(pivots, m, X.shape[0], rng)
+
+
+def _complete_pivots(pivots: np.ndarray, m: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """The pivots, sorted, completed to ``m`` by rows drawn uniformly among the ``n``
+    rows not chosen (with a warning) when the residual vanished before."""
     k = pivots.shape[0]
     if k < m:
         warnings.warn(
@@ -343,8 +370,186 @@ def rpcholesky_indices(
             f"numerical rank {k}, e.g. through duplicate rows); the other {m - k} landmarks "
             "are drawn uniformly among the remaining rows. Fewer landmarks suffice here.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-        rest = np.setdiff1d(np.arange(X.shape[0]), pivots)
+        rest = np.setdiff1d(np.arange(n), pivots)
         pivots = np.concatenate([pivots, rng.choice(rest, size=m - k, replace=False)])
     return np.sort(pivots)
+
+
+# -- arrays of other libraries ---------------------------------------------------------
+
+
+class _DeviceFactor:
+    """The factor ``F`` of :func:`rpcholesky_array` on the device of the rows ``X`` and
+    the kernel evaluations against it (:func:`kernel_block_array`), in ``work``."""
+
+    def __init__(self, X: Any, kernel: Callable[..., Any], m: int) -> None:
+        self.X, self.kernel = X, kernel
+        self.xp, self.device, self.work = namespace_of(X), device_of(X), work_dtype(X)
+        self.F = self.xp.zeros((int(X.shape[0]), m), dtype=self.work, device=self.device)
+
+    def rows(self, A: Any, indices: np.ndarray) -> Any:
+        return self.xp.take(A, to_namespace(indices, self.xp, self.device), axis=0)
+
+    def kernel_block(self, A: Any, B: Any, what: str) -> Any:
+        K = kernel_block_array(self.kernel, A, B)
+        if not bool(self.xp.all(self.xp.isfinite(K))):
+            refuse_non_finite_kernel("rpcholesky", to_numpy(self.X), what)
+        return K
+
+    def residual_block(self, distinct: np.ndarray, k: int) -> np.ndarray:
+        """``K[P, P] - F[P] F[P]^T`` of the distinct proposals ``P``, on the host."""
+        P = self.rows(self.X, distinct)
+        Hd = self.kernel_block(P, P, "the kernel matrix of the proposed pivots")
+        if k:
+            FP = self.rows(self.F, distinct)[:, :k]
+            Hd = Hd - FP @ self.xp.matrix_transpose(FP)
+        return to_numpy(Hd).astype(np.float64)
+
+    def residual_columns(self, pivots: np.ndarray, k: int) -> Any:
+        """``K[:, pivots] - F[:, :k] F[pivots, :k]^T`` in row blocks, on the device."""
+        xp, n = self.xp, int(self.X.shape[0])
+        P = self.rows(self.X, pivots)
+        FP_T = xp.matrix_transpose(self.rows(self.F, pivots)[:, :k])
+        out = xp.empty((n, pivots.shape[0]), dtype=self.work, device=self.device)
+        for start in range(0, n, KERNEL_BLOCK_ROWS):
+            stop = min(start + KERNEL_BLOCK_ROWS, n)
+            block = self.kernel_block(
+                self.X[start:stop, :], P, "the kernel between the rows and the pivots"
+            )
+            if k:
+                block = block - self.F[start:stop, :k] @ FP_T
+            out[start:stop, :] = block
+        return out
+
+    def append(self, columns: Any, k: int) -> np.ndarray:
+        """``F[:, k:k+a] = columns``; returns their squared row norms (host, float64)."""
+        a = int(columns.shape[1])
+        self.F[:, k : k + a] = columns
+        if not bool(self.xp.all(self.xp.isfinite(columns))):
+            refuse_non_finite_kernel("rpcholesky", to_numpy(self.X), "the Cholesky factor")
+        return to_numpy(self.xp.sum(columns * columns, axis=1)).astype(np.float64)
+
+
+def rpcholesky_array(
+    X: Any,
+    n_landmarks: int,
+    kernel: Callable[..., Any],
+    rng: np.random.Generator,
+    *,
+    block_size: int = RPCHOLESKY_BLOCK_SIZE,
+) -> RPCholeskyResult:
+    """:func:`rpcholesky` of rows ``X`` that are an array of another library (array API
+    dispatch on): the factor and the kernel evaluations on ``X``'s device, the draws on
+    the host, from ``rng`` as :func:`rpcholesky` draws them.
+
+    The residual diagonal ``d`` (``n`` values) lives on the host, where the pivots are
+    drawn from it: each pivot (``block_size=1``) or block costs one copy of ``n`` values
+    from the device (the squared norms of the new columns of ``F``, subtracted there as
+    :func:`rpcholesky` subtracts them) and the ``b x b`` residual block of the proposals,
+    accepted or rejected on the host by the same code.  The device computes in float64
+    where it has it, with the kernel's values rounded to the rows' dtype as the NumPy
+    kernels round them (:func:`kernel_block_array`): the pivots are those of
+    :func:`rpcholesky` on the same rows unless a draw falls within rounding
+    (``~1e-16`` relative) of the boundary between two rows.  On a device without
+    float64, round-off residuals are those below ``m eps_32 k(x, x)`` (``eps_32`` of
+    float32) instead of ``RESIDUAL_RTOL k(x, x)``.
+
+    Returns
+    -------
+    RPCholeskyResult
+        ``indices`` on the host, ``factor`` an array of ``X``'s namespace on its device.
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> import numpy as np
+    >>> import sklearn
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling import rpcholesky, rpcholesky_array
+    >>> X, kernel = np.random.default_rng(0).normal(size=(200, 3)), Gaussian(gamma=0.5)
+    >>> with sklearn.config_context(array_api_dispatch=True):
+    ...     idx, F = rpcholesky_array(xp.asarray(X), 10, kernel, np.random.default_rng(0))
+    >>> host = rpcholesky(X, 10, kernel, np.random.default_rng(0))
+    >>> F.shape, idx.tolist() == host.indices.tolist()
+    ((200, 10), True)
+    """
+    m = min(check_count(n_landmarks, "n_landmarks"), int(X.shape[0]))
+    b = check_count(block_size, "block_size")
+    with quiet_kernel_overflow():
+        return _rpcholesky_array(X, m, kernel, rng, b)
+
+
+def _rpcholesky_array(
+    X: Any, m: int, kernel: Callable[..., Any], rng: np.random.Generator, b: int
+) -> RPCholeskyResult:
+    factor = _DeviceFactor(X, kernel, m)
+    diag = kernel_diagonal_array(kernel, X)
+    require_finite(diag, "rpcholesky", to_numpy(X), "k(x, x)")
+    float64 = factor.work == factor.xp.float64
+    rtol = RESIDUAL_RTOL if float64 else m * float(np.finfo(np.float32).eps)
+    floor = rtol * np.abs(diag)
+    d = diag.copy()
+    _zero_small(d, floor)
+    pivots = np.empty(m, dtype=np.intp)
+    k = 0
+    while k < m and d.sum() > 0.0:
+        if b == 1:
+            (s,) = _sample(d, rng.random(1))
+            g = factor.residual_columns(np.array([s]), k)
+            gs = float(g[int(s), 0])
+            if not gs > floor[s]:  # round-off: the residual there is zero
+                d[s] = 0.0
+                continue
+            accepted, columns = np.array([s]), g / math.sqrt(gs)
+        else:
+            proposals = _sample(d, rng.random(min(b, m - k)))
+            distinct, inverse = np.unique(proposals, return_inverse=True)
+            Hd = factor.residual_block(distinct, k)
+            accepted, L = _accept_proposals(Hd, proposals, inverse, d, floor, rng)
+            if not accepted.size:
+                continue
+            inverse_T = to_namespace(
+                np.linalg.inv(L).T, factor.xp, factor.device, dtype=factor.work
+            )
+            columns = factor.residual_columns(accepted, k) @ inverse_T
+        a = accepted.shape[0]
+        d -= factor.append(columns, k)
+        pivots[k : k + a] = accepted
+        k += a
+        d[pivots[:k]] = 0.0
+        _zero_small(d, floor)
+    F = factor.F if k == m else factor.F[:, :k]
+    return RPCholeskyResult(pivots[:k].copy(), F)
+
+
+def rpcholesky_indices_array(
+    X: Any,
+    n_landmarks: int,
+    kernel: Callable[..., Any],
+    seed: int,
+    *,
+    block_size: int = RPCHOLESKY_BLOCK_SIZE,
+) -> np.ndarray:
+    """:func:`rpcholesky_indices` of rows ``X`` that are an array of another library: the
+    pivots of :func:`rpcholesky_array` with ``numpy.random.default_rng(seed)``, sorted
+    and completed as there (host indices).
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> import numpy as np
+    >>> import sklearn
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling import rpcholesky_indices_array
+    >>> X = xp.asarray(np.random.default_rng(0).normal(size=(100, 2)))
+    >>> with sklearn.config_context(array_api_dispatch=True):
+    ...     idx = rpcholesky_indices_array(X, 5, Gaussian(gamma=1.0), seed=3)
+    >>> idx.shape
+    (5,)
+    """
+    rng = np.random.default_rng(seed)
+    m = min(check_count(n_landmarks, "n_landmarks"), int(X.shape[0]))
+    pivots, _ = rpcholesky_array(X, m, kernel, rng, block_size=block_size)
+    return _complete_pivots(pivots, m, int(X.shape[0]), rng)
