@@ -483,7 +483,7 @@ def add_to_diagonal(xp: Any, A: Any, value: float) -> Any:
         A[index, index] += value
         return A
     eye = xp.eye(A.shape[0], dtype=A.dtype, device=device_of(A))
-    return A + value * eye
+    return A + float(value) * eye
 
 
 def index_add(xp: Any, target: Any, index: Any, values: Any) -> Any:

@@ -103,14 +103,13 @@ def add_gram_product(K: Any, V: Any, out: Any, placement: Placement | None = Non
     >>> add_gram_product(np.eye(3)[:, :2], np.ones((2, 1)), np.zeros((2, 1))).ravel().tolist()
     [1.0, 1.0]
     """
-    placement = placement or Placement()
-    if placement.on_device:
-        step = max(1, K.shape[0])
-    else:
-        step = max(1, _CHUNK_BYTES // max(1, K.shape[1] * K.itemsize))
+    if placement is not None and placement.on_device:
+        out += placement.to_float_place(K.T @ (K @ V))
+        return out
+    step = max(1, _CHUNK_BYTES // max(1, K.shape[1] * K.itemsize))
     for start in range(0, K.shape[0], step):
-        chunk = K[start : start + step, ...]
-        out += placement.to_float_place(chunk.T @ (chunk @ V))
+        chunk = K[start : start + step]
+        out += chunk.T @ (chunk @ V)
     return out
 
 
