@@ -101,7 +101,7 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     kernel_ : Kernel or callable
         The kernel evaluated, with its parameters resolved.
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
-        The dual coefficients ``c`` (float64).
+        The dual coefficients ``c`` (float64; float32 on a device without float64).
     X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features)
         The training inputs, needed for prediction.
     n_features_in_ : int
@@ -189,7 +189,8 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         ----------
         X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
             Training inputs, all kept (``X_fit_``) for prediction; a Dask array is gathered
-            (with a Dask ``y``, in the same computation).
+            (with a Dask ``y``, in the same computation); an array of another library
+            (array API dispatch on) is fitted on its device, ``y`` moved there.
         y : array-like or dask.array.Array of shape (n_samples,) or (n_samples, n_targets)
             Targets; centre them first when their mean is far from zero (no intercept).
 
@@ -291,12 +292,14 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_queries, n_features)
             Query points; each block of rows meets all ``n`` training rows in one kernel
-            evaluation.
+            evaluation.  An array of another library where the model was fitted (array
+            API dispatch on).
 
         Returns
         -------
         y_pred : ndarray of shape (n_queries,) or (n_queries, n_targets)
-            In the float dtype of ``X`` (float32 stays float32).
+            In the float dtype of ``X`` (float32 stays float32); an array of ``X``'s
+            library on its device for such an ``X``.
         """
         check_is_fitted(self)
         coef, X_fit = self.dual_coef_, self.X_fit_

@@ -175,7 +175,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     n_cached_rows_ : int
         Rows of ``K_nm`` kept in memory during the solve (``n_samples`` when all fit in
         ``cache_size``); for a Dask array, the rows whose blocks were persisted on the
-        workers.
+        workers; 0 with ``device`` (streamed rows).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -362,9 +362,12 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         ----------
         X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
             Training inputs; the landmarks are drawn from them (unless given).  A Dask
-            array stays on the workers (see Notes).
+            array stays on the workers (see Notes); an array of another library (array
+            API dispatch on) is fitted on its device, and NumPy rows are streamed to
+            ``device`` when it is set.
         y : array-like or dask.array.Array of shape (n_samples,) or (n_samples, n_targets)
-            Targets, solved for together (one CG run with one column per target).
+            Targets, solved for together (one CG run with one column per target); moved
+            to ``X``'s namespace and device for an array of another library.
 
         Returns
         -------
@@ -412,12 +415,14 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_queries, n_features)
-            Points to predict at; cost ``O(m d)`` kernel evaluations per point.
+            Points to predict at; cost ``O(m d)`` kernel evaluations per point.  An array
+            of another library where the model was fitted (array API dispatch on).
 
         Returns
         -------
         y_pred : ndarray of shape (n_queries,) or (n_queries, n_targets)
-            float32 when ``X`` is float32 (the kernel block too, for the Gaussian kernel).
+            float32 when ``X`` is float32 (the kernel block too, for the Gaussian kernel);
+            an array of ``X``'s library on its device for such an ``X``.
         """
         check_is_fitted(self)
         L, coef = self.landmarks_, self.dual_coef_
