@@ -472,6 +472,21 @@ def solve_triangular(xp: Any, T: Any, B: Any, *, lower: bool, transpose: bool = 
     return xp.linalg.solve(M, B)
 
 
+def add_to_diagonal(xp: Any, A: Any, value: float) -> Any:
+    """``A + value I`` for a square ``A``: in place where the library can (the result is
+    then ``A`` itself), a new array otherwise."""
+    compat = _compat()
+    if compat.is_torch_namespace(xp):
+        A.diagonal().add_(value)
+        return A
+    if compat.is_numpy_namespace(xp) or compat.is_cupy_namespace(xp):
+        index = xp.arange(A.shape[0])
+        A[index, index] += value
+        return A
+    eye = xp.eye(A.shape[0], dtype=A.dtype, device=device_of(A))
+    return A + float(value) * eye
+
+
 def index_add(xp: Any, target: Any, index: Any, values: Any) -> Any:
     """``target[index[i], :] += values[i, :]`` with repeated indices added (a scatter-add
     along the first axis); returns the target (updated in place where the library can)."""

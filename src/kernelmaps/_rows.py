@@ -288,10 +288,14 @@ class InMemoryRows:
         return [self.X if rows is None else self.X[rows] for rows in requests]
 
     def align(self, values: Any, what: str = "y") -> Any:
-        if values is not None and np.ndim(values) and len(values) != self.n_rows:
+        if values is None or not np.ndim(values):
+            return values
+        # the arrays of some libraries (array-api-strict) have no len()
+        n_values = int(values.shape[0]) if hasattr(values, "shape") else len(values)
+        if n_values != self.n_rows:
             raise ValueError(
                 "Found input variables with inconsistent numbers of samples: "
-                f"[{self.n_rows}, {len(values)}]"
+                f"[{self.n_rows}, {n_values}]"
             )
         return values
 

@@ -47,7 +47,8 @@ KernelLike = str | Kernel | Callable[..., Any]
 
 class KernelRegressorMixin:
     """Estimator tags of the regressors evaluating a kernel (``self.kernel``): several
-    targets, and sparse input unless the kernel is a user callable (which may not take it).
+    targets, sparse input unless the kernel is a user callable (which may not take it),
+    and arrays of other libraries (array API dispatch).
     """
 
     kernel: KernelLike
@@ -56,6 +57,7 @@ class KernelRegressorMixin:
         tags = super().__sklearn_tags__()  # type: ignore[misc]  # a mixin before BaseEstimator
         tags.input_tags.sparse = isinstance(self.kernel, (str, Kernel))
         tags.target_tags.multi_output = True
+        tags.array_api_support = True
         return tags
 
 

@@ -6,6 +6,13 @@ Following the split of the FALKON code (``preconditioner/`` and ``optim/conjgrad
 recomputed) and computes ``K_nm^T (K_nm V)``, and :class:`FalkonSolver` composes them
 into the operator handed to :func:`~kernelmaps.models.conjugate_gradient`, which sees only
 a matvec.  The matvec is the only piece that touches the ``n`` rows.
+
+On rows of another library (array API dispatch) or streamed to a device, the ``K_nm``
+blocks and their products are formed on the device in the rows' dtype, the ``m x m``
+float64 work (``K_mm``, the two factors, their solves, the sums over blocks) runs there
+where the device holds float64 (:class:`~kernelmaps.models._device.Placement`), and the
+conjugate gradient runs on the host in float64 on the ``m x t`` iterates, moved each way
+once per iteration.  On the host every operation is the NumPy one.
 """
 
 from __future__ import annotations
@@ -19,12 +26,22 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
+from .._array_api import (
+    cholesky,
+    device_of,
+    namespace_of,
+    solve_triangular,
+    to_namespace,
+    to_numpy,
+)
 from .._rows import Parts, Rows
+from .._streamed_rows import StreamedRows
 from ..exceptions import NonFiniteOutputError
 from ..feature_maps import row_blocks
 from ..kernels import one_line_errors
 from ._base import FLOAT_DTYPES, as_row_sliceable, kernel_matrix
 from ._cg import CGResult, conjugate_gradient
+from ._device import Placement, array_kernel_matrix, diagonal, plus_diagonal
 
 __all__ = [
     "FalkonPreconditioner",
@@ -42,15 +59,42 @@ __all__ = [
 _CHUNK_BYTES = 1 << 20
 
 
-def _triangular(F: np.ndarray, V: np.ndarray, trans: str = "N") -> np.ndarray:
-    return scipy.linalg.solve_triangular(F, V, trans=trans, lower=False, check_finite=False)
+def _triangular(F: Any, V: Any, trans: str = "N") -> Any:
+    """``F^{-1} V`` (``F^{-T} V`` with ``trans="T"``) for an upper-triangular ``F``."""
+    if isinstance(F, np.ndarray):
+        return scipy.linalg.solve_triangular(F, V, trans=trans, lower=False, check_finite=False)
+    return solve_triangular(namespace_of(F), F, V, lower=False, transpose=trans == "T")
 
 
-def add_gram_product(K: np.ndarray, V: np.ndarray, out: np.ndarray) -> np.ndarray:
+def _upper_cholesky(M: Any) -> Any:
+    """The upper Cholesky factor of ``M``; :class:`numpy.linalg.LinAlgError` (or a
+    subclass) when ``M`` is not numerically positive definite, on every library."""
+    if isinstance(M, np.ndarray):
+        return scipy.linalg.cholesky(M, lower=False, check_finite=False)
+    xp = namespace_of(M)
+    return xp.matrix_transpose(cholesky(xp, M, "The matrix"))
+
+
+def _all_finite(A: Any) -> bool:
+    if isinstance(A, np.ndarray):
+        return bool(np.all(np.isfinite(A)))
+    xp = namespace_of(A)
+    return bool(xp.all(xp.isfinite(A)))
+
+
+def _like(V: np.ndarray, A: Any) -> Any:
+    """The host array ``V`` where ``A`` is (``V`` itself for a NumPy ``A``)."""
+    if isinstance(A, np.ndarray):
+        return V
+    return to_namespace(V, namespace_of(A), device_of(A))
+
+
+def add_gram_product(K: Any, V: Any, out: Any, placement: Placement | None = None) -> Any:
     """``out += K^T (K V)``, chunk by chunk of the rows of ``K`` (one read of ``K``).
 
     Each chunk of rows (about 1 MiB) is still in cache for the second product.  ``K`` and
     ``V`` are in the working dtype; ``out`` (float64) accumulates the chunks' products.
+    On a device (``placement``) the block is one chunk, its product moved to ``out``.
 
     Examples
     --------
@@ -59,6 +103,9 @@ def add_gram_product(K: np.ndarray, V: np.ndarray, out: np.ndarray) -> np.ndarra
     >>> add_gram_product(np.eye(3)[:, :2], np.ones((2, 1)), np.zeros((2, 1))).ravel().tolist()
     [1.0, 1.0]
     """
+    if placement is not None and placement.on_device:
+        out += placement.to_float_place(K.T @ (K @ V))
+        return out
     step = max(1, _CHUNK_BYTES // max(1, K.shape[1] * K.itemsize))
     for start in range(0, K.shape[0], step):
         chunk = K[start : start + step]
@@ -66,8 +113,11 @@ def add_gram_product(K: np.ndarray, V: np.ndarray, out: np.ndarray) -> np.ndarra
     return out
 
 
-def landmark_gram(kernel: Callable[..., Any], L: np.ndarray) -> np.ndarray:
+def landmark_gram(kernel: Callable[..., Any], L: Any) -> Any:
     """``K_mm = k(L, L)`` in float64, symmetrized (``(K + K^T) / 2``).
+
+    Landmarks ``L`` on a device give ``K_mm`` computed from them in float64 where the
+    device holds it, and kept there (on the host otherwise).
 
     Examples
     --------
@@ -77,8 +127,13 @@ def landmark_gram(kernel: Callable[..., Any], L: np.ndarray) -> np.ndarray:
     >>> landmark_gram(Gaussian(gamma=1.0), np.zeros((2, 3))).tolist()
     [[1.0, 1.0], [1.0, 1.0]]
     """
-    K_mm = kernel_matrix(kernel, L, L)
-    if not np.all(np.isfinite(K_mm)):
+    if isinstance(L, np.ndarray):
+        K_mm = kernel_matrix(kernel, L, L)
+    else:
+        place = Placement(namespace_of(L), device_of(L))
+        wide = place.widened(L)
+        K_mm = place.float64(array_kernel_matrix(kernel, wide, wide))
+    if not _all_finite(K_mm):
         raise NonFiniteOutputError(
             "The landmark kernel matrix K_mm holds inf or NaN (the kernel overflowed float64 "
             "for these inputs); rescale X (e.g. standardise its columns) or use a smaller "
@@ -87,19 +142,18 @@ def landmark_gram(kernel: Callable[..., Any], L: np.ndarray) -> np.ndarray:
     return 0.5 * (K_mm + K_mm.T)
 
 
-def _cholesky_with_jitter(B: np.ndarray, alpha: float) -> np.ndarray:
+def _cholesky_with_jitter(B: Any, alpha: float) -> Any:
     """The upper Cholesky factor of ``B + alpha I`` (``B`` PSD), with a jitter raised a
     hundredfold while rounding makes it fail: only the preconditioner changes, never the
     solution."""
     m = B.shape[0]
-    scale = max(float(np.max(np.abs(np.diag(B)))), np.finfo(np.float64).tiny)
+    xp = np if isinstance(B, np.ndarray) else namespace_of(B)
+    scale = max(float(xp.max(xp.abs(diagonal(B)))), np.finfo(np.float64).tiny)
     jitter = 0.0
     for _ in range(8):
-        M = B.copy()
-        M[np.diag_indices(m)] += alpha + jitter
         try:
-            return scipy.linalg.cholesky(M, lower=False, check_finite=False)
-        except scipy.linalg.LinAlgError:
+            return _upper_cholesky(plus_diagonal(B, alpha + jitter))
+        except np.linalg.LinAlgError:
             jitter = 1e-13 * m * scale if jitter == 0.0 else 100.0 * jitter
     raise ValueError(
         "FALKON's preconditioner (n/m) T T^T + alpha I could not be factorized; is the "
@@ -119,7 +173,8 @@ class FalkonPreconditioner:
     Parameters
     ----------
     K_mm : ndarray of shape (m, m)
-        Symmetric kernel matrix of the landmarks.
+        Symmetric kernel matrix of the landmarks (float64; an array of another library is
+        factorized on its device, with :func:`kernelmaps._array_api.cholesky`).
     n : int
         Number of training rows.
     alpha : float
@@ -139,17 +194,16 @@ class FalkonPreconditioner:
     [0.5774, 0.5774, 0.5774]
     """
 
-    def __init__(self, K_mm: np.ndarray, n: int, alpha: float) -> None:
+    def __init__(self, K_mm: Any, n: int, alpha: float) -> None:
         m = K_mm.shape[0]
-        scale = max(float(np.mean(np.diag(K_mm))), np.finfo(np.float64).tiny)
+        xp = np if isinstance(K_mm, np.ndarray) else namespace_of(K_mm)
+        scale = max(float(xp.mean(diagonal(K_mm))), np.finfo(np.float64).tiny)
         jitter = 1e-13 * m * scale
         for _ in range(8):
-            M = K_mm.copy()
-            M[np.diag_indices(m)] += jitter
             try:
-                T = scipy.linalg.cholesky(M, lower=False, check_finite=False)
+                T = _upper_cholesky(plus_diagonal(K_mm, jitter))
                 break
-            except scipy.linalg.LinAlgError:
+            except np.linalg.LinAlgError:
                 jitter *= 100.0
         else:
             raise ValueError(
@@ -160,11 +214,11 @@ class FalkonPreconditioner:
         self.T = T
         self.A = _cholesky_with_jitter(Bm, alpha)
 
-    def apply(self, V: np.ndarray) -> np.ndarray:
+    def apply(self, V: Any) -> Any:
         """``B V = T^{-1} A^{-1} V``."""
         return _triangular(self.T, _triangular(self.A, V))
 
-    def apply_t(self, V: np.ndarray) -> np.ndarray:
+    def apply_t(self, V: Any) -> Any:
         """``B^T V = A^{-T} T^{-T} V``."""
         return _triangular(self.A, _triangular(self.T, V, trans="T"), trans="T")
 
@@ -175,7 +229,7 @@ class NystroemMatvec:
     Parameters
     ----------
     X : {ndarray, sparse matrix} of shape (n, d)
-        The training rows (sliceable by row).
+        The training rows (sliceable by row); an array of another library on its device.
     blocks : sequence of slice
         The row blocks.
     block_kernel : callable
@@ -185,6 +239,8 @@ class NystroemMatvec:
     cache_rows : int
         Rows of ``K_nm`` kept between passes (the first blocks that fit); the others are
         recomputed at every pass.
+    placement : Placement, optional
+        Where ``X`` is and the float64 sums are (default: the host).
 
     Attributes
     ----------
@@ -208,37 +264,40 @@ class NystroemMatvec:
         block_kernel: Callable[[Any], np.ndarray],
         dtype: np.dtype,
         cache_rows: int,
+        placement: Placement | None = None,
     ) -> None:
         self.X = X
         self.blocks = list(blocks)
         self.block_kernel = block_kernel
         self.dtype = np.dtype(dtype)
         self.cache_rows = int(cache_rows)
-        self._cache: list[np.ndarray | None] = [None] * len(self.blocks)
+        self.placement = placement or Placement()
+        self._cache: list[Any] = [None] * len(self.blocks)
         self.n_cached_rows = 0
 
-    def rhs(self, Y: np.ndarray) -> np.ndarray:
+    def rhs(self, Y: Any) -> Any:
         """``K_nm^T Y`` (float64, shape (m, t)), in one pass that fills the cache."""
-        rhs: np.ndarray | None = None
+        rhs: Any = None
         self.n_cached_rows = 0
+        where = self.placement
         for i, rows in enumerate(self.blocks):
-            Kb = self.block_kernel(self.X[rows])
-            part = Kb.T @ Y[rows].astype(self.dtype)
+            Kb = self.block_kernel(self.X[rows, ...])
+            part = Kb.T @ where.work(Y[rows, ...], self.dtype, copy=True)
             if rhs is None:
-                rhs = np.zeros((Kb.shape[1], Y.shape[1]))
-            rhs += part
+                rhs = where.zeros((Kb.shape[1], Y.shape[1]))
+            rhs += where.to_float_place(part)
             keep = self.n_cached_rows + Kb.shape[0] <= self.cache_rows
             self._cache[i] = Kb if keep else None
             self.n_cached_rows += Kb.shape[0] if keep else 0
         assert rhs is not None
         return rhs
 
-    def __call__(self, V: np.ndarray, out: np.ndarray) -> np.ndarray:
+    def __call__(self, V: Any, out: Any) -> Any:
         """``out += K_nm^T (K_nm V)``, chunk by chunk of rows (one read of each block)."""
-        V_work = V.astype(self.dtype, copy=False)
+        V_work = self.placement.work(V, self.dtype, copy=False)
         for rows, Kb in zip(self.blocks, self._cache, strict=True):
-            K = self.block_kernel(self.X[rows]) if Kb is None else Kb
-            add_gram_product(K, V_work, out)
+            K = self.block_kernel(self.X[rows, ...]) if Kb is None else Kb
+            add_gram_product(K, V_work, out, self.placement)
         return out
 
     def release(self) -> None:
@@ -253,13 +312,13 @@ class MatvecPart:
     ----------
     matvec : NystroemMatvec
         The part's rows, the landmark kernel and the part's cached ``K_nm`` blocks.
-    rhs : ndarray of shape (m, t)
-        The part's ``K_b^T Y_b`` (float64).
+    rhs : ndarray of shape (m, t) or None
+        The part's ``K_b^T Y_b`` (float64); None for a part built without targets.
     """
 
     __slots__ = ("matvec", "rhs")
 
-    def __init__(self, matvec: NystroemMatvec, rhs: np.ndarray) -> None:
+    def __init__(self, matvec: NystroemMatvec, rhs: Any) -> None:
         self.matvec = matvec
         self.rhs = rhs
 
@@ -269,7 +328,33 @@ class MatvecPart:
         X = self.matvec.X
         rows = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if sp.issparse(X) else X.nbytes
         cached = sum(K.nbytes for K in self.matvec._cache if K is not None)
-        return 64 + int(rows) + cached + self.rhs.nbytes
+        return 64 + int(rows) + cached + (0 if self.rhs is None else self.rhs.nbytes)
+
+
+def _checked_part(X: Any, Y: Any, name: str) -> tuple[Any, Any]:
+    """``X`` and ``Y`` (or None) of a part, their values checked with the in-memory path's
+    messages; a part on a device is checked there, and copied to the host for the
+    message only when it holds NaN or inf."""
+    if not (isinstance(X, np.ndarray) or sp.issparse(X)):
+        if _all_finite(X) and (Y is None or _all_finite(Y)):
+            return X, Y
+        _checked_part(to_numpy(X), None if Y is None else to_numpy(Y), name)
+        return X, Y
+    with one_line_errors(name):
+        X = check_array(
+            X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, input_name="X", estimator=name
+        )
+        if Y is not None:
+            Y = check_array(Y, ensure_2d=False, dtype=np.float64, input_name="y", estimator=name)
+    return X, Y
+
+
+def _target_columns(Y: Any, n_rows: int) -> Any:
+    """The targets of a part as columns: float64 on the host, as they are on a device
+    (cast to the working dtype block by block)."""
+    if isinstance(Y, np.ndarray) or not hasattr(Y, "shape"):
+        return np.asarray(Y, dtype=np.float64).reshape(n_rows, -1)
+    return namespace_of(Y).reshape(Y, (n_rows, -1))
 
 
 def build_part(
@@ -283,24 +368,23 @@ def build_part(
     block_rows: tuple[float, int],
     name: str,
     checked: bool,
+    placement: Placement | None = None,
 ) -> MatvecPart:
     """The :class:`MatvecPart` of rows ``X`` (global rows from ``start``) with targets
     ``Y``: its ``K_b^T Y_b`` formed while its cached blocks fill (the first ``cache_rows``
     rows of the whole data are eligible); unless ``checked``, the values are checked with
-    the in-memory path's messages first."""
+    the in-memory path's messages first.  With ``Y`` None the part has no ``K_b^T Y_b``
+    (streamed rows, rebuilt at every pass).  ``placement`` says where ``X`` is."""
     if not checked:
-        with one_line_errors(name):
-            X = check_array(
-                X, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, input_name="X", estimator=name
-            )
-            Y = check_array(Y, ensure_2d=False, dtype=np.float64, input_name="y", estimator=name)
+        X, Y = _checked_part(X, Y, name)
     X = as_row_sliceable(X)
-    Y = np.asarray(Y, dtype=np.float64).reshape(X.shape[0], -1)
     bytes_per_row, max_rows = block_rows
     blocks = list(row_blocks(X.shape[0], bytes_per_row, max_rows=max_rows))
     budget = max(0, min(X.shape[0], cache_rows - (start or 0)))
-    matvec = NystroemMatvec(X, blocks, block_kernel, dtype, budget)
-    return MatvecPart(matvec, matvec.rhs(Y))
+    matvec = NystroemMatvec(X, blocks, block_kernel, dtype, budget, placement)
+    if Y is None:
+        return MatvecPart(matvec, None)
+    return MatvecPart(matvec, matvec.rhs(_target_columns(Y, X.shape[0])))
 
 
 def _part_rhs(part: MatvecPart) -> tuple[np.ndarray, int]:
@@ -311,8 +395,8 @@ def _add_pairs(a: tuple[np.ndarray, int], b: tuple[np.ndarray, int]) -> tuple[np
     return a[0] + b[0], a[1] + b[1]
 
 
-def _gram_product(part: MatvecPart, V: np.ndarray) -> np.ndarray:
-    return part.matvec(V, np.zeros((V.shape[0], V.shape[1])))
+def _gram_product(part: MatvecPart, V: Any) -> Any:
+    return part.matvec(V, part.matvec.placement.zeros((V.shape[0], V.shape[1])))
 
 
 def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -328,7 +412,10 @@ class RowsMatvec:
     them in the fixed tree of :func:`kernelmaps._rows.tree_reduce`.  In memory the rows
     are one part, a :class:`NystroemMatvec` over their row blocks; on a Dask array each
     chunk is a part, kept on a worker, and an iteration moves only ``V`` and the partial
-    products.  The preconditioner and the conjugate gradient stay with the caller.
+    products.  Rows of another library are one part on their device; rows streamed to a
+    device (:class:`kernelmaps._streamed_rows.StreamedRows`) rebuild each block's part
+    at every pass (``K_b^T Y_b`` in the first pass only, nothing cached).  The
+    preconditioner and the conjugate gradient stay with the caller.
 
     Parameters
     ----------
@@ -362,6 +449,7 @@ class RowsMatvec:
         name: str,
     ) -> None:
         self.rows = rows
+        self.placement = Placement.of(rows)
         self.build = functools.partial(
             build_part,
             block_kernel=block_kernel,
@@ -370,22 +458,27 @@ class RowsMatvec:
             block_rows=block_rows,
             name=name,
             checked=rows.checked,
+            placement=self.placement,
         )
         self.n_cached_rows = 0
         self.parts: Parts | None = None
 
-    def rhs(self, Y: Any) -> np.ndarray:
+    def rhs(self, Y: Any) -> Any:
         """``K_nm^T Y`` (float64, shape (m, t)) for ``Y`` aligned on the rows; builds the
         parts."""
         self.parts = self.rows.persist(self.build, Y)
         rhs, self.n_cached_rows = self.parts.map_reduce(_part_rhs, _add_pairs)
-        return np.asarray(rhs, dtype=np.float64)
+        if isinstance(self.rows, StreamedRows):
+            # the parts are rebuilt from their blocks at every pass: without the targets
+            self.parts = self.rows.persist(self.build, None)
+        return self.placement.float64(rhs)
 
-    def __call__(self, V: np.ndarray, out: np.ndarray) -> np.ndarray:
+    def __call__(self, V: Any, out: Any) -> Any:
         """``out += K_nm^T (K_nm V)``: one pass over the parts."""
         if self.parts is None:
             raise RuntimeError("RowsMatvec.rhs must be called first.")
-        out += self.parts.map_reduce(_gram_product, _add, np.ascontiguousarray(V))
+        V = V if self.placement.on_device else np.ascontiguousarray(V)
+        out += self.parts.map_reduce(_gram_product, _add, V)
         return out
 
     def release(self) -> None:
@@ -464,32 +557,33 @@ class FalkonSolver:
         self.matvec = matvec
         self.name = name
 
-    def system_matvec(self, V: np.ndarray) -> np.ndarray:
-        """``H V = (K_nm^T K_nm + alpha K_mm) V``."""
+    def system_matvec(self, V: Any) -> Any:
+        """``H V = (K_nm^T K_nm + alpha K_mm) V``, where ``K_mm`` is."""
         return self.matvec(V, self.alpha * (self.K_mm @ V))
 
     def preconditioned_matvec(self, V: np.ndarray) -> np.ndarray:
-        """``B^T H B V``."""
+        """``B^T H B V`` for a host ``V`` (the conjugate gradient's), on the host."""
         pre = self.preconditioner
-        return pre.apply_t(self.system_matvec(pre.apply(V)))
+        return to_numpy(pre.apply_t(self.system_matvec(pre.apply(_like(V, self.K_mm)))))
 
-    def solve(self, Y: Any, *, tol: float, max_iter: int) -> tuple[np.ndarray, CGResult]:
+    def solve(self, Y: Any, *, tol: float, max_iter: int) -> tuple[Any, CGResult]:
         """``c`` of shape (m, t) for targets ``Y`` of shape (n, t), and the CG outcome.
 
         ``Y`` is whatever the matvec's ``rhs`` takes (an ndarray, or a Dask array aligned
         with the rows of a Dask ``X``); everything else happens on ``m x t`` arrays.
         A right-hand side ``K_nm^T Y`` holding inf or NaN raises
         :class:`~kernelmaps.exceptions.NonFiniteOutputError` (the conjugate gradient
-        would otherwise stop at once on NaN residuals).
+        would otherwise stop at once on NaN residuals).  The conjugate gradient runs on
+        the host; ``c`` is where ``K_mm`` is.
         """
         with np.errstate(over="ignore", invalid="ignore"):
             rhs = self.matvec.rhs(Y)
-        if not np.all(np.isfinite(rhs)):
+        if not _all_finite(rhs):
             raise NonFiniteOutputError(
                 f"{self.name}: K_nm^T y, the right-hand side of the Nystroem system, holds "
                 "inf or NaN: it overflowed float64 (the targets or the kernel values are too "
                 "large); rescale y (e.g. divide it by its standard deviation) or X."
             )
-        b = self.preconditioner.apply_t(rhs)
+        b = to_numpy(self.preconditioner.apply_t(rhs))
         result = conjugate_gradient(self.preconditioned_matvec, b, tol=tol, max_iter=max_iter)
-        return self.preconditioner.apply(result.x), result
+        return self.preconditioner.apply(_like(result.x, self.K_mm)), result

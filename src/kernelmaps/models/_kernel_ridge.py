@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_api import cholesky, namespace_of, solve_triangular, to_numpy
 from .._memory import check_memory
 from .._rows import as_rows, rowwise
 from ..feature_maps import row_blocks
@@ -22,9 +23,10 @@ from ._base import (
     KernelRegressorMixin,
     kernel_matrix,
     predict_in_blocks,
-    validate_regression_data,
+    regression_rows,
 )
 from ._checks import check_solution
+from ._device import Placement, array_kernel_matrix, diagonal, plus_diagonal
 from ._ridge_solvers import cholesky_solve_clear, ridge_inverse, rounding_level
 
 __all__ = ["EXACT_MEMORY_WARNING_BYTES", "KernelRidge"]
@@ -47,6 +49,24 @@ def _part_and_targets(X: Any, y: Any, start: Any) -> tuple[Any, Any]:
 def _stack_pairs(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
     X = sp.vstack([a[0], b[0]], format="csr") if sp.issparse(a[0]) else np.vstack([a[0], b[0]])
     return X, np.concatenate([np.asarray(a[1]), np.asarray(b[1])])
+
+
+def _cholesky_solve(A: Any, C: Any, level: float) -> Any:
+    """``A^-1 C`` by Cholesky, or None when ``A`` is near singular (the factorisation
+    fails, or a squared pivot is at or below ``level``), on any library (``A``
+    overwritten on the host)."""
+    if isinstance(A, np.ndarray):
+        return cholesky_solve_clear(A, C, level)
+    xp = namespace_of(A)
+    try:
+        L = cholesky(xp, A, "K + alpha I")
+    except np.linalg.LinAlgError:
+        return None
+    if float(xp.min(diagonal(L))) ** 2 <= level:
+        return None
+    C2 = xp.reshape(C, (A.shape[0], -1))
+    Z = solve_triangular(xp, L, C2, lower=True)
+    return xp.reshape(solve_triangular(xp, L, Z, lower=True, transpose=True), C.shape)
 
 
 class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
@@ -81,7 +101,7 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     kernel_ : Kernel or callable
         The kernel evaluated, with its parameters resolved.
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
-        The dual coefficients ``c`` (float64).
+        The dual coefficients ``c`` (float64; float32 on a device without float64).
     X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features)
         The training inputs, needed for prediction.
     n_features_in_ : int
@@ -103,6 +123,13 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     checked against what is available before it is formed
     (:class:`~kernelmaps.exceptions.InsufficientMemoryError` otherwise, with both
     numbers).
+
+    With scikit-learn's ``array_api_dispatch`` on, an array of another library (a
+    PyTorch tensor, a CuPy array) is fitted on its device: ``K`` is computed there from
+    ``X`` in float64 and factorized there (on the host, from the device's float32
+    ``K``, where the device has no float64), ``X_fit_`` and ``dual_coef_`` live there
+    and ``predict`` runs there.  The eigendecomposition of the numerically singular case
+    below runs on the host.
 
     Numerical limits.  When ``K + alpha I`` is numerically singular (duplicate or
     near-duplicate rows with ``alpha`` below the rounding level ``n eps max K_ii``), ``c``
@@ -162,7 +189,8 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         ----------
         X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
             Training inputs, all kept (``X_fit_``) for prediction; a Dask array is gathered
-            (with a Dask ``y``, in the same computation).
+            (with a Dask ``y``, in the same computation); an array of another library
+            (array API dispatch on) is fitted on its device, ``y`` moved there.
         y : array-like or dask.array.Array of shape (n_samples,) or (n_samples, n_targets)
             Targets; centre them first when their mean is far from zero (no intercept).
 
@@ -175,7 +203,8 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         rows = as_rows(X, name=type(self).__name__)
         if not rows.in_memory:  # gathered, with y, in one pass (the n x n matrix is local)
             X, y = rows.map_reduce(_part_and_targets, _stack_pairs, rows.align(y))
-        X, y = validate_regression_data(self, X, y)
+        rows, y = regression_rows(self, X, y)
+        X, place = rows.X, Placement.of(rows)
         n = X.shape[0]
         if n * n * 8 > EXACT_MEMORY_WARNING_BYTES:
             warnings.warn(
@@ -193,20 +222,25 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         )
         kernel = self._make_kernel(X.shape[1])
         K = self._kernel_matrix(kernel, X)
-        Y = np.asarray(y, dtype=np.float64)
+        Y = place.float64(y)
         coef = self._solve(K, lambda: self._kernel_matrix(kernel, X), Y)
-        check_solution(type(self).__name__, float(self.alpha), coef)
+        check_solution(type(self).__name__, float(self.alpha), to_numpy(coef))
         self.kernel_ = kernel
         self.X_fit_ = X
-        self.dual_coef_ = coef
+        self.dual_coef_ = place.fitted(coef)
         return self
 
-    def _kernel_matrix(self, kernel: Any, X: Any) -> np.ndarray:
-        """``k(X, X)``; inf or NaN is refused with a clear error by the kernels (an
-        overflow) and by :func:`~kernelmaps.kernels.check_kernel_matrix` (a callable)."""
-        return kernel_matrix(kernel, X, X)
+    def _kernel_matrix(self, kernel: Any, X: Any) -> Any:
+        """``k(X, X)`` in float64; inf or NaN is refused with a clear error by the kernels
+        (an overflow) and by :func:`~kernelmaps.kernels.check_kernel_matrix` (a callable).
+        On a device: from ``X`` in float64 where the device holds it, kept there."""
+        place = Placement.of(X)
+        if not place.on_device:
+            return kernel_matrix(kernel, X, X)
+        wide = place.widened(X)
+        return place.float64(array_kernel_matrix(kernel, wide, wide))
 
-    def _solve(self, K: np.ndarray, remake: Callable[[], np.ndarray], Y: np.ndarray) -> Any:
+    def _solve(self, K: Any, remake: Callable[[], Any], Y: Any) -> Any:
         """``(K + alpha I)^{-1} Y``: Cholesky (overwriting ``K``), else the eigen solution.
 
         When ``K + alpha I`` is numerically singular (the factorization fails, or a pivot
@@ -218,9 +252,10 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         at the rounding level.
         """
         n, alpha = K.shape[0], float(self.alpha)
-        level = n * _EPS * max(float(np.max(np.diag(K))), 0.0)
-        K[np.diag_indices_from(K)] += alpha
-        solution = cholesky_solve_clear(K, Y, level)
+        xp = np if isinstance(K, np.ndarray) else namespace_of(K)
+        level = n * _EPS * max(float(xp.max(diagonal(K))), 0.0)
+        K = plus_diagonal(K, alpha, copy=False)
+        solution = _cholesky_solve(K, Y, level)
         if solution is not None:
             return solution
         del K
@@ -230,7 +265,7 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             "is numerically singular)",
             _FEWER_ROWS,
         )
-        evals, U = scipy.linalg.eigh(remake(), overwrite_a=True, check_finite=False)
+        evals, U = scipy.linalg.eigh(to_numpy(remake()), overwrite_a=True, check_finite=False)
         cutoff = n * _EPS * float(np.max(np.abs(evals)))
         if float(np.min(evals)) < -cutoff:
             warnings.warn(
@@ -246,7 +281,7 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             )
         else:
             inv = ridge_inverse(evals, np.array([alpha]), rounding_level(evals))[:, 0]
-        Y2 = Y.reshape(n, -1)
+        Y2 = to_numpy(Y).reshape(n, -1)
         return (U @ (inv[:, None] * (U.T @ Y2))).reshape(Y.shape)
 
     @rowwise
@@ -257,19 +292,35 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_queries, n_features)
             Query points; each block of rows meets all ``n`` training rows in one kernel
-            evaluation.
+            evaluation.  An array of another library where the model was fitted (array
+            API dispatch on).
 
         Returns
         -------
         y_pred : ndarray of shape (n_queries,) or (n_queries, n_targets)
-            In the float dtype of ``X`` (float32 stays float32).
+            In the float dtype of ``X`` (float32 stays float32); an array of ``X``'s
+            library on its device for such an ``X``.
         """
         check_is_fitted(self)
         coef, X_fit = self.dual_coef_, self.X_fit_
         return predict_in_blocks(
             self,
             X,
-            coef.shape[1:],
+            tuple(coef.shape[1:]),
             lambda X: row_blocks(X.shape[0], 3.0 * 8 * X_fit.shape[0]),
-            lambda X: lambda Xb: kernel_matrix(self.kernel_, Xb, X_fit) @ coef,
+            self._predictor,
         )
+
+    def _predictor(self, X: Any) -> Callable[[Any], Any]:
+        """What :meth:`predict` does to a block of rows of ``X``: on a device, the kernel
+        from the rows in float64 where it holds it, the output in ``X``'s dtype."""
+        coef, X_fit, place = self.dual_coef_, self.X_fit_, Placement.of(X)
+        if not place.on_device:
+            return lambda Xb: kernel_matrix(self.kernel_, Xb, X_fit) @ coef
+        xp, dtype, fit_wide = place.xp, X.dtype, place.widened(X_fit)
+
+        def block(Xb: Any) -> Any:
+            K = array_kernel_matrix(self.kernel_, place.widened(Xb), fit_wide)
+            return xp.astype(K @ coef, dtype)
+
+        return block

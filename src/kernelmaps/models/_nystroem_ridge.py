@@ -14,9 +14,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_api import host_dtype, to_numpy
 from .._memory import check_memory
 from .._random import check_random_state
 from .._rows import Rows, rowwise
+from .._streamed_rows import StreamedRows, stream_rows
 from ..feature_maps import row_blocks
 from ..kernels import (
     Gaussian,
@@ -35,6 +37,7 @@ from ._base import (
     regression_rows,
 )
 from ._checks import check_solution
+from ._device import Placement, array_kernel_matrix
 from ._falkon import (
     FalkonPreconditioner,
     FalkonSolver,
@@ -52,7 +55,9 @@ _MAX_BLOCK_ROWS = 2048
 def _work_dtype(kernel: Any, X: Any) -> np.dtype:
     """float32 for dense float32 input (an array or :class:`~kernelmaps._rows.Rows`) and
     the Gaussian kernel (evaluated in float32 by :class:`LandmarkKernel`), float64
-    otherwise."""
+    otherwise; on a device, the dtype of the rows whatever the kernel."""
+    if Placement.of(X).on_device:
+        return host_dtype(X.dtype)
     sparse = X.sparse if isinstance(getattr(X, "sparse", None), bool) else sp.issparse(X)
     if isinstance(kernel, Gaussian) and getattr(X, "dtype", None) == np.float32 and not sparse:
         return np.dtype(np.float32)
@@ -63,9 +68,16 @@ def _kernel_against(kernel: Any, L: np.ndarray, Xb: Any) -> np.ndarray:
     return kernel_matrix(kernel, Xb, L)
 
 
-def _landmark_kernel(kernel: Any, L: np.ndarray, dtype: np.dtype) -> Any:
+def _kernel_against_array(kernel: Any, L: Any, Xb: Any) -> Any:
+    return array_kernel_matrix(kernel, Xb, L)
+
+
+def _landmark_kernel(kernel: Any, L: Any, dtype: np.dtype) -> Any:
     """``X_block -> k(X_block, L)`` in ``dtype`` (fused Gaussian for kernel objects);
-    picklable whenever the kernel is (it is sent to the Dask workers)."""
+    picklable whenever the kernel is (it is sent to the Dask workers).  Landmarks on a
+    device (in ``dtype``) give the kernel's evaluation there."""
+    if not isinstance(L, np.ndarray):
+        return functools.partial(_kernel_against_array, kernel, L)
     if isinstance(kernel, Kernel):
         return LandmarkKernel(kernel, L, dtype)
     return functools.partial(_kernel_against, kernel, L)
@@ -123,17 +135,38 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         the blocks of the first ``cache_size / (m * itemsize)`` rows are persisted on
         the workers that hold those rows, and with a ``distributed`` client at most
         half of the workers' total ``memory_limit``, less the size of ``X``, is used.
+        For an array of another library the cache is in its device's memory; with
+        ``device`` (streamed rows) there is no cache: every block is formed at every
+        iteration.
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Source of randomness for the landmark selection.
+    device : str or device object, default=None
+        Fit NumPy (or SciPy, or Dask) rows on this device: ``"cuda"``, ``"cuda:1"``,
+        ``"mps"``, ``"cpu"`` or a ``torch.device`` (PyTorch), a CuPy ``Device``, an
+        ``array_api_strict.Device`` (see :func:`kernelmaps._array_api.resolve_device`).
+        The rows are streamed through the device block by block at every
+        conjugate-gradient iteration (one pass each): a block holds at most an eighth of
+        the device's free memory (scikit-learn's ``working_memory`` where the library
+        does not report it), and the next block's copy overlaps the work on the current
+        one, so the device's memory is a few blocks and the ``m x m`` matrices whatever
+        ``n`` is.  The landmarks are chosen from the host rows (as without ``device``);
+        ``K_mm`` and the preconditioner are formed once, on the device where it holds
+        float64 (on the host otherwise); the ``K_nm`` blocks are formed on the device in
+        the rows' dtype.  ``cache_size`` is not used (nothing is kept on the device
+        between iterations).  The fitted attributes are NumPy arrays, equal to the
+        in-memory fit's to rounding.  None (default) fits where the rows are; arrays of
+        another library with array API dispatch on are fitted on their own device and
+        ``device`` is ignored.
 
     Attributes
     ----------
     kernel_ : Kernel or callable
     landmarks_ : ndarray of shape (m, n_features)
+        In ``X``'s dtype.
     landmark_indices_ : ndarray of int or None
         Rows of ``X`` chosen as landmarks (None for k-means centres or given landmarks).
     dual_coef_ : ndarray of shape (m,) or (m, n_targets)
-        The coefficients ``c`` (float64).
+        The coefficients ``c`` (float64; float32 on a device without float64).
     n_iter_ : int
         Conjugate-gradient iterations performed (one pass over the data each).
     residual_ : float
@@ -142,7 +175,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     n_cached_rows_ : int
         Rows of ``K_nm`` kept in memory during the solve (``n_samples`` when all fit in
         ``cache_size``); for a Dask array, the rows whose blocks were persisted on the
-        workers.
+        workers; 0 with ``device`` (streamed rows).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -194,6 +227,16 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     rows are grouped by chunk), and ``predict`` on a Dask array is lazy.  Any Dask
     scheduler works: the local ones, or a ``distributed.Client``.
 
+    With scikit-learn's ``array_api_dispatch`` on, an array of another library (a
+    PyTorch tensor, a CuPy array) is fitted on its device: the ``K_nm`` blocks and their
+    products there, in ``X``'s dtype (float32 kept, whatever the kernel; a user callable
+    kernel is evaluated on the host and its blocks moved), ``K_mm``, the preconditioner's
+    factorizations and the sums over blocks there in float64 where the device holds it
+    (on the host otherwise), and the conjugate gradient on the host on the ``m x t``
+    iterates (two copies of ``m x t`` values per iteration).  The fitted arrays live on
+    that device and ``predict`` runs there.  With ``device``, NumPy rows are streamed to
+    a device (see ``device``).
+
     References
     ----------
     Rudi, A., Carratino, L. and Rosasco, L. (2017). FALKON: An optimal large scale kernel
@@ -220,6 +263,8 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         "tol": [StrictInterval(Real, 0.0, None, closed="neither")],
         "cache_size": [StrictInterval(Real, 0.0, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        # a device's name or a library's device object, resolved by resolve_device at fit
+        "device": [None, str, object],
     }
 
     def __init__(
@@ -237,6 +282,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         tol: float = 1e-6,
         cache_size: float = 2048,
         random_state: Any = None,
+        device: Any = None,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -250,13 +296,15 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         self.tol = tol
         self.cache_size = cache_size
         self.random_state = random_state
+        self.device = device
 
     # -- pieces -------------------------------------------------------------------------
 
     def _select_landmarks(self, rows: Rows, kernel: Any) -> tuple[np.ndarray, np.ndarray | None]:
-        """The landmarks, repeated rows dropped (they make ``K_mm`` singular)."""
+        """The landmarks, repeated rows dropped (they make ``K_mm`` singular); those of
+        streamed rows are chosen from the host rows, as without ``device``."""
         return resolve_landmarks(
-            rows,
+            rows.inner if isinstance(rows, StreamedRows) else rows,
             self.landmarks,
             self.n_components,
             kernel=kernel,
@@ -270,10 +318,11 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             X.shape[0], _block_bytes_per_row(m, X.shape[1], n_targets), max_rows=_MAX_BLOCK_ROWS
         )
 
-    def _solver(self, rows: Rows, kernel: Any, L: np.ndarray, n_targets: int) -> FalkonSolver:
-        """FALKON's solver on the rows: preconditioner from ``K_mm`` (here), ``K_nm``
-        blocks cached within ``cache_size`` (and within the share of a cluster's memory)
-        where the rows are held."""
+    def _solver(self, rows: Rows, kernel: Any, L: Any, n_targets: int) -> FalkonSolver:
+        """FALKON's solver on the rows: preconditioner from ``K_mm`` (here, or on the
+        rows' device with landmarks ``L`` there), ``K_nm`` blocks cached within
+        ``cache_size`` (and within the share of a cluster's memory) where the rows are
+        held."""
         n, m = rows.n_rows, L.shape[0]
         check_memory(
             8.0 * 5 * m * m,
@@ -313,9 +362,12 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         ----------
         X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
             Training inputs; the landmarks are drawn from them (unless given).  A Dask
-            array stays on the workers (see Notes).
+            array stays on the workers (see Notes); an array of another library (array
+            API dispatch on) is fitted on its device, and NumPy rows are streamed to
+            ``device`` when it is set.
         y : array-like or dask.array.Array of shape (n_samples,) or (n_samples, n_targets)
-            Targets, solved for together (one CG run with one column per target).
+            Targets, solved for together (one CG run with one column per target); moved
+            to ``X``'s namespace and device for an array of another library.
 
         Returns
         -------
@@ -324,19 +376,23 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         """
         self._validate_params()
         rows, y = regression_rows(self, X, y, reset=True)
+        rows = stream_rows(rows, self.device)
+        # the blocks are formed where the rows are; the fitted arrays go where X is
+        where, home = Placement.of(rows), Placement.of(rows.X)
         y_ndim = y.ndim
         kernel = resolve_estimator_kernel(self, rows.n_features)
         L, idx = self._select_landmarks(rows, kernel)
-        solver = self._solver(rows, kernel, L, 1 if y_ndim == 1 else int(y.shape[1]))
+        solver = self._solver(rows, kernel, where.data(L), 1 if y_ndim == 1 else int(y.shape[1]))
         try:
             coef, result = solver.solve(rows.align(y), tol=self.tol, max_iter=self.max_iter)
         finally:
             solver.matvec.release()
-        check_solution(type(self).__name__, float(self.alpha), coef)
+        check_solution(type(self).__name__, float(self.alpha), to_numpy(coef))
+        coef = home.fitted(coef)
 
         self.kernel_ = kernel
-        self.landmarks_ = L
-        self.landmark_indices_ = idx
+        self.landmarks_ = home.data(L)
+        self.landmark_indices_ = None if idx is None else home.data(idx)
         self.dual_coef_ = coef[:, 0] if y_ndim == 1 else coef
         self.n_iter_ = result.n_iter
         self.residual_ = float(np.max(result.residual))
@@ -359,20 +415,23 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_queries, n_features)
-            Points to predict at; cost ``O(m d)`` kernel evaluations per point.
+            Points to predict at; cost ``O(m d)`` kernel evaluations per point.  An array
+            of another library where the model was fitted (array API dispatch on).
 
         Returns
         -------
         y_pred : ndarray of shape (n_queries,) or (n_queries, n_targets)
-            float32 when ``X`` is float32 (the kernel block too, for the Gaussian kernel).
+            float32 when ``X`` is float32 (the kernel block too, for the Gaussian kernel);
+            an array of ``X``'s library on its device for such an ``X``.
         """
         check_is_fitted(self)
         L, coef = self.landmarks_, self.dual_coef_
 
         def predictor(X: Any) -> Any:
-            work = _work_dtype(self.kernel_, X)
-            block_kernel = _landmark_kernel(self.kernel_, L, work)
-            coef_work = coef.astype(work)
+            work, place = _work_dtype(self.kernel_, X), Placement.of(X)
+            landmarks = L if not place.on_device else place.work(L, work, copy=False)
+            block_kernel = _landmark_kernel(self.kernel_, landmarks, work)
+            coef_work = place.work(coef, work, copy=True)
             return lambda Xb: block_kernel(Xb) @ coef_work
 
         return predict_in_blocks(
