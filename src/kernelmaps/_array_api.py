@@ -35,6 +35,7 @@ __all__ = [
     "float_dtypes",
     "free_device_memory",
     "host_dtype",
+    "is_device_array",
     "is_foreign",
     "move_arrays",
     "move_to",
@@ -84,6 +85,20 @@ def _is_array(X: Any) -> bool:
     if module in ("numpy", "scipy", "dask", "pandas", "builtins", "polars"):
         return False
     return bool(_compat().is_array_api_obj(X))
+
+
+def is_device_array(X: Any) -> bool:
+    """Whether ``X`` is an array API array of a library other than NumPy, whatever the
+    switch (the rows a streamed fit reads are, with the switch off).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._array_api import is_device_array
+    >>> is_device_array(np.ones(3))
+    False
+    """
+    return _is_array(X)
 
 
 def is_foreign(X: Any) -> bool:

@@ -30,7 +30,6 @@ from ..sampling import (
     LandmarkDraw,
     draw_landmarks,
     finish_landmarks,
-    finish_landmarks_array,
     kernel_block_array,
     work_dtype,
 )
@@ -343,8 +342,7 @@ class IKA(BaseFeatureMap):
         # "leverage" would, and IKA's centres are "uniform" or "kmeans").
         assert centre_draw.method != "leverage"
         centre_rows, Y = rows.read([centre_draw.rows, sample])
-        finish = finish_landmarks_array if isinstance(rows, ArrayRows) else finish_landmarks
-        self.centers_, _ = finish(centre_draw, centre_rows, rng)
+        self.centers_, _ = finish_landmarks(centre_draw, centre_rows, rng)
         return Y
 
     def _basis_grams(

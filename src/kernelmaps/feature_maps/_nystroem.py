@@ -31,7 +31,6 @@ from ..sampling import (
     LANDMARK_METHODS,
     draw_landmarks,
     finish_landmarks,
-    finish_landmarks_array,
     work_dtype,
 )
 from ._base import BaseFeatureMap, register_feature_map
@@ -576,7 +575,7 @@ class Nystroem(BaseFeatureMap):
         """Landmarks in the input space (drawn or given); returns ``K_mm``.
 
         For the rows of an array of another library, the landmarks are the rows the same
-        draws name (:func:`~kernelmaps.sampling.finish_landmarks_array`) and ``K_mm`` is
+        draws name (:func:`~kernelmaps.sampling.finish_landmarks`) and ``K_mm`` is
         evaluated on its device, in float64 where the device has it.
         """
         data = rows.X if isinstance(rows, ArrayRows) else rows.array()
@@ -593,10 +592,7 @@ class Nystroem(BaseFeatureMap):
             stacklevel=stacklevel + 1,
         )
         (drawn,) = rows.read([draw.rows])
-        if isinstance(rows, ArrayRows):
-            components, idx = finish_landmarks_array(draw, drawn, rng)
-        else:
-            components, idx = finish_landmarks(draw, drawn, rng)
+        components, idx = finish_landmarks(draw, drawn, rng)
         self.kernel_ = kernel
         self.components_ = components
         self.component_indices_ = idx  # type: ignore[assignment]

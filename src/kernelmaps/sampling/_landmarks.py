@@ -76,7 +76,14 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import device_of, is_foreign, namespace_of, to_namespace, to_numpy
+from .._array_api import (
+    device_of,
+    is_device_array,
+    is_foreign,
+    namespace_of,
+    to_namespace,
+    to_numpy,
+)
 from .._rows import Rows, as_rows
 from ..exceptions import NonFiniteOutputError
 from ._arguments import check_count, check_generator, check_kernel, check_rows
@@ -93,7 +100,6 @@ __all__ = [
     "LandmarkDraw",
     "draw_landmarks",
     "finish_landmarks",
-    "finish_landmarks_array",
     "kernel_diagonal",
     "landmark_rows",
     "landmark_sample_size",
@@ -301,9 +307,11 @@ def finish_landmarks(
     ----------
     draw : LandmarkDraw
         From :func:`draw_landmarks` or :func:`select_landmarks`'s first step.
-    rows : {ndarray, sparse matrix}
+    rows : {ndarray, sparse matrix} or array of another library
         The rows ``draw.rows`` of ``X`` in that order (every row of ``X`` when
-        ``draw.rows`` is None).
+        ``draw.rows`` is None).  An array of another library (PyTorch, CuPy, ...) gives
+        the same landmarks as an array of its own, on its device (see
+        :func:`_finish_landmarks_array`).
     rng : numpy.random.Generator
         The generator the draw was made with: ``"leverage"`` goes on drawing from it
         (the other methods drew everything already, see
@@ -330,6 +338,8 @@ def finish_landmarks(
     """
     L: np.ndarray
     idx: np.ndarray | None
+    if is_device_array(rows):
+        return _finish_landmarks_array(draw, rows, rng)
     if draw.method is not None:
         _check_finite_rows(rows)
     if draw.method is None:
@@ -356,7 +366,7 @@ def finish_landmarks(
     return _drop_repeated(L, idx) if draw.unique else (L, idx)
 
 
-def finish_landmarks_array(
+def _finish_landmarks_array(
     draw: LandmarkDraw, rows: Any, rng: np.random.Generator
 ) -> tuple[Any, np.ndarray | None]:
     """:func:`finish_landmarks` for rows that are an array of another library (array API
@@ -382,13 +392,14 @@ def finish_landmarks_array(
     >>> import array_api_strict as xp
     >>> import numpy as np
     >>> import sklearn
-    >>> from kernelmaps.sampling import draw_landmarks, finish_landmarks_array
+    >>> from kernelmaps.sampling._landmarks import _finish_landmarks_array
     >>> X = xp.asarray(np.arange(20.0).reshape(10, 2))
     >>> rng = np.random.default_rng(0)
+    >>> from kernelmaps.sampling import draw_landmarks
     >>> draw = draw_landmarks(10, 2, np.float64, "uniform", 3, rng=rng)
     >>> rows = xp.take(X, xp.asarray(draw.rows), axis=0)
     >>> with sklearn.config_context(array_api_dispatch=True):
-    ...     L, idx = finish_landmarks_array(draw, rows, rng)
+    ...     L, idx = _finish_landmarks_array(draw, rows, rng)
     >>> L.shape, idx.tolist() == draw.rows.tolist()
     ((3, 2), True)
     """
