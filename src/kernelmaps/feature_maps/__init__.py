@@ -1,10 +1,11 @@
 """Explicit feature maps ``z(x)`` with ``z(x) . z(y) ~ k(x, y)``, as scikit-learn transformers."""
 
-from ._base import BaseFeatureMap, maps_supporting, register_feature_map, row_blocks
+from ._base import BaseFeatureMap, maps_supporting, register_feature_map
 from ._binning import RandomBinningFeatures
 from ._chi2 import AdditiveChi2Sampler, SkewedChi2Sampler
 from ._fourier import RandomFourierFeatures
 from ._maclaurin import CompactRandomFeatures, RandomMaclaurinFeatures
+from ._row_blocks import row_blocks
 from ._sketch import TensorSketch
 from ._structured import Fastfood, StructuredOrthogonalFeatures
 

@@ -23,14 +23,12 @@ limits are: ``docs/LIMITS.md``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
-from sklearn.utils import gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _memory
@@ -50,15 +48,17 @@ from .._random import check_random_state
 from .._rows import TILE_ROWS, ArrayRows, Rows, RowwiseWork, rowwise, validated_rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import Kernel, one_line_errors
+from ._numerics import (
+    LIMITS_PAGE,
+    ignore_fp_warnings,
+    is_finite,
+    largest_magnitude,
+    non_finite_rows,
+    row_list,
+)
+from ._row_blocks import row_blocks, stack_csr_rows
 
-__all__ = [
-    "BaseFeatureMap",
-    "cache_block_rows",
-    "maps_supporting",
-    "register_feature_map",
-    "row_blocks",
-    "stack_csr_rows",
-]
+__all__ = ["BaseFeatureMap", "maps_supporting", "register_feature_map"]
 
 #: The public feature maps, in registration order (see :func:`register_feature_map`).
 _MAP_CLASSES: list[type[BaseFeatureMap]] = []
@@ -67,104 +67,8 @@ _MapT = TypeVar("_MapT", bound="type[BaseFeatureMap]")
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
-_CACHE_BLOCK_BYTES = 1 << 22
-
 #: Requests of at least this many bytes are checked against the available memory first.
 _MEMORY_CHECK_BYTES = 1 << 26
-
-#: Where the numerical limits of every map are documented.
-LIMITS_PAGE = "docs/LIMITS.md"
-
-
-def ignore_fp_warnings() -> Any:
-    """The floating-point error state of a fit or a transform: overflow, invalid and
-    division warnings silenced, the result being checked for finiteness instead.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.feature_maps._base import ignore_fp_warnings
-    >>> with ignore_fp_warnings():
-    ...     float(np.float64(1e308) * 10)
-    inf
-    """
-    return np.errstate(over="ignore", invalid="ignore", divide="ignore")
-
-
-def is_finite(a: Any) -> bool:
-    """Whether every value of the array (or of a sparse matrix's stored values) is finite.
-
-    One sum first (a pass that stays in the cache for a block just written); the
-    element-wise check only when the sum is not finite, which also happens when finite
-    values add up beyond the float range.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.feature_maps._base import is_finite
-    >>> is_finite(np.array([1e308, 1e308])), is_finite(np.array([1.0, np.nan]))
-    (True, False)
-    """
-    if sp.issparse(a):
-        a = a.data
-    a = np.asarray(a)
-    if a.dtype.kind not in "fc" or a.size == 0:
-        return True
-    with ignore_fp_warnings():
-        if np.isfinite(a.sum()):
-            return True
-        return bool(np.isfinite(a).all())
-
-
-def _non_finite_rows(block: Any) -> np.ndarray:
-    """Indices of the rows of ``block`` (dense or CSR) holding a non-finite value."""
-    if sp.issparse(block):
-        block = sp.csr_matrix(block)
-        bad = ~np.isfinite(block.data)
-        rows = np.repeat(np.arange(block.shape[0]), np.diff(block.indptr))
-        return np.unique(rows[bad])
-    return np.flatnonzero(~np.isfinite(np.asarray(block)).all(axis=1))
-
-
-def largest_magnitude(X: Any) -> float:
-    """``max |x|`` over the values of ``X`` (dense or sparse), 0 when empty.
-
-    Two reductions and no temporary (no ``abs`` array).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.feature_maps._base import largest_magnitude
-    >>> largest_magnitude(np.array([[1.0, -3.0]]))
-    3.0
-    """
-    values = X.data if sp.issparse(X) else np.asarray(X)
-    if values.size == 0:
-        return 0.0
-    return float(max(values.max(), -values.min()))
-
-
-def below_overflow(bound: float, dtype: Any) -> bool:
-    """Whether ``bound`` (a float64 bound on the magnitudes of a computation, maybe inf)
-    stays below half the largest value of ``dtype``, leaving room for rounding.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.feature_maps._base import below_overflow
-    >>> below_overflow(1e30, np.float32), below_overflow(1e39, np.float32)
-    (True, False)
-    """
-    return bool(bound < 0.5 * float(np.finfo(dtype).max))
-
-
-def row_list(rows: np.ndarray, offset: int | None) -> str:
-    """``"rows 3, 7 and 2 more"``: the rows of a block (``offset`` its first row in the
-    input, None if unknown) for a message."""
-    shown = ", ".join(str(int(r) + (offset or 0)) for r in rows[:5])
-    more = f" and {rows.size - 5} more" if rows.size > 5 else ""
-    where = "" if offset is not None else " of the block"
-    return f"row{'s' if rows.size > 1 else ''} {shown}{more}{where}"
 
 
 def register_feature_map(cls: _MapT) -> _MapT:
@@ -196,84 +100,6 @@ def maps_supporting(kernel: Kernel) -> list[str]:
     ['RandomBinningFeatures', 'RandomFourierFeatures', 'Nystroem', 'IKA']
     """
     return [cls.__name__ for cls in _MAP_CLASSES if cls._supports_kernel(kernel)]
-
-
-def row_blocks(n_rows: int, bytes_per_row: float, max_rows: int | None = None) -> Iterator[slice]:
-    """Consecutive row slices whose temporaries fit in scikit-learn's ``working_memory``.
-
-    Parameters
-    ----------
-    n_rows : int
-        Number of rows to cover.
-    bytes_per_row : float
-        Bytes of temporaries one row needs.
-    max_rows : int, optional
-        Upper bound on the block length.
-
-    Examples
-    --------
-    >>> from kernelmaps.feature_maps import row_blocks
-    >>> list(row_blocks(5, bytes_per_row=8.0, max_rows=2))
-    [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
-    """
-    budget = get_config()["working_memory"] * 2**20
-    size = max(1, int(budget // max(bytes_per_row, 1.0)))
-    if max_rows is not None:
-        size = min(size, max_rows)
-    return gen_batches(n_rows, size)
-
-
-def cache_block_rows(n_columns: int, n_features: int = 0) -> int:
-    """Rows of a transform block holding about 4 MiB of float64 projections.
-
-    Such a block stays in cache from the product that makes it to the elementwise
-    functions applied to it.  A map whose block comes from a product with an
-    ``(n_features x n_columns)`` matrix passes ``n_features``: the block then has at least
-    that many rows (up to 1024), so that the product is not dominated by the BLAS packing
-    its right factor.
-
-    Examples
-    --------
-    >>> from kernelmaps.feature_maps._base import cache_block_rows
-    >>> cache_block_rows(4096), cache_block_rows(64, n_features=784)
-    (128, 8192)
-    """
-    return max(16, _CACHE_BLOCK_BYTES // (8 * max(n_columns, 1)), min(n_features, 1024))
-
-
-def stack_csr_rows(parts: list[sp.csr_matrix], n_columns: int) -> sp.csr_matrix:
-    """The CSR matrix whose consecutive row blocks are ``parts``, in one concatenation.
-
-    The index arrays are concatenated (row pointers shifted by the non-zeros before each
-    part, in int64) and the constructor chooses the index dtype, as it does for a matrix
-    built in one piece.
-
-    Examples
-    --------
-    >>> import scipy.sparse as sp
-    >>> from kernelmaps.feature_maps._base import stack_csr_rows
-    >>> parts = [sp.csr_matrix([[1.0, 0.0]]), sp.csr_matrix([[0.0, 2.0], [3.0, 0.0]])]
-    >>> stack_csr_rows(parts, 2).toarray()
-    array([[1., 0.],
-           [0., 2.],
-           [3., 0.]])
-    """
-    indptr = [np.zeros(1, dtype=np.int64)]
-    n_stored = 0
-    for part in parts:
-        indptr.append(part.indptr[1:].astype(np.int64) + n_stored)
-        n_stored += int(part.indptr[-1])
-    data = [part.data[: part.indptr[-1]] for part in parts]
-    indices = [part.indices[: part.indptr[-1]] for part in parts]
-    n_rows = sum(part.shape[0] for part in parts)
-    return sp.csr_matrix(
-        (
-            np.concatenate(data) if data else np.zeros(0),
-            np.concatenate(indices) if indices else np.zeros(0, dtype=np.int64),
-            np.concatenate(indptr),
-        ),
-        shape=(n_rows, n_columns),
-    )
 
 
 class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -579,7 +405,7 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         (starting at row ``offset`` of the input, None if unknown) are not all finite."""
         if is_finite(block):
             return
-        bad = _non_finite_rows(block)
+        bad = non_finite_rows(block)
         largest = largest_magnitude(X[bad]) if bad.size else largest_magnitude(X)
         raise NonFiniteOutputError(
             f"{type(self).__name__}.transform: the features of {row_list(bad, offset)} are "

@@ -18,8 +18,10 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ._base import BaseFeatureMap, largest_magnitude, register_feature_map, row_blocks
+from ._base import BaseFeatureMap, register_feature_map
 from ._binning_keys import grid_keys, out_of_range_rows
+from ._numerics import largest_magnitude
+from ._row_blocks import row_blocks
 
 __all__ = ["RandomBinningFeatures", "merge_bin_keys"]
 

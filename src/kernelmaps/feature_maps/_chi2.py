@@ -22,13 +22,9 @@ from ..kernels import (
     check_above,
     check_non_negative,
 )
-from ._base import (
-    BaseFeatureMap,
-    below_overflow,
-    cache_block_rows,
-    largest_magnitude,
-    register_feature_map,
-)
+from ._base import BaseFeatureMap, register_feature_map
+from ._numerics import below_overflow, largest_magnitude
+from ._row_blocks import cache_block_rows
 from ._trig import cos_shifted_into, cos_sin_into
 
 __all__ = ["AdditiveChi2Sampler", "SkewedChi2Sampler"]

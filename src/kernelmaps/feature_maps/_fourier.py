@@ -28,17 +28,10 @@ from ..sampling import (
     rotation_sample,
     sobol_balance_message,
 )
-from ._base import (
-    LIMITS_PAGE,
-    BaseFeatureMap,
-    below_overflow,
-    cache_block_rows,
-    ignore_fp_warnings,
-    largest_magnitude,
-    register_feature_map,
-    row_list,
-)
+from ._base import BaseFeatureMap, register_feature_map
 from ._fourier_layout import FourierLayout, fourier_features_array, fourier_features_into
+from ._numerics import LIMITS_PAGE, below_overflow, ignore_fp_warnings, largest_magnitude, row_list
+from ._row_blocks import cache_block_rows
 
 __all__ = ["RandomFourierFeatures"]
 

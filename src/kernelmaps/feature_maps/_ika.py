@@ -33,14 +33,10 @@ from ..sampling import (
     kernel_block_array,
     work_dtype,
 )
-from ._base import (
-    BaseFeatureMap,
-    is_finite,
-    largest_magnitude,
-    register_feature_map,
-    row_blocks,
-)
+from ._base import BaseFeatureMap, register_feature_map
+from ._numerics import is_finite, largest_magnitude
 from ._nystroem import column_pivots_array, landmark_kernel_array
+from ._row_blocks import row_blocks
 
 __all__ = ["IKA"]
 

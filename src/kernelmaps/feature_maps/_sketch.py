@@ -20,7 +20,8 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ._base import BaseFeatureMap, largest_magnitude, register_feature_map
+from ._base import BaseFeatureMap, register_feature_map
+from ._numerics import largest_magnitude
 from ._sketch_kernels import (
     count_sketches,
     count_sketches_array,

@@ -27,13 +27,7 @@ from ..kernels import (
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
-from ._base import (
-    BaseFeatureMap,
-    below_overflow,
-    cache_block_rows,
-    largest_magnitude,
-    register_feature_map,
-)
+from ._base import BaseFeatureMap, register_feature_map
 from ._fourier_layout import FourierLayout, fourier_features_array, fourier_features_into
 from ._hadamard import (
     fastfood_projection,
@@ -42,6 +36,8 @@ from ._hadamard import (
     sorf_projection,
     sorf_projection_array,
 )
+from ._numerics import below_overflow, largest_magnitude
+from ._row_blocks import cache_block_rows
 
 __all__ = ["Fastfood", "StructuredOrthogonalFeatures"]
 
