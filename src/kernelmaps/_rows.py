@@ -288,10 +288,13 @@ class InMemoryRows:
         return [self.X if rows is None else self.X[rows] for rows in requests]
 
     def align(self, values: Any, what: str = "y") -> Any:
-        if values is not None and np.ndim(values) and len(values) != self.n_rows:
+        if values is None or not np.ndim(values):
+            return values
+        # the length of an array of any library (some have no len())
+        n = int(values.shape[0]) if hasattr(values, "shape") else len(values)
+        if n != self.n_rows:
             raise ValueError(
-                "Found input variables with inconsistent numbers of samples: "
-                f"[{self.n_rows}, {len(values)}]"
+                f"Found input variables with inconsistent numbers of samples: [{self.n_rows}, {n}]"
             )
         return values
 
@@ -360,6 +363,8 @@ class ArrayRows(InMemoryRows):
         values = super().align(values, what)
         if values is None or isinstance(values, (int, float)):
             return values
+        if isinstance(values, np.ndarray) and values.dtype.kind not in "biuf":
+            return values  # labels that are not numbers (strings) stay on the host
         return to_namespace(values, self.xp, self.device)
 
     def distinct(self, values: Any) -> np.ndarray:

@@ -39,7 +39,7 @@ solution of everything seen so far instead of stochastic steps.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -47,7 +47,9 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_api import check_place, is_other_array, namespace_of, to_numpy
 from .._rows import rowwise
+from .._streamed_rows import stream_rows
 from ._base import classification_rows
 from ._feature_ridge import _StreamingRidgeMixin
 from ._ridge_pass import checked_weights
@@ -131,6 +133,8 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     (2,)
     """
 
+    _follows_x: ClassVar[tuple[str, ...]] = (*_StreamingRidgeMixin._follows_x, "classes_")
+
     def _set_classes(self, labels: Any) -> None:
         """``classes_`` and the +1/-1 encoder from the labels ``labels`` of ``fit``
         (every label, or each distinct one once); at least two classes are needed."""
@@ -163,6 +167,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         """
         self._validate_params()
         rows, y = classification_rows(self, X, y, reset=True)
+        rows = stream_rows(rows, self.device)
         self._set_classes(rows.distinct(y))
         y = rows.align(y)
         head = self._start(rows, self._class_targets(), False)
@@ -200,7 +205,10 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
                 raise ValueError(f"classes must list at least 2 classes; got {all_classes!r}.")
             self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(all_classes)
             self.classes_ = self._binarizer.classes_
+        else:
+            check_place(self, X, "partial_fit")
         rows, y = classification_rows(self, X, y, reset=first)
+        rows = stream_rows(rows, self.device)
         head = self._start(rows, self._class_targets(), False) if first else None
         weights = checked_weights(rows, sample_weight)
         self._partial_fit_rows(rows, rows.align(y), weights, first, head, self._binarizer)
@@ -242,6 +250,20 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         """
         check_is_fitted(self, "classes_")
         scores = self.decision_function(X)
+        if is_other_array(scores):
+            return self._device_labels(scores)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+    def _device_labels(self, scores: Any) -> Any:
+        """The labels of the decision values ``scores`` on a device: there when the
+        classes are numbers (``classes_`` there too), NumPy labels otherwise."""
+        xp = namespace_of(scores)
+        if scores.ndim == 1:
+            index = xp.astype(scores > 0, xp.int64)
+        else:
+            index = xp.argmax(scores, axis=1)
+        if isinstance(self.classes_, np.ndarray):
+            return self.classes_[to_numpy(index)]
+        return xp.take(self.classes_, index, axis=0)
