@@ -229,6 +229,8 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             One column per class; a single column for two classes, positive for
             ``classes_[1]``.
         """
+        check_is_fitted(self, "coef_")
+        check_place(self, X, "decision_function")
         scores = self._decision(X)
         if scores.ndim == 2 and scores.shape[1] == 1:
             return scores[:, 0]
@@ -249,6 +251,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             One of ``classes_`` per row.
         """
         check_is_fitted(self, "classes_")
+        check_place(self, X, "predict")
         scores = self.decision_function(X)
         if is_other_array(scores):
             return self._device_labels(scores)
