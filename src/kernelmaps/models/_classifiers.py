@@ -263,10 +263,8 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         """The labels of the decision values ``scores`` on a device: there when the
         classes are numbers (``classes_`` there too), NumPy labels otherwise."""
         xp = namespace_of(scores)
-        if scores.ndim == 1:
-            index = xp.astype(scores > 0, xp.int64)
-        else:
-            index = xp.argmax(scores, axis=1)
+        one_column = scores.ndim == 1
+        index = xp.astype(scores > 0, xp.int64) if one_column else xp.argmax(scores, axis=1)
         if isinstance(self.classes_, np.ndarray):
             return self.classes_[to_numpy(index)]
         return xp.take(self.classes_, index, axis=0)

@@ -32,6 +32,7 @@ from numbers import Integral, Number
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _assert_all_finite, _check_sample_weight

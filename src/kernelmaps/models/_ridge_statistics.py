@@ -161,9 +161,7 @@ class RidgeStatistics:
         D, t = int(n_features), int(n_targets)
         zeros: Any = np.zeros
         if xp is not None and xp is not np:
-            zeros = functools.partial(
-                xp.zeros, dtype=accumulator_dtype(xp, device), device=device
-            )
+            zeros = functools.partial(xp.zeros, dtype=accumulator_dtype(xp, device), device=device)
         self.centre = bool(centre)
         self.weight_sum = 0.0
         self.n_samples = 0
