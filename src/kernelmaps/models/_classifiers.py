@@ -85,10 +85,17 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         this parameter).  See :class:`FeatureRidge`.
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Seed of the default map (``feature_map=None``) only; see :class:`FeatureRidge`.
+    device : str, device or None, default=None
+        A device to stream NumPy (or Dask) rows through, block by block (blocks sized
+        from the device's free memory, the copy of the next block overlapping the work on
+        the current one): the statistics are computed and merged there, the solve runs on
+        the host and the fitted attributes are NumPy.  See :class:`FeatureRidge`.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        After a fit on the arrays of another library, an array of ``X``'s namespace on
+        its device when the labels are numbers (NumPy for other labels, e.g. strings).
     feature_map_ : transformer or None
     coef_ : ndarray of shape (1, D) for two classes, else (n_classes, D)
     intercept_ : ndarray of shape (1,) or (n_classes,)
@@ -111,6 +118,10 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     Cost and memory are those of :class:`FeatureRidge` with ``n_classes`` targets (one
     target for two classes): in the primal ``O(n D^2 + D^3)`` time, ``O(D^2 + block D)``
     memory; in the dual ``O(n^2 D + n^3)`` time, ``O(n D + n^2)`` memory.
+    Arrays of other libraries (array API dispatch on) are fitted on their device as by
+    :class:`FeatureRidge`, the labels encoded on the host and moved there;
+    ``decision_function`` and ``predict`` then return arrays of ``X``'s namespace on its
+    device (``predict`` NumPy labels when the classes are not numbers).
     Dask arrays are fitted as by :class:`FeatureRidge` (primal), the labels encoded in
     each chunk's task; ``fit`` learns the classes of a Dask ``y`` from one small compute
     of its unique labels, ``partial_fit`` takes them from ``classes``.  See the

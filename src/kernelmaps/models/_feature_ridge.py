@@ -570,13 +570,31 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Seed of the default map (``feature_map=None``) only: a given ``feature_map``
         keeps its own ``random_state``, and ``"passthrough"`` draws nothing.
+    device : str, device or None, default=None
+        A device to stream NumPy (or Dask) rows through: ``"cuda"``, ``"cuda:1"``,
+        ``"mps"``, ``"cpu"`` or a ``torch.device`` (PyTorch's; CuPy's for ``"cuda..."``
+        where PyTorch is not installed), a CuPy ``Device`` or an
+        ``array_api_strict.Device``.  The rows are copied there block by block (a block
+        takes at most an eighth of the device's free memory, or of ``working_memory``
+        where the library does not report it, and the copy of the next block overlaps the
+        work on the current one); each block's features and statistics are computed there
+        (the products in the features' dtype, the sums in float64 where the device holds
+        it) and merged there, and the ``D x D`` solve runs on the host.  So the device
+        holds a few blocks and the ``D x D`` sums whatever ``n`` is, and the fit is
+        always primal (exact leave-one-out streams the rows a second time).  A map with an
+        array API path (random Fourier features) runs on the device, any other on the
+        host with its features copied there.  The fitted attributes are NumPy, as ``X``
+        is, and ``predict`` runs on the host.  None: the fit runs where ``X`` is (an
+        ``X`` of another library runs on its own device, which ``device``, if given,
+        must name).
 
     Attributes
     ----------
     feature_map_ : transformer or None
         The fitted feature map (None for ``"passthrough"``).
     coef_ : ndarray of shape (n_features_out_,) or (n_targets, n_features_out_)
-        The weights ``w`` (float64).
+        The weights ``w`` (float64; an array of ``X``'s namespace on its device after a
+        fit on the arrays of another library, see the Notes).
     intercept_ : float or ndarray of shape (n_targets,)
     alpha_ : float
         The penalty used (the chosen one with ``alphas``).
@@ -592,7 +610,8 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         How the last fit was solved.
     statistics_ : RidgeStatistics or None
         The sufficient statistics of every row seen (weight sum, weighted means, centred
-        ``Z^T W Z``, ``Z^T W y`` and ``y^T W y``, float64); ``partial_fit`` updates them,
+        ``Z^T W Z``, ``Z^T W y`` and ``y^T W y``, float64; held on ``X``'s device after a
+        fit on the arrays of another library); ``partial_fit`` updates them,
         and statistics of other rows can be merged in exactly
         (:meth:`RidgeStatistics.merge`).  None after a dual fit (until ``partial_fit``
         builds them from the kept rows) and with ``keep_statistics=False``.
@@ -647,6 +666,22 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     ``Z`` in one place); the fitted attributes are numpy and equal those of the numpy
     fit up to the rounding of the regrouped sums.
 
+    Arrays of other libraries.  With ``sklearn.set_config(array_api_dispatch=True)``, an
+    ``X`` of PyTorch, CuPy or another array API library is fitted where it lives
+    (everything follows ``X``; the map needs an array API path, as
+    :class:`~kernelmaps.RandomFourierFeatures` and ``"passthrough"`` have): ``y`` and
+    ``sample_weight`` are moved there (the weights checked on the host), the map is fitted
+    there, the statistics and the exact leave-one-out sums are accumulated on the device
+    block by block (products in ``X``'s dtype, sums in float64 where the device holds it)
+    and only the merged ``D x D`` statistics come to the host, where the same solver as
+    for NumPy runs.  ``coef_``, an array ``intercept_``, ``cv_errors_`` and
+    ``statistics_`` then live on ``X``'s device (float64 where it holds it, as the NumPy
+    fit's), and ``predict`` takes arrays of that namespace and device and returns one, in
+    ``X``'s dtype; other places are refused (move the model with
+    :func:`kernelmaps.move_to`).  A dual fit (``n < D``) copies the features to the host.
+    ``partial_fit`` accumulates on the device too.  The result equals the NumPy fit's up
+    to the rounding of the device's products.
+
     References
     ----------
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
@@ -674,7 +709,9 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         Parameters
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-            A Dask array is fitted chunk by chunk (see the Notes of the class).
+            A Dask array is fitted chunk by chunk, an array of another library on its
+            device (see the Notes of the class); with ``device``, NumPy or Dask rows are
+            streamed through that device.
         y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : array-like or dask array of shape (n_samples,), default=None
 
@@ -704,7 +741,9 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_rows, n_features)
             The new block of rows; a Dask array has its statistics gathered chunk by
-            chunk in one compute and merged into ``statistics_``.
+            chunk in one compute and merged into ``statistics_``.  After the first call,
+            ``X`` must be where the model was fitted (NumPy, or the same namespace and
+            device), else a ``ValueError`` says so.
         y : array-like or dask array of shape (n_rows,) or (n_rows, n_targets)
         sample_weight : array-like or dask array of shape (n_rows,), default=None
 
@@ -743,7 +782,8 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
-            The output dtype follows ``X``: float32 input, float32 predictions.
+            The output dtype follows ``X``: float32 input, float32 predictions; an array
+            of ``X``'s namespace on its device for a model fitted there.
         """
         return self._decision(X)
 
