@@ -539,3 +539,25 @@ def test_device_parameter() -> None:
     with dispatch():  # X on the device named: X's place wins, the fit follows X
         model = FeatureRidge(_rff(), device=_strict_device()).fit(place.asarray(X), y)
     assert_fitted_at(model, place)
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_a_moved_model_continues_on_the_host(place: Place) -> None:
+    """``move_to(model, "numpy")`` moves the statistics too: partial_fit goes on there."""
+    from kernelmaps import move_to
+
+    X, y, _ = _data(place.dtype)
+    alpha = 0.05 * N
+    with dispatch():
+        model = FeatureRidge(_rff(), alpha=alpha).fit(
+            place.asarray(X[:200]), place.asarray(y[:200])
+        )
+    moved = move_to(model, "numpy")
+    assert isinstance(moved.statistics_.gram, np.ndarray)
+    moved.partial_fit(X[200:], y[200:])
+    ref = FeatureRidge(_rff(), alpha=alpha).fit(X[:200], y[:200]).partial_fit(X[200:], y[200:])
+    Z, e = _features(_rff(), X)
+    parts = [slice(0, BLOCK), slice(200, 200 + BLOCK)]
+    rd = rounding(Z, y[:, None], np.ones(N), place.eps, e, centre=True, block=BLOCK, parts=parts)
+    G, W, _ = _problem(ref)
+    assert_close(moved.coef_, ref.coef_, coef_bound(rd, G, W, alpha), "coef_")
