@@ -28,10 +28,12 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "accumulator_dtype",
     "check_place",
     "copy_to_device",
     "device_of",
     "dispatch_enabled",
+    "fitted_array",
     "float_dtypes",
     "free_device_memory",
     "host_dtype",
@@ -42,6 +44,7 @@ __all__ = [
     "namespace_of",
     "place_name",
     "resolve_device",
+    "same_device",
     "supports_float64",
     "to_namespace",
     "to_numpy",
@@ -155,6 +158,12 @@ def supports_float64(xp: Any, device: Any) -> bool:
     return not str(device).startswith("mps")
 
 
+def accumulator_dtype(xp: Any, device: Any) -> Any:
+    """The dtype of sums accumulated on ``device``: float64 where it holds float64,
+    float32 otherwise."""
+    return xp.float64 if supports_float64(xp, device) else xp.float32
+
+
 def float_dtypes(X: Any) -> tuple[Any, ...]:
     """The floating dtypes an estimator keeps for ``X`` (the first one for the others),
     in ``X``'s namespace: float64 and float32, float32 alone on a device without float64.
@@ -232,8 +241,10 @@ def _namespace_from(target: Any) -> tuple[Any, Any]:
 
 
 def move_arrays(value: Any, xp: Any, device: Any) -> Any:
-    """``value`` with every array in it (in lists, tuples, dicts and estimators too) made
-    an array of ``xp`` on ``device``; strings and object arrays stay as they are."""
+    """``value`` with every array in it (in lists, tuples, dicts and estimators too, and
+    in the objects whose class sets ``_moves_with_estimator``, such as the statistics of a
+    ridge fit) made an array of ``xp`` on ``device``; strings and object arrays stay as
+    they are."""
     if isinstance(value, np.ndarray) or _is_array(value):
         dtype = getattr(value, "dtype", None)
         if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":
@@ -245,7 +256,9 @@ def move_arrays(value: Any, xp: Any, device: Any) -> Any:
         return tuple(move_arrays(item, xp, device) for item in value)
     if isinstance(value, dict):
         return {key: move_arrays(item, xp, device) for key, item in value.items()}
-    if hasattr(value, "get_params") and hasattr(value, "__dict__"):
+    if hasattr(value, "__dict__") and (
+        hasattr(value, "get_params") or getattr(value, "_moves_with_estimator", False)
+    ):
         moved = copy.copy(value)
         moved.__dict__.update(
             {key: move_arrays(item, xp, device) for key, item in vars(value).items()}
@@ -291,6 +304,21 @@ def move_to(estimator: Any, target: Any, device: Any = None) -> Any:
     if xp is np:
         return move_arrays(estimator, np, None)
     return move_arrays(estimator, xp, device)
+
+
+def fitted_array(estimator: Any) -> Any:
+    """The first fitted array of ``estimator`` (where it was fitted), or None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> from kernelmaps._array_api import fitted_array
+    >>> rff = RandomFourierFeatures(n_components=4, random_state=0).fit(np.ones((3, 2)))
+    >>> type(fitted_array(rff)).__name__
+    'ndarray'
+    """
+    return _first_array(estimator)
 
 
 def _first_array(value: Any) -> Any:
@@ -410,6 +438,17 @@ def resolve_device(device: Any) -> tuple[Any, Any]:
         f"device={device!r} names no device of an installed array library: install PyTorch "
         "(pip install torch) or CuPy, or leave device=None."
     )
+
+
+def same_device(a: Any, b: Any) -> bool:
+    """Whether the devices ``a`` and ``b`` (of one library) are the same; a device named
+    without its index (``"cuda"``) is the same as any device of its type."""
+    if str(a) == str(b):
+        return True
+    kind_a, kind_b = getattr(a, "type", None), getattr(b, "type", None)
+    if kind_a is None or kind_a != kind_b:
+        return False
+    return getattr(a, "index", 0) is None or getattr(b, "index", 0) is None
 
 
 def free_device_memory(xp: Any, device: Any) -> int | None:

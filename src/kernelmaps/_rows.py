@@ -364,6 +364,8 @@ class ArrayRows(InMemoryRows):
         values = super().align(values, what)
         if values is None or isinstance(values, (int, float)):
             return values
+        if isinstance(values, np.ndarray) and values.dtype.kind not in "biuf":
+            return values  # labels that are not numbers (strings) stay on the host
         return to_namespace(values, self.xp, self.device)
 
     def distinct(self, values: Any) -> np.ndarray:

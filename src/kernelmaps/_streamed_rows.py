@@ -6,7 +6,8 @@ Dask) rows on a GPU: :class:`StreamedRows` wraps the host rows as a
 after the other, so that a fit's device memory is a few blocks whatever ``n`` is.  The
 fits are the ones written against :class:`~kernelmaps._rows.Rows`: a map over the parts
 (:meth:`StreamedRows.map_reduce`) gets each block on the device with the same block of
-every aligned companion (targets, weights), and merges the results in the fixed tree of
+every aligned companion (targets, weights; labels that are not numbers stay on the host),
+and merges the results in the fixed tree of
 :func:`kernelmaps._rows.tree_reduce`; objects "kept" for several passes
 (:meth:`StreamedRows.persist`, FALKON's matvec parts) are rebuilt from their block at
 every pass, since they cannot stay on the device.
@@ -27,7 +28,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._array_api import copy_to_device, free_device_memory, resolve_device
+from ._array_api import (
+    copy_to_device,
+    free_device_memory,
+    place_name,
+    resolve_device,
+    same_device,
+)
 from ._rows import Rows, RowwiseWork, tree_reduce
 
 __all__ = ["StreamedRows", "stream_rows"]
@@ -157,7 +164,10 @@ class StreamedRows:
     def _aligned_on_device(self, values: Any) -> Any:
         if values is None or np.ndim(values) == 0:
             return values
-        return copy_to_device(np.asarray(values), self.xp, self.device)
+        values = np.asarray(values)
+        if values.dtype.kind not in "biuf":
+            return values  # labels that are not numbers (strings) stay on the host
+        return copy_to_device(values, self.xp, self.device)
 
     def map_reduce(
         self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *aligned: Any
@@ -191,8 +201,17 @@ def _slice(values: Any, rows: slice) -> Any:
 
 def stream_rows(rows: Rows, device: Any) -> Rows:
     """``rows`` streamed to ``device`` (see :func:`kernelmaps._array_api.resolve_device`);
-    the rows themselves when ``device`` is None or the rows are a device's already."""
-    if device is None or getattr(rows, "xp", None) is not None:
+    the rows themselves when ``device`` is None or the rows are a device's already (an
+    array of another library, which must then be on ``device``: else a ``ValueError``)."""
+    if device is None:
         return rows
-    xp, device = resolve_device(device)
-    return StreamedRows(rows, xp, device)
+    xp, resolved = resolve_device(device)
+    held = getattr(rows, "xp", None)
+    if held is None:
+        return StreamedRows(rows, xp, resolved)
+    if held is not xp or not same_device(rows.device, resolved):  # type: ignore[attr-defined]
+        raise ValueError(
+            f"device={device!r} does not match where X is ({place_name(rows.X)}): pass "
+            "device=None to work where X is, or move X to that device first."
+        )
+    return rows

@@ -94,10 +94,13 @@ def _fit_rows(
     """The rows of ``X`` and ``y``: ``validate(X, y)`` in memory; for a Dask ``X`` its
     metadata, and ``y`` as given (checked by the caller).  For an array of another
     library (array API dispatch), ``y`` is moved to its namespace and device first
-    (everything follows ``X``)."""
+    (everything follows ``X``), unless it holds labels that are not numbers (strings),
+    which stay NumPy."""
     checked: dict[str, Any] = {}
     if is_foreign(X) and y is not None and not isinstance(y, str):
-        y = to_namespace(y if hasattr(y, "shape") else np.asarray(y), namespace_of(X), device_of(X))
+        y = y if hasattr(y, "shape") else np.asarray(y)
+        if not (isinstance(y, np.ndarray) and y.dtype.kind not in "biuf"):  # labels stay
+            y = to_namespace(y, namespace_of(X), device_of(X))
 
     def validate_both(X: Any) -> Any:
         X, checked["y"] = validate(X, y)

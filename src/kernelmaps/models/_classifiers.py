@@ -39,7 +39,7 @@ solution of everything seen so far instead of stochastic steps.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -47,7 +47,9 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_api import check_place, is_device_array, namespace_of, to_numpy
 from .._rows import rowwise
+from .._streamed_rows import stream_rows
 from ._base import classification_rows
 from ._feature_ridge import _StreamingRidgeMixin
 from ._ridge_pass import checked_weights
@@ -83,10 +85,17 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         this parameter).  See :class:`FeatureRidge`.
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Seed of the default map (``feature_map=None``) only; see :class:`FeatureRidge`.
+    device : str, device or None, default=None
+        A device to stream NumPy (or Dask) rows through, block by block (blocks sized
+        from the device's free memory, the copy of the next block overlapping the work on
+        the current one): the statistics are computed and merged there, the solve runs on
+        the host and the fitted attributes are NumPy.  See :class:`FeatureRidge`.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        After a fit on the arrays of another library, an array of ``X``'s namespace on
+        its device when the labels are numbers (NumPy for other labels, e.g. strings).
     feature_map_ : transformer or None
     coef_ : ndarray of shape (1, D) for two classes, else (n_classes, D)
     intercept_ : ndarray of shape (1,) or (n_classes,)
@@ -109,6 +118,10 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     Cost and memory are those of :class:`FeatureRidge` with ``n_classes`` targets (one
     target for two classes): in the primal ``O(n D^2 + D^3)`` time, ``O(D^2 + block D)``
     memory; in the dual ``O(n^2 D + n^3)`` time, ``O(n D + n^2)`` memory.
+    Arrays of other libraries (array API dispatch on) are fitted on their device as by
+    :class:`FeatureRidge`, the labels encoded on the host and moved there;
+    ``decision_function`` and ``predict`` then return arrays of ``X``'s namespace on its
+    device (``predict`` NumPy labels when the classes are not numbers).
     Dask arrays are fitted as by :class:`FeatureRidge` (primal), the labels encoded in
     each chunk's task; ``fit`` learns the classes of a Dask ``y`` from one small compute
     of its unique labels, ``partial_fit`` takes them from ``classes``.  See the
@@ -130,6 +143,8 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     >>> clf.predict(X[:2]).shape
     (2,)
     """
+
+    _follows_x: ClassVar[tuple[str, ...]] = (*_StreamingRidgeMixin._follows_x, "classes_")
 
     def _set_classes(self, labels: Any) -> None:
         """``classes_`` and the +1/-1 encoder from the labels ``labels`` of ``fit``
@@ -163,6 +178,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         """
         self._validate_params()
         rows, y = classification_rows(self, X, y, reset=True)
+        rows = stream_rows(rows, self.device)
         self._set_classes(rows.distinct(y))
         y = rows.align(y)
         head = self._start(rows, self._class_targets(), False)
@@ -200,7 +216,10 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
                 raise ValueError(f"classes must list at least 2 classes; got {all_classes!r}.")
             self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(all_classes)
             self.classes_ = self._binarizer.classes_
+        else:
+            check_place(self, X, "partial_fit")
         rows, y = classification_rows(self, X, y, reset=first)
+        rows = stream_rows(rows, self.device)
         head = self._start(rows, self._class_targets(), False) if first else None
         weights = checked_weights(rows, sample_weight)
         self._partial_fit_rows(rows, rows.align(y), weights, first, head, self._binarizer)
@@ -221,6 +240,8 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             One column per class; a single column for two classes, positive for
             ``classes_[1]``.
         """
+        check_is_fitted(self, "coef_")
+        check_place(self, X, "decision_function")
         scores = self._decision(X)
         if scores.ndim == 2 and scores.shape[1] == 1:
             return scores[:, 0]
@@ -241,7 +262,20 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             One of ``classes_`` per row.
         """
         check_is_fitted(self, "classes_")
+        check_place(self, X, "predict")
         scores = self.decision_function(X)
+        if is_device_array(scores):
+            return self._device_labels(scores)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+    def _device_labels(self, scores: Any) -> Any:
+        """The labels of the decision values ``scores`` on a device: there when the
+        classes are numbers (``classes_`` there too), NumPy labels otherwise."""
+        xp = namespace_of(scores)
+        one_column = scores.ndim == 1
+        index = xp.astype(scores > 0, xp.int64) if one_column else xp.argmax(scores, axis=1)
+        if isinstance(self.classes_, np.ndarray):
+            return self.classes_[to_numpy(index)]
+        return xp.take(self.classes_, index, axis=0)

@@ -8,11 +8,20 @@ and ``Z^T W y``); the ``n x D`` feature matrix ``Z`` is never held whole, so the
 and solves the same problem through the ``n x n`` kernel matrix ``Z Z^T`` (the dual),
 memory ``O(n D + n^2)``.  The solves are pure functions of the statistics or of the
 kernel matrix (:mod:`kernelmaps.models._ridge_solvers`).
+
+Where the rows are.  With scikit-learn's ``array_api_dispatch`` on, an ``X`` of another
+library (PyTorch, CuPy, ...) is fitted on its device: the map, the statistics and the
+leave-one-out sums there, the ``D x D`` solve on the host from the merged statistics, and
+the fitted arrays moved back to ``X``'s device (everything follows ``X``).  With
+``device=``, NumPy (or Dask) rows are streamed through a device block by block
+(:mod:`kernelmaps._streamed_rows`): the statistics are reduced there and the fitted
+attributes are NumPy, as ``X`` is.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator
 from numbers import Real
 from typing import Any, ClassVar
@@ -26,8 +35,17 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _memory
+from .._array_api import (
+    accumulator_dtype,
+    check_place,
+    is_device_array,
+    move_arrays,
+    namespace_of,
+    to_namespace,
+)
 from .._memory import check_memory
-from .._rows import Rows, as_rows, rowwise
+from .._rows import ArrayRows, Rows, as_rows, rowwise
+from .._streamed_rows import StreamedRows, stream_rows
 from ..feature_maps import RandomFourierFeatures
 from ..kernels import StrictInterval
 from ._base import as_row_sliceable, predict_in_blocks, regression_rows
@@ -37,9 +55,11 @@ from ._ridge_pass import (
     checked_weights,
     feature_row_blocks,
     feature_width,
+    host_values,
     map_features,
     ridge_loo,
     ridge_statistics,
+    take_rows,
 )
 from ._ridge_solvers import dual_problem, solve_dual, solve_ridge
 from ._ridge_statistics import RidgeStatistics
@@ -76,7 +96,7 @@ class _StreamingRidgeMixin(BaseEstimator):
     statistics_: RidgeStatistics | None
     _training_rows: tuple[Any, np.ndarray, np.ndarray] | None
 
-    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+    _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
         "feature_map": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
         "alpha": [StrictInterval(Real, 0.0, None, closed="neither")],
         "alphas": ["array-like", None],
@@ -84,7 +104,12 @@ class _StreamingRidgeMixin(BaseEstimator):
         "fit_intercept": ["boolean"],
         "keep_statistics": ["boolean"],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        # a device of any installed library, checked by resolve_device when used
+        "device": "no_validation",
     }
+
+    #: The fitted arrays that follow ``X`` to its device (:meth:`_follow_x`).
+    _follows_x: ClassVar[tuple[str, ...]] = ("coef_", "intercept_", "cv_errors_")
 
     def __init__(
         self,
@@ -96,6 +121,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         fit_intercept: bool = True,
         keep_statistics: bool = True,
         random_state: Any = None,
+        device: Any = None,
     ) -> None:
         self.feature_map = feature_map
         self.alpha = alpha
@@ -104,13 +130,17 @@ class _StreamingRidgeMixin(BaseEstimator):
         self.fit_intercept = fit_intercept
         self.keep_statistics = keep_statistics
         self.random_state = random_state
+        self.device = device
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         if self.feature_map is None or self.feature_map == "passthrough":
             tags.input_tags.sparse = True
+            tags.array_api_support = True
         else:
-            tags.input_tags.sparse = get_tags(self.feature_map).input_tags.sparse
+            map_tags = get_tags(self.feature_map)
+            tags.input_tags.sparse = map_tags.input_tags.sparse
+            tags.array_api_support = map_tags.array_api_support
         if isinstance(self, RegressorMixin):
             tags.target_tags.multi_output = True
         return tags
@@ -160,9 +190,14 @@ class _StreamingRidgeMixin(BaseEstimator):
         return feature_row_blocks(X.shape[0], X.shape[1], self.n_features_out_, n_targets, start)
 
     def _row_work(self, rows: Rows, encoder: Any = None, check_labels: bool = False) -> RowWork:
-        """What a part of ``rows`` needs of the model (a small object, sent to workers)."""
+        """What a part of ``rows`` needs of the model (a small object, sent to workers);
+        for rows streamed to a device, a map with an array path has its arrays copied
+        there once."""
+        feature_map = self.feature_map_
+        if isinstance(rows, StreamedRows) and getattr(feature_map, "_array_api", False):
+            feature_map = move_arrays(feature_map, rows.xp, rows.device)
         return RowWork(
-            feature_map=self.feature_map_,
+            feature_map=feature_map,
             width=int(self.n_features_out_),
             n_targets=int(self._n_targets),
             centre=bool(self.fit_intercept),
@@ -197,8 +232,11 @@ class _StreamingRidgeMixin(BaseEstimator):
         n = rows.n_rows
         if not rows.in_memory or n >= self.n_features_out_:
             return "primal", None
-        X = rows.array()
-        first = head[0] if head is not None else self._features(X[next(iter(self._block_rows(X)))])
+        X = rows.X
+        if head is not None:
+            first = head[0]
+        else:
+            first = self._features(take_rows(X, next(iter(self._block_rows(X)))))
         available = _memory.available_memory()
         if (
             available is not None
@@ -271,23 +309,24 @@ class _StreamingRidgeMixin(BaseEstimator):
         work = self._row_work(rows, encoder)
         solver, first = self._choose_solver(rows, head)
         if solver == "dual":
-            X, Y = rows.array(), work.targets(y)
-            w = np.ones(X.shape[0]) if w is None else w
+            # rows on a device: their features come to the host, where the dual is solved
+            X, Y = rows.X, work.targets(host_values(y))
+            w = np.ones(X.shape[0]) if w is None else host_values(w)
             solution = self._fit_dual(X, Y, w, [first], largest_weight)
             del first
             self.statistics_ = None
             if self.keep_statistics:
                 # partial_fit continues from the statistics of these rows: built from
                 # them when it first needs them (O(n D^2)), not now
-                self._training_rows = (X.copy(), Y.copy(), w.copy())
+                self._training_rows = (_copied(X), Y.copy(), w.copy())
             self._store(solution, "dual")
         else:
             self._check_primal_memory()
             stats = ridge_statistics(rows, dataclasses.replace(work, head=head), y, w)
-            check_statistics(type(self).__name__, stats, largest_weight=largest_weight)
-            self.statistics_ = stats
-            self._store(self._solve(ridge_loo(rows, work, y, w)), "primal")
+            loo = ridge_loo(rows, work, y, w)
+            self._store(self._checked_solve(stats, largest_weight, loo), "primal")
         self._drop_unless_kept()
+        self._follow_x(rows)
 
     def _partial_fit_rows(
         self,
@@ -309,10 +348,9 @@ class _StreamingRidgeMixin(BaseEstimator):
         stats = ridge_statistics(rows, dataclasses.replace(work, head=head), y, w)
         if not first:
             stats = self._live_statistics().merge(stats)
-        check_statistics(type(self).__name__, stats, largest_weight=largest_weight)
-        self.statistics_ = stats
-        self._store(self._solve(None), "primal")
+        self._store(self._checked_solve(stats, largest_weight, None), "primal")
         self._drop_unless_kept()
+        self._follow_x(rows)
 
     def _fit_dual(
         self, X: Any, Y: np.ndarray, w: np.ndarray, held: list[Any], largest_weight: float | None
@@ -320,7 +358,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         """The dual solve: every row's features in one ``n x D`` matrix, then the
         ``n x n`` kernel matrix (:func:`dual_problem`, :func:`solve_dual`); ``held`` holds
         the features of the first rows."""
-        first = held.pop()
+        first = host_values(held.pop())
         n, D = X.shape[0], self.n_features_out_
         name = type(self).__name__
         check_memory(
@@ -337,7 +375,7 @@ class _StreamingRidgeMixin(BaseEstimator):
             Z = np.empty((n, D))
             Z[:k] = first
             for rows in self._block_rows(X, k):
-                Z[rows] = self._features(X[rows])
+                Z[rows] = host_values(self._features(take_rows(X, rows)))
         del first
         dual = dual_problem(Z, Y, w, fit_intercept=self.fit_intercept)
         del Z
@@ -390,11 +428,25 @@ class _StreamingRidgeMixin(BaseEstimator):
             self.statistics_ = None
             self._training_rows = None
 
-    def _solve(self, loo: Callable[[Any], np.ndarray] | None) -> Any:
-        """Solve from ``statistics_``; ``loo`` (the pass over the rows again, from
-        :func:`~kernelmaps.models._ridge_pass.ridge_loo`) allows exact leave-one-out."""
+    def _checked_solve(
+        self,
+        stats: RidgeStatistics,
+        largest_weight: float | None,
+        loo: Callable[[Any], np.ndarray] | None,
+    ) -> Any:
+        """Check the statistics of the fit for overflow, keep them as ``statistics_``
+        (where they are) and solve from their NumPy copy (:meth:`_solve`)."""
+        host = stats.to_host()
+        check_statistics(type(self).__name__, host, largest_weight=largest_weight)
+        self.statistics_ = stats
+        return self._solve(host, loo)
+
+    def _solve(self, stats: RidgeStatistics, loo: Callable[[Any], np.ndarray] | None) -> Any:
+        """Solve from the statistics ``stats`` (NumPy); ``loo`` (the pass over the rows
+        again, from :func:`~kernelmaps.models._ridge_pass.ridge_loo`) allows exact
+        leave-one-out."""
         return solve_ridge(
-            self._live_statistics(),
+            stats,
             alpha=float(self.alpha),
             alphas=self._check_alphas(),
             selection=self.alpha_selection,
@@ -419,17 +471,43 @@ class _StreamingRidgeMixin(BaseEstimator):
             self.coef_ = solution.coef
             self.intercept_ = solution.intercept
 
-    def _decision(self, X: Any) -> np.ndarray:
+    def _follow_x(self, rows: Rows) -> None:
+        """After a fit on an array of another library: the fitted arrays named in
+        ``_follows_x`` moved to its namespace and device (numbers in float64 where the
+        device holds it, as the NumPy fit's; labels that are not numbers stay NumPy)."""
+        if not isinstance(rows, ArrayRows):
+            return
+        for name in self._follows_x:
+            value = self.__dict__.get(name)
+            if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+                floats = value.dtype.kind == "f"
+                dtype = accumulator_dtype(rows.xp, rows.device) if floats else None
+                self.__dict__[name] = to_namespace(value, rows.xp, rows.device, dtype=dtype)
+
+    def _decision(self, X: Any) -> Any:
         check_is_fitted(self, "coef_")
-        coef = np.atleast_2d(self.coef_)
+        coef = self.coef_ if self.coef_.ndim == 2 else self.coef_[None, :]
         out = predict_in_blocks(
-            self,
-            X,
-            (coef.shape[0],),
-            self._block_rows,
-            lambda X: lambda Xb: np.asarray(self._features(Xb) @ coef.T) + self.intercept_,
+            self, X, (coef.shape[0],), self._block_rows, functools.partial(self._predictor, coef)
         )
         return out[:, 0] if self._y_1d else out
+
+    def _predictor(self, coef: Any, X: Any) -> Callable[[Any], Any]:
+        """What :func:`predict_in_blocks` does to a block of the validated ``X``: on a
+        device, in ``X``'s dtype there."""
+        if not is_device_array(X):
+            return lambda Xb: np.asarray(self._features(Xb) @ coef.T) + self.intercept_
+        xp = namespace_of(X)
+        W = xp.astype(coef.T, X.dtype)
+        b = self.intercept_
+        if not isinstance(b, float):
+            b = xp.astype(b, X.dtype)
+
+        def block(Xb: Any) -> Any:
+            Z = self._features(Xb)
+            return Z @ xp.astype(W, Z.dtype, copy=False) + b
+
+        return block
 
 
 class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
@@ -492,13 +570,31 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Seed of the default map (``feature_map=None``) only: a given ``feature_map``
         keeps its own ``random_state``, and ``"passthrough"`` draws nothing.
+    device : str, device or None, default=None
+        A device to stream NumPy (or Dask) rows through: ``"cuda"``, ``"cuda:1"``,
+        ``"mps"``, ``"cpu"`` or a ``torch.device`` (PyTorch's; CuPy's for ``"cuda..."``
+        where PyTorch is not installed), a CuPy ``Device`` or an
+        ``array_api_strict.Device``.  The rows are copied there block by block (a block
+        takes at most an eighth of the device's free memory, or of ``working_memory``
+        where the library does not report it, and the copy of the next block overlaps the
+        work on the current one); each block's features and statistics are computed there
+        (the products in the features' dtype, the sums in float64 where the device holds
+        it) and merged there, and the ``D x D`` solve runs on the host.  So the device
+        holds a few blocks and the ``D x D`` sums whatever ``n`` is, and the fit is
+        always primal (exact leave-one-out streams the rows a second time).  A map with an
+        array API path (random Fourier features) runs on the device, any other on the
+        host with its features copied there.  The fitted attributes are NumPy, as ``X``
+        is, and ``predict`` runs on the host.  None: the fit runs where ``X`` is (an
+        ``X`` of another library runs on its own device, which ``device``, if given,
+        must name).
 
     Attributes
     ----------
     feature_map_ : transformer or None
         The fitted feature map (None for ``"passthrough"``).
     coef_ : ndarray of shape (n_features_out_,) or (n_targets, n_features_out_)
-        The weights ``w`` (float64).
+        The weights ``w`` (float64; an array of ``X``'s namespace on its device after a
+        fit on the arrays of another library, see the Notes).
     intercept_ : float or ndarray of shape (n_targets,)
     alpha_ : float
         The penalty used (the chosen one with ``alphas``).
@@ -514,7 +610,8 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         How the last fit was solved.
     statistics_ : RidgeStatistics or None
         The sufficient statistics of every row seen (weight sum, weighted means, centred
-        ``Z^T W Z``, ``Z^T W y`` and ``y^T W y``, float64); ``partial_fit`` updates them,
+        ``Z^T W Z``, ``Z^T W y`` and ``y^T W y``, float64; held on ``X``'s device after a
+        fit on the arrays of another library); ``partial_fit`` updates them,
         and statistics of other rows can be merged in exactly
         (:meth:`RidgeStatistics.merge`).  None after a dual fit (until ``partial_fit``
         builds them from the kept rows) and with ``keep_statistics=False``.
@@ -569,6 +666,22 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     ``Z`` in one place); the fitted attributes are numpy and equal those of the numpy
     fit up to the rounding of the regrouped sums.
 
+    Arrays of other libraries.  With ``sklearn.set_config(array_api_dispatch=True)``, an
+    ``X`` of PyTorch, CuPy or another array API library is fitted where it lives
+    (everything follows ``X``; the map needs an array API path, as
+    :class:`~kernelmaps.RandomFourierFeatures` and ``"passthrough"`` have): ``y`` and
+    ``sample_weight`` are moved there (the weights checked on the host), the map is fitted
+    there, the statistics and the exact leave-one-out sums are accumulated on the device
+    block by block (products in ``X``'s dtype, sums in float64 where the device holds it)
+    and only the merged ``D x D`` statistics come to the host, where the same solver as
+    for NumPy runs.  ``coef_``, an array ``intercept_``, ``cv_errors_`` and
+    ``statistics_`` then live on ``X``'s device (float64 where it holds it, as the NumPy
+    fit's), and ``predict`` takes arrays of that namespace and device and returns one, in
+    ``X``'s dtype; other places are refused (move the model with
+    :func:`kernelmaps.move_to`).  A dual fit (``n < D``) copies the features to the host.
+    ``partial_fit`` accumulates on the device too.  The result equals the NumPy fit's up
+    to the rounding of the device's products.
+
     References
     ----------
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
@@ -596,7 +709,9 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         Parameters
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-            A Dask array is fitted chunk by chunk (see the Notes of the class).
+            A Dask array is fitted chunk by chunk, an array of another library on its
+            device (see the Notes of the class); with ``device``, NumPy or Dask rows are
+            streamed through that device.
         y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : array-like or dask array of shape (n_samples,), default=None
 
@@ -607,6 +722,7 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         """
         self._validate_params()
         rows, y = regression_rows(self, X, y, reset=True)
+        rows = stream_rows(rows, self.device)
         head = self._start(rows, 1 if y.ndim == 1 else y.shape[1], y.ndim == 1)
         self._fit_rows(rows, rows.align(y), checked_weights(rows, sample_weight), head)
         return self
@@ -625,7 +741,9 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_rows, n_features)
             The new block of rows; a Dask array has its statistics gathered chunk by
-            chunk in one compute and merged into ``statistics_``.
+            chunk in one compute and merged into ``statistics_``.  After the first call,
+            ``X`` must be where the model was fitted (NumPy, or the same namespace and
+            device), else a ``ValueError`` says so.
         y : array-like or dask array of shape (n_rows,) or (n_rows, n_targets)
         sample_weight : array-like or dask array of shape (n_rows,), default=None
 
@@ -637,7 +755,10 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         first = not self._started()
         if first:
             self._validate_params()
+        else:
+            check_place(self, X, "partial_fit")
         rows, y = regression_rows(self, X, y, reset=first)
+        rows = stream_rows(rows, self.device)
         n_targets = 1 if y.ndim == 1 else int(y.shape[1])
         head = None
         if first:
@@ -661,6 +782,12 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
-            The output dtype follows ``X``: float32 input, float32 predictions.
+            The output dtype follows ``X``: float32 input, float32 predictions; an array
+            of ``X``'s namespace on its device for a model fitted there.
         """
         return self._decision(X)
+
+
+def _copied(X: Any) -> Any:
+    """A copy of the rows ``X`` (an array of any library, or a sparse matrix)."""
+    return namespace_of(X).asarray(X, copy=True) if is_device_array(X) else X.copy()

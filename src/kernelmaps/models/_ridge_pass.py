@@ -14,6 +14,13 @@ What a part needs of the model travels as one small object, :class:`RowWork` (th
 map, the widths, the label encoder), never the estimator with its statistics.  Where the
 rows' values were not checked on the way in (a Dask array's), each part checks its
 targets and weights with the in-memory path's messages.
+
+Rows on a device (an array of another library, or the blocks of rows streamed to a
+device) are mapped there: the features of a block come from the map's array path where
+the map's arrays are on that device (else from its ``transform`` on the host, copied
+there), the targets and weights are moved there, the statistics and the leave-one-out
+sums are accumulated there (:class:`RidgeStatistics` held on the device) and only the
+merged totals come back to the host, where the solve runs.
 """
 
 from __future__ import annotations
@@ -25,12 +32,23 @@ from numbers import Integral, Number
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _assert_all_finite, _check_sample_weight
 
+from .._array_api import (
+    accumulator_dtype,
+    device_of,
+    dispatch_enabled,
+    fitted_array,
+    is_device_array,
+    namespace_of,
+    to_namespace,
+    to_numpy,
+)
 from .._array_types import is_dask_array
-from .._rows import Rows
+from .._rows import ArrayRows, Rows
 from ..feature_maps import row_blocks
 from ..kernels import one_line_errors
 from ._base import as_row_sliceable
@@ -45,10 +63,12 @@ __all__ = [
     "checked_weights",
     "feature_row_blocks",
     "feature_width",
+    "host_values",
     "map_features",
     "merge_statistics",
     "ridge_loo",
     "ridge_statistics",
+    "take_rows",
 ]
 
 #: Longest row block of a ridge pass (see :func:`feature_row_blocks`).
@@ -59,13 +79,67 @@ ZERO_WEIGHTS = "Sample weights must contain at least one non-zero number."
 
 def map_features(feature_map: Any, X: Any) -> Any:
     """``z(X)`` for validated rows ``X`` (the map does not scan them again); ``X`` itself
-    when ``feature_map`` is None ("passthrough")."""
+    when ``feature_map`` is None ("passthrough").  Rows on a device give features there
+    (:func:`device_features`)."""
     if feature_map is None:
         return X
+    if is_device_array(X):
+        return device_features(feature_map, X)
     from sklearn import config_context
 
     with config_context(assume_finite=True):
         return feature_map.transform(X)
+
+
+def device_features(feature_map: Any, X: Any) -> Any:
+    """``z(X)`` for validated rows ``X`` on a device, as a dense array of their namespace
+    there.
+
+    A map whose fitted arrays are on that device maps them there: through ``transform``
+    with array API dispatch on, else through the array path of the maps of kernelmaps (the
+    blocks of rows streamed to a device, the switch off).  A map fitted on the host maps
+    the rows on the host, and its features are copied to the device.
+    """
+    from sklearn import config_context
+
+    fitted = fitted_array(feature_map)
+    on_device = fitted is not None and not isinstance(fitted, np.ndarray)
+    with config_context(assume_finite=True):
+        if on_device and not dispatch_enabled() and getattr(feature_map, "_array_api", False):
+            return feature_map._transform_array(X)
+        Z = feature_map.transform(X if on_device else to_numpy(X))
+    if is_device_array(Z):
+        return Z
+    Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
+    return to_namespace(Z, namespace_of(X), device_of(X))
+
+
+def host_values(values: Any) -> Any:
+    """``values`` (targets, weights, labels) on the host: a NumPy copy of an array of
+    another library, anything else as it is."""
+    return to_numpy(values) if is_device_array(values) else values
+
+
+def take_rows(A: Any, rows: slice) -> Any:
+    """The rows ``rows`` of ``A`` (an array of any library, or a sparse matrix)."""
+    return A[rows, ...] if is_device_array(A) else A[rows]
+
+
+def _namespace(X: Any) -> Any:
+    """NumPy for rows on the host, else the namespace of the device's rows ``X``."""
+    return namespace_of(X) if is_device_array(X) else np
+
+
+def _float_rows(values: Any, X: Any) -> Any:
+    """Row-aligned ``values`` in float64, where the rows ``X`` are (on a device, in the
+    dtype of its sums)."""
+    if not is_device_array(X):
+        return np.asarray(values, dtype=np.float64)
+    xp, device = namespace_of(X), device_of(X)
+    dtype = accumulator_dtype(xp, device)
+    if is_device_array(values):
+        return xp.astype(values, dtype)
+    return to_namespace(np.asarray(values), xp, device, dtype=dtype)
 
 
 def feature_row_blocks(
@@ -125,8 +199,14 @@ class RowWork:
     checked: bool = True
     head: Any = None
 
-    def targets(self, y: Any) -> np.ndarray:
-        """Targets as float64 ``(rows, t)``: the values, or the encoded labels."""
+    def targets(self, y: Any, X: Any = None) -> Any:
+        """Targets as float64 ``(rows, t)``: the values, or the encoded labels; where the
+        rows ``X`` are when they are on a device (the labels encoded on the host)."""
+        if X is not None and is_device_array(X):
+            if self.encoder is None and is_device_array(y):
+                Y = _float_rows(y, X)
+                return _namespace(X).reshape(Y, (Y.shape[0], -1))
+            return _float_rows(self.targets(host_values(y)), X)
         if self.encoder is None:
             Y = np.asarray(y)
             return Y.reshape(Y.shape[0], -1).astype(np.float64, copy=False)
@@ -142,52 +222,65 @@ class RowWork:
                 )
         return np.asarray(self.encoder.transform(y), dtype=np.float64)
 
-    def rows(self, X: Any, y: Any, w: Any, start: int | None) -> tuple[Any, np.ndarray, Any]:
+    def rows(self, X: Any, y: Any, w: Any, start: int | None) -> tuple[Any, Any, Any]:
         """A part as ``(X, Y, w)``: ``X`` row-sliceable, ``Y`` float64 ``(rows, t)``, ``w``
-        float64; unless :attr:`checked`, ``y`` is checked finite and ``w`` finite and
-        nonnegative (``start``, the part's first row, places a bad weight in ``X``)."""
+        float64 (where ``X`` is); unless :attr:`checked`, ``y`` is checked finite and
+        ``w`` finite and nonnegative (``start``, the part's first row, places a bad weight
+        in ``X``), and rows on a device finite."""
         X = as_row_sliceable(X)
         if not self.checked:
-            with one_line_errors(self.estimator_name):
-                _assert_all_finite(
-                    np.asarray(y), input_name="y", estimator_name=self.estimator_name
-                )
-        Y = self.targets(y)
+            self._check_values(X, y)
+        Y = self.targets(y, X)
         if w is None:
-            return X, Y, np.ones(X.shape[0])
-        if self.checked:
-            return X, Y, np.asarray(w, dtype=np.float64)
-        weights = np.asarray(
-            _check_sample_weight(w, X, allow_all_zero_weights=True), dtype=np.float64
-        )
-        check_weight_values(weights, start or 0)
-        return X, Y, weights
+            return X, Y, _float_rows(np.ones(X.shape[0]), X)
+        if not self.checked:
+            like = np.empty((X.shape[0], 0)) if is_device_array(X) else X
+            w = np.asarray(
+                _check_sample_weight(host_values(w), like, allow_all_zero_weights=True),
+                dtype=np.float64,
+            )
+            check_weight_values(w, start or 0)
+        return X, Y, _float_rows(w, X)
 
-    def blocks(
-        self, X: Any, Y: np.ndarray, w: np.ndarray, start: int = 0
-    ) -> Iterator[tuple[Any, Any, Any]]:
+    def _check_values(self, X: Any, y: Any) -> None:
+        """The in-memory path's checks of values read unchecked: ``y``, and ``X`` on a
+        device (the rows on the host are checked where they are read)."""
+        name = self.estimator_name
+        with one_line_errors(name):
+            if is_device_array(X) and not bool(_namespace(X).all(_namespace(X).isfinite(X))):
+                _assert_all_finite(to_numpy(X), input_name="X", estimator_name=name)
+            _assert_all_finite(np.asarray(host_values(y)), input_name="y", estimator_name=name)
+
+    def blocks(self, X: Any, Y: Any, w: Any, start: int = 0) -> Iterator[tuple[Any, Any, Any]]:
         """``(z(X_b), Y_b, w_b)`` over the row blocks of a part (``working_memory``), from
         its row ``start``."""
         n_rows, n_columns = X.shape
         for rows in feature_row_blocks(n_rows, n_columns, self.width, self.n_targets, start):
-            yield map_features(self.feature_map, X[rows]), Y[rows], w[rows]
+            yield map_features(self.feature_map, take_rows(X, rows)), take_rows(Y, rows), w[rows]
 
     def statistics(self, X: Any, y: Any, w: Any, start: int | None) -> tuple[Any, bool]:
-        """The statistics of a part, and whether it has a non-zero weight."""
+        """The statistics of a part (where its rows are), and whether it has a non-zero
+        weight."""
         X, Y, weights = self.rows(X, y, w, start)
-        stats = RidgeStatistics(self.width, self.n_targets, centre=self.centre)
+        place = {"xp": namespace_of(X), "device": device_of(X)} if is_device_array(X) else {}
+        stats = RidgeStatistics(self.width, self.n_targets, centre=self.centre, **place)
         k = 0
         if self.head is not None:
             head, k = self.head
-            stats.update(head, Y[:k], weights[:k])
+            stats.update(head, take_rows(Y, slice(0, k)), weights[:k])
         for Z, Y_block, w_block in self.blocks(X, Y, weights, k):
             stats.update(Z, Y_block, w_block)
-        return stats, bool(np.any(weights != 0))
+        return stats, bool(_namespace(X).any(weights != 0))
 
-    def loo_sums(self, X: Any, y: Any, w: Any, start: int | None, *, terms: LooTerms) -> np.ndarray:
-        """The leave-one-out partial sums of a part, over its row blocks."""
+    def loo_sums(self, X: Any, y: Any, w: Any, start: int | None, *, terms: LooTerms) -> Any:
+        """The leave-one-out partial sums of a part, over its row blocks (where its rows
+        are, ``terms`` there too)."""
         X, Y, weights = self.rows(X, y, w, start)
-        totals = np.zeros(terms.alphas.shape[0])
+        n_alphas = terms.alphas.shape[0]
+        if is_device_array(X):
+            totals = _namespace(X).zeros(n_alphas, dtype=weights.dtype, device=device_of(X))
+        else:
+            totals = np.zeros(n_alphas)
         for Z, Y_block, w_block in self.blocks(X, Y, weights):
             totals += loo_block_sums(terms, Z, Y_block, w_block)
         return totals
@@ -206,22 +299,26 @@ def _add(a: Any, b: Any) -> Any:
 
 def ridge_statistics(rows: Rows, work: RowWork, Y: Any, w: Any) -> RidgeStatistics:
     """The merged statistics of every part of ``rows`` (one pass); refuses all-zero
-    weights."""
+    weights.  They follow ``X``: held on its device for an array of another library,
+    NumPy otherwise (rows streamed through a device too: merged there, then copied)."""
     stats, nonzero = rows.map_reduce(work.statistics, merge_statistics, Y, w)
     if not nonzero:
         raise ValueError(ZERO_WEIGHTS)
-    return stats
+    return stats if isinstance(rows, ArrayRows) else stats.to_host()
 
 
 def ridge_loo(rows: Rows, work: RowWork, Y: Any, w: Any) -> Callable[[LooTerms], np.ndarray]:
     """``loo(terms)`` for :func:`~kernelmaps.models._ridge_solvers.solve_ridge`: the
-    second pass, its sums added in the fixed tree."""
+    second pass, its sums added in the fixed tree (on the rows' device, the totals then
+    copied to the host)."""
     import functools
 
     def loo(terms: LooTerms) -> np.ndarray:
-        sums = functools.partial(work.loo_sums, terms=terms)
+        xp = getattr(rows, "xp", None)  # rows on a device: the terms moved there once
+        held = terms if xp is None else terms.to_device(xp, rows.device)  # type: ignore[attr-defined]
+        sums = functools.partial(work.loo_sums, terms=held)
         totals = rows.map_reduce(sums, _add, Y, w)
-        return loo_combine(terms, np.asarray(totals, dtype=np.float64))
+        return loo_combine(terms, np.asarray(to_numpy(totals), dtype=np.float64))
 
     return loo
 
@@ -258,12 +355,14 @@ def checked_weights(rows: Rows, sample_weight: Any) -> tuple[Any, float | None]:
     messages of the overflow checks; None when unknown or not given).
 
     In-memory weights are checked here with scikit-learn's checks (length, finite, not
-    all zero) and nonnegative; a number is checked once; weights held elsewhere (a Dask
-    array) are checked from their metadata here and by value part by part.
+    all zero) and nonnegative (on the host, an array of another library copied there
+    first, then aligned where the rows are); a number is checked once; weights held
+    elsewhere (a Dask array) are checked from their metadata here and by value part by
+    part.
     """
     if sample_weight is None:
         return None, None
-    if isinstance(sample_weight, Number) and not rows.in_memory:
+    if isinstance(sample_weight, Number) and not rows.in_memory and not rows.checked:
         if sample_weight == 0:
             raise ValueError(ZERO_WEIGHTS)
         check_sample_weight(np.array([sample_weight], dtype=np.float64), np.empty((1, 0)))
@@ -281,5 +380,6 @@ def checked_weights(rows: Rows, sample_weight: Any) -> tuple[Any, float | None]:
             )
         return rows.align(sample_weight, "sample_weight"), None
     X = rows.array()
-    w = check_sample_weight(sample_weight, np.empty((rows.n_rows, 0)) if X is None else X)
+    like = np.empty((rows.n_rows, 0)) if X is None else X
+    w = check_sample_weight(host_values(sample_weight), like)
     return rows.align(w, "sample_weight"), float(np.max(w))

@@ -25,6 +25,7 @@ The estimators only gather the rows or the statistics and store the result.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -32,6 +33,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .._array_api import accumulator_dtype, device_of, namespace_of, to_namespace
 from ..feature_maps import row_blocks
 from ._ridge_statistics import RidgeStatistics, as_float64
 
@@ -358,6 +360,19 @@ class LooTerms:
     n_targets: int
     fit_intercept: bool
 
+    def to_device(self, xp: Any, device: Any) -> LooTerms:
+        """The terms with the arrays the blocks need as arrays of ``xp`` on ``device``
+        (float64 where it holds it), for the blocks of rows held there."""
+        dtype = accumulator_dtype(xp, device)
+
+        def move(a: np.ndarray) -> Any:
+            return to_namespace(a, xp, device, dtype=dtype)
+
+        eig = dataclasses.replace(
+            self.eig, V=move(self.eig.V), Q=move(self.eig.Q), y_mean=move(self.eig.y_mean)
+        )
+        return dataclasses.replace(self, eig=eig, inv=move(self.inv), shift=move(self.shift))
+
 
 def loo_terms(
     stats: RidgeStatistics, eig: EigenRidge, alphas: np.ndarray, fit_intercept: bool
@@ -384,27 +399,31 @@ def loo_terms(
     )
 
 
-def _loo_sum(residuals: np.ndarray, one_minus_h: np.ndarray, w: np.ndarray) -> float:
+def _loo_sum(xp: Any, residuals: Any, one_minus_h: Any, w: Any) -> Any:
     """``sum_i w_i |e_i|^2 / (1 - h_i)^2`` over the rows of positive weight, with
     ``residuals`` the rows ``sqrt(w_i) e_i`` (so zero-weight rows add nothing); infinite
     when a row of positive weight has ``h_i >= 1`` (it is fitted exactly: its
-    leave-one-out residual is undefined)."""
+    leave-one-out residual is undefined).  Arrays of the namespace ``xp``; the sum is a
+    0-d array (no copy to the host)."""
     counted = w > 0
-    if np.any(one_minus_h[counted] <= 0):
-        return np.inf
-    denom = np.where(counted, one_minus_h, 1.0)
+    exact = one_minus_h <= 0
+    denom = xp.where(counted & ~exact, one_minus_h, 1.0)
     scaled = residuals / denom[:, None]
-    return float(np.sum(np.where(counted[:, None], scaled * scaled, 0.0)))
+    total = xp.sum(xp.where(counted[:, None], scaled * scaled, 0.0))
+    return xp.where(xp.any(counted & exact), math.inf, total)
 
 
-def loo_block_sums(terms: LooTerms, Z: Any, Y: np.ndarray, w: np.ndarray) -> np.ndarray:
+def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     """``sum_i w_i |r_i(alpha)|^2`` over the rows of one block, for every alpha.
 
     Parameters
     ----------
     terms : LooTerms
+        On the device of ``Z`` when ``Z`` is an array of another library than NumPy
+        (:meth:`LooTerms.to_device`).
     Z : {ndarray, sparse matrix} of shape (n_rows, D)
-        The block's features.
+        The block's features; on a device, an array of its namespace (the sums are
+        computed there, in the dtype of the features).
     Y : ndarray of shape (n_rows, t)
     w : ndarray of shape (n_rows,)
 
@@ -429,17 +448,27 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: np.ndarray, w: np.ndarray) -> np.
     >>> bool(np.allclose(whole, halves, rtol=1e-12))
     True
     """
-    eig, inv, alphas = terms.eig, terms.inv, terms.alphas
-    sums = np.zeros(alphas.shape[0])
-    P = np.asarray(as_float64(Z) @ eig.V) - terms.shift
-    Yc = Y - eig.y_mean
-    root_w = np.sqrt(w)
+    eig, alphas = terms.eig, terms.alphas
+    if isinstance(Z, np.ndarray) or sp.issparse(Z):
+        xp, device = np, None
+        P = np.asarray(as_float64(Z) @ eig.V) - terms.shift
+        Q, inv, y_mean = eig.Q, terms.inv, eig.y_mean
+    else:
+        xp, device = namespace_of(Z), device_of(Z)
+        V, Q, inv, shift, y_mean, Y, w = (
+            xp.astype(a, Z.dtype, copy=False)
+            for a in (eig.V, eig.Q, terms.inv, terms.shift, eig.y_mean, Y, w)
+        )
+        P = Z @ V - shift
+    sums = xp.zeros(alphas.shape[0], dtype=P.dtype, device=device)
+    Yc = Y - y_mean
+    root_w = xp.sqrt(w)
     h = (P * P) @ inv * w[:, None]
     if terms.fit_intercept:
         h += (w / terms.weight_sum)[:, None]
     for j in range(alphas.shape[0]):
-        fitted = P @ (eig.Q * inv[:, j : j + 1])
-        sums[j] = _loo_sum((Yc - fitted) * root_w[:, None], 1.0 - h[:, j], w)
+        fitted = P @ (Q * inv[:, j : j + 1])
+        sums[j] = _loo_sum(xp, (Yc - fitted) * root_w[:, None], 1.0 - h[:, j], w)
     return sums
 
 
@@ -789,7 +818,7 @@ def _dual_loo(
         if dual.fit_intercept:
             h += w / dual.weight_sum
         residuals = U @ (R * (1.0 - fit)[:, None])
-        totals[j] = _loo_sum(residuals, 1.0 - h, w)
+        totals[j] = _loo_sum(np, residuals, 1.0 - h, w)
     return totals / (max(dual.weight_sum, 1e-300) * dual.B.shape[1])
 
 

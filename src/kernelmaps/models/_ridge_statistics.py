@@ -6,16 +6,44 @@ centred products ``Z_c^T W Z_c``, ``Z_c^T W Y_c`` and ``diag(Y_c^T W Y_c)``.
 :class:`RidgeStatistics` holds them: :meth:`~RidgeStatistics.update` adds a block of rows
 and :meth:`~RidgeStatistics.merge` combines the statistics of two disjoint sets of rows
 exactly, so one fit over row blocks, threads or data chunks is the same computation.
+
+The sums are NumPy arrays by default; statistics made with ``xp`` and ``device`` hold
+them in that array namespace, on that device (the fits on the arrays of other libraries
+and the streamed fits accumulate there), in float64 where the device holds it; the same
+methods work on either, and :meth:`RidgeStatistics.to_host` gives the NumPy copy the
+solvers take.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._array_api import accumulator_dtype, namespace_of, to_numpy
+
 __all__ = ["RidgeStatistics"]
+
+
+def _namespace(a: Any) -> Any:
+    """NumPy for a NumPy array, else the array's namespace."""
+    return np if isinstance(a, np.ndarray) else namespace_of(a)
+
+
+def _outer(a: Any, b: Any) -> Any:
+    """``a b^T`` of two vectors (any namespace; NumPy's ``outer`` computes the same)."""
+    return a[:, None] * b[None, :]
+
+
+def _copy(value: Any) -> Any:
+    """A copy of an array of any namespace; other values as they are."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    return namespace_of(value).asarray(value, copy=True)
 
 
 def as_float64(Z: Any) -> Any:
@@ -50,6 +78,12 @@ class RidgeStatistics:
     zero and ``G``, ``C``, ``q`` are the products about the origin.  Everything is float64
     whatever the dtype of the blocks.
 
+    On a device (``xp`` and ``device`` given) the sums are arrays of ``xp`` there, float64
+    where the device holds it (else float32), and the blocks are arrays of ``xp`` on it:
+    each block's products are computed in the dtype of its features (float32 features
+    stay float32, about the shift rounded to float32, the products then moved to the
+    shift exactly as sparse blocks' are) and added to the sums.
+
     Parameters
     ----------
     n_features : int
@@ -58,6 +92,10 @@ class RidgeStatistics:
         Number ``t`` of targets.
     centre : bool, default=True
         Shift the sums by the means of the first block (for a fit with an intercept).
+    xp : array namespace, optional
+        Where the sums are held (default: NumPy).
+    device : device, optional
+        The device of ``xp`` the sums are held on.
 
     Attributes
     ----------
@@ -108,18 +146,32 @@ class RidgeStatistics:
     True
     """
 
-    def __init__(self, n_features: int, n_targets: int, *, centre: bool = True) -> None:
+    #: The sums move with the estimator holding them (:func:`kernelmaps.move_to`).
+    _moves_with_estimator = True
+
+    def __init__(
+        self,
+        n_features: int,
+        n_targets: int,
+        *,
+        centre: bool = True,
+        xp: Any = None,
+        device: Any = None,
+    ) -> None:
         D, t = int(n_features), int(n_targets)
+        zeros: Any = np.zeros
+        if xp is not None and xp is not np:
+            zeros = functools.partial(xp.zeros, dtype=accumulator_dtype(xp, device), device=device)
         self.centre = bool(centre)
         self.weight_sum = 0.0
         self.n_samples = 0
-        self.shift_z = np.zeros(D)
-        self.shift_y = np.zeros(t)
-        self.sum_z = np.zeros(D)
-        self.sum_y = np.zeros(t)
-        self.gram = np.zeros((D, D))
-        self.cross = np.zeros((D, t))
-        self.sum_yy = np.zeros(t)
+        self.shift_z = zeros(D)
+        self.shift_y = zeros(t)
+        self.sum_z = zeros(D)
+        self.sum_y = zeros(t)
+        self.gram = zeros((D, D))
+        self.cross = zeros((D, t))
+        self.sum_yy = zeros(t)
         self._shift_set = not self.centre
 
     @property
@@ -133,52 +185,88 @@ class RidgeStatistics:
         return int(self.cross.shape[1])
 
     def copy(self) -> RidgeStatistics:
-        """An independent copy."""
+        """An independent copy (its sums where these are)."""
+        out = RidgeStatistics.__new__(RidgeStatistics)
+        out.__dict__.update({k: _copy(v) for k, v in self.__dict__.items()})
+        return out
+
+    def to_host(self) -> RidgeStatistics:
+        """The statistics with NumPy float64 sums (``self`` when they are NumPy's)."""
+        if isinstance(self.gram, np.ndarray):
+            return self
         out = RidgeStatistics.__new__(RidgeStatistics)
         out.__dict__.update(
-            {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in self.__dict__.items()}
+            {
+                k: v if isinstance(v, (bool, int, float)) else to_numpy(v).astype(np.float64)
+                for k, v in self.__dict__.items()
+            }
         )
         return out
 
-    def update(self, Z: Any, Y: np.ndarray, w: np.ndarray) -> RidgeStatistics:
+    def update(self, Z: Any, Y: Any, w: Any) -> RidgeStatistics:
         """Add the rows ``(Z, Y)`` with weights ``w``; returns ``self``.
 
         Parameters
         ----------
         Z : {ndarray, sparse matrix} of shape (n_rows, D)
+            An array of the statistics' namespace, on their device, for statistics held
+            there.
         Y : ndarray of shape (n_rows, t)
         w : ndarray of shape (n_rows,)
         """
         # overflow leaves inf or NaN in the sums, which the estimators check (and report
         # with the fix) before solving: no RuntimeWarning on the way
         with np.errstate(over="ignore", invalid="ignore"):
-            return self._update(as_float64(Z), Y, w)
+            if isinstance(self.gram, np.ndarray):
+                Z = as_float64(Z)
+            return self._update(Z, Y, w)
 
-    def _update(self, Z: Any, Y: np.ndarray, w: np.ndarray) -> RidgeStatistics:
-        Y = np.asarray(Y, dtype=np.float64)
-        w = np.asarray(w, dtype=np.float64)
+    def _update(self, Z: Any, Y: Any, w: Any) -> RidgeStatistics:
+        xp = _namespace(self.gram)
+        Y = xp.asarray(Y, dtype=self.gram.dtype)
+        w = xp.asarray(w, dtype=self.gram.dtype)
         sparse = sp.issparse(Z)
         if not self._shift_set:
-            total = w.sum()
+            total = xp.sum(w)
             if total > 0:
                 self.shift_y = (w @ Y) / total
                 if not sparse:
-                    self.shift_z = (w @ Z) / total
+                    mean = (xp.astype(w, Z.dtype, copy=False) @ Z) / total
+                    self.shift_z = xp.astype(mean, self.gram.dtype, copy=False)
                 self._shift_set = True
         Yc = Y - self.shift_y
         if sparse:
             self._add_sparse(Z, Yc, w)
         else:
+            self._add_dense(xp, Z, Yc, w)
+        self.sum_y += w @ Yc
+        self.sum_yy += w @ (Yc * Yc)
+        self.weight_sum += float(xp.sum(w))
+        self.n_samples += Z.shape[0]
+        return self
+
+    def _add_dense(self, xp: Any, Z: Any, Yc: Any, w: Any) -> None:
+        """Dense rows: the products about ``s_z``, in the dtype of the sums; narrower
+        rows (float32 on a device) in their dtype about ``s_z`` rounded to it, moved."""
+        dtype = self.gram.dtype
+        if Z.dtype == dtype:
             Zc = Z - self.shift_z
             Zw = Zc * w[:, None]
             self.gram += Zc.T @ Zw
             self.cross += Zw.T @ Yc
-            self.sum_z += Zw.sum(axis=0)
-        self.sum_y += w @ Yc
-        self.sum_yy += w @ (Yc * Yc)
-        self.weight_sum += float(w.sum())
-        self.n_samples += Z.shape[0]
-        return self
+            self.sum_z += xp.sum(Zw, axis=0)
+            return
+        rounded = xp.astype(self.shift_z, Z.dtype)
+        Zc = Z - rounded
+        Zw = Zc * xp.astype(w, Z.dtype)[:, None]
+        self._add_moved(
+            xp.astype(Zc.T @ Zw, dtype),
+            xp.astype(Zw.T @ xp.astype(Yc, Z.dtype), dtype),
+            xp.astype(xp.sum(Zw, axis=0), dtype),
+            self.shift_z - xp.astype(rounded, dtype),
+            Yc,
+            w,
+        )
 
     def _add_sparse(self, Z: Any, Yc: np.ndarray, w: np.ndarray) -> None:
         """Sparse rows: the products about the origin, moved to ``s_z`` when it is not 0."""
@@ -187,44 +275,55 @@ class RidgeStatistics:
         cross = np.asarray(Zw.T @ Yc)
         sum_z = np.asarray(Zw.sum(axis=0)).ravel()
         if np.any(self.shift_z):  # only after a merge with dense statistics
-            s, total = self.shift_z, float(w.sum())
-            gram += total * np.outer(s, s) - np.outer(s, sum_z) - np.outer(sum_z, s)
-            cross -= np.outer(s, w @ Yc)
-            sum_z -= total * s
+            self._add_moved(gram, cross, sum_z, self.shift_z, Yc, w)
+            return
         self.gram += gram
         self.cross += cross
         self.sum_z += sum_z
 
-    def means(self) -> tuple[np.ndarray, np.ndarray]:
+    def _add_moved(self, gram: Any, cross: Any, sum_z: Any, s: Any, Yc: Any, w: Any) -> None:
+        """Add the products of rows about ``s_z - s`` (``gram``, ``cross``, ``sum_z``),
+        moved to the shift ``s_z``: ``z - s_z = (z - (s_z - s)) - s``."""
+        total = float(w.sum()) if isinstance(w, np.ndarray) else _namespace(w).sum(w)
+        gram += total * _outer(s, s) - _outer(s, sum_z) - _outer(sum_z, s)
+        cross -= _outer(s, w @ Yc)
+        sum_z -= total * s
+        self.gram += gram
+        self.cross += cross
+        self.sum_z += sum_z
+
+    def means(self) -> tuple[Any, Any]:
         """Weighted means ``(zbar, ybar)`` (zeros before any positive weight)."""
         if self.weight_sum <= 0:
-            return np.zeros_like(self.sum_z), np.zeros_like(self.sum_y)
+            xp = _namespace(self.sum_z)
+            return xp.zeros_like(self.sum_z), xp.zeros_like(self.sum_y)
         return (
             self.shift_z + self.sum_z / self.weight_sum,
             self.shift_y + self.sum_y / self.weight_sum,
         )
 
-    def centred(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def centred(self) -> tuple[Any, Any, Any]:
         """``(Z_c^T W Z_c, Z_c^T W Y_c, diag(Y_c^T W Y_c))`` about the weighted means."""
-        G, C, yy = self.gram.copy(), self.cross.copy(), self.sum_yy.copy()
+        G, C, yy = _copy(self.gram), _copy(self.cross), _copy(self.sum_yy)
         if self.weight_sum > 0:
             # (a / S_w) a^T rather than a a^T / S_w: the product of two sums of weighted
             # values would overflow long before the centred sums do
             a, b = self.sum_z, self.sum_y
             mz, my = a / self.weight_sum, b / self.weight_sum
-            G -= np.outer(mz, a)
-            C -= np.outer(mz, b)
+            G -= _outer(mz, a)
+            C -= _outer(mz, b)
             yy -= my * b
         return G, C, yy
 
-    def uncentred(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def uncentred(self) -> tuple[Any, Any, Any]:
         """``(Z^T W Z, Z^T W Y, diag(Y^T W Y))`` about the origin."""
-        G, C, yy = self.gram.copy(), self.cross.copy(), self.sum_yy.copy()
+        G, C, yy = _copy(self.gram), _copy(self.cross), _copy(self.sum_yy)
         s, u = self.shift_z, self.shift_y
-        if np.any(s) or np.any(u):
+        xp = _namespace(s)
+        if bool(xp.any(s != 0)) or bool(xp.any(u != 0)):
             a, b, W = self.sum_z, self.sum_y, self.weight_sum
-            G += np.outer(s, a) + np.outer(a, s) + W * np.outer(s, s)
-            C += np.outer(s, b) + np.outer(a, u) + W * np.outer(s, u)
+            G += _outer(s, a) + _outer(a, s) + W * _outer(s, s)
+            C += _outer(s, b) + _outer(a, u) + W * _outer(s, u)
             yy += 2 * u * b + W * u * u
         return G, C, yy
 
@@ -258,8 +357,9 @@ class RidgeStatistics:
             return other.copy()
         out = self.copy()
         out.n_samples = self.n_samples + other.n_samples
-        same_shift = np.array_equal(self.shift_z, other.shift_z) and np.array_equal(
-            self.shift_y, other.shift_y
+        xp = _namespace(self.gram)
+        same_shift = bool(xp.all(self.shift_z == other.shift_z)) and bool(
+            xp.all(self.shift_y == other.shift_y)
         )
         if same_shift or other.weight_sum <= 0 or self.weight_sum <= 0:
             return out._add_sums(other, same_shift)
@@ -270,9 +370,9 @@ class RidgeStatistics:
         f = wa * (wb / (wa + wb))
         out.weight_sum = wa + wb
         out.shift_z, out.shift_y = mza + (wb / (wa + wb)) * dz, mya + (wb / (wa + wb)) * dy
-        out.sum_z, out.sum_y = np.zeros_like(dz), np.zeros_like(dy)
-        out.gram = Ga + Gb + f * np.outer(dz, dz)
-        out.cross = Ca + Cb + f * np.outer(dz, dy)
+        out.sum_z, out.sum_y = xp.zeros_like(dz), xp.zeros_like(dy)
+        out.gram = Ga + Gb + f * _outer(dz, dz)
+        out.cross = Ca + Cb + f * _outer(dz, dy)
         out.sum_yy = qa + qb + f * dy * dy
         out._shift_set = True
         return out
