@@ -41,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 import numpy as np
 import sklearn
+from sklearn.exceptions import ConvergenceWarning
 
 import kernelmaps
 from kernelmaps import (
@@ -143,7 +145,9 @@ def _cases(quick: bool) -> list[tuple[str, Callable[[], Any], float]]:
         (
             "NystroemKernelRidge",
             lambda: NystroemKernelRidge(gamma=0.1, n_components=32, alpha=1e-2, random_state=0),
-            1e4,
+            # conjugate gradients stop at a residual of 100 eps: the two solutions differ by
+            # up to the condition number (below 1e3 here) times that
+            1e5,
         ),
         ("KernelRidge", lambda: KernelRidge(gamma=0.1, alpha=1.0), 1e4),
     ]
@@ -167,13 +171,16 @@ def correctness(device: Any, quick: bool) -> list[str]:
     for name, make, count in _cases(quick):
         for dtype in (np.float32, np.float64):
             Xd, yd = X.astype(dtype), y.astype(dtype)
-            expected = _apply(make(), Xd, yd)
+            eps = float(np.finfo(dtype).eps)
+            # iterative solvers stop at a residual of about 100 eps, within the tolerance
+            tol = {"tol": max(1e-12, 100 * eps)} if "tol" in make().get_params() else {}
+            expected = _apply(make().set_params(**tol), Xd, yd)
             with sklearn.config_context(array_api_dispatch=True):
                 Xt = torch.asarray(Xd, device=device)
-                got = _apply(make(), Xt, torch.asarray(yd, device=device))
+                got = _apply(make().set_params(**tol), Xt, torch.asarray(yd, device=device))
             got = got.detach().cpu().numpy().astype(np.float64)
             error = float(np.max(np.abs(got - expected)))
-            tol = count * float(np.finfo(dtype).eps) * max(1.0, float(np.max(np.abs(expected))))
+            tol = count * eps * max(1.0, float(np.max(np.abs(expected))))
             verdict = "ok" if error <= tol else "**FAILED**"
             lines.append(
                 f"| {name} | {np.dtype(dtype).name} | {error:.2e} | {tol:.2e} | {verdict} |"
@@ -336,9 +343,10 @@ def falkon(device: Any, scale: float, m: int, in_memory: bool) -> list[str]:
     rng = np.random.default_rng(3)
     X = rng.normal(size=(n, d)).astype(np.float32)
     y = (X[:, 0] > 0).astype(np.float32)
-    params = {"gamma": 0.05, "n_components": m, "alpha": 1e-6, "max_iter": 10, "tol": 0.0}
+    params = {"gamma": 0.05, "n_components": m, "alpha": 1e-6, "max_iter": 10, "tol": 1e-30}
     params["random_state"] = 0
     lines = []
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)  # 10 iterations, on purpose
     start = time.perf_counter()
     NystroemKernelRidge(**params, device=device).fit(X, y)
     sync(device)
