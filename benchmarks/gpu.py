@@ -418,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "gpu.md").write_text("\n".join(sections) + "\n")
     print("\n".join(sections))
-    return 0
+    return 1 if any("FAILED" in line for line in sections) else 0
 
 
 if __name__ == "__main__":
