@@ -306,8 +306,9 @@ def move_to(estimator: Any, target: Any, device: Any = None) -> Any:
     return move_arrays(estimator, xp, device)
 
 
-def fitted_array(estimator: Any) -> Any:
-    """The first fitted array of ``estimator`` (where it was fitted), or None.
+def fitted_array(value: Any) -> Any:
+    """The first array held in ``value`` (as :func:`move_arrays` walks it: for an
+    estimator, its fitted arrays, where it was fitted), or None.
 
     Examples
     --------
@@ -318,11 +319,6 @@ def fitted_array(estimator: Any) -> Any:
     >>> type(fitted_array(rff)).__name__
     'ndarray'
     """
-    return _first_array(estimator)
-
-
-def _first_array(value: Any) -> Any:
-    """The first array held in ``value`` (as :func:`move_arrays` walks it), or None."""
     if isinstance(value, np.ndarray):
         return value if value.dtype.kind in "biuf" else None
     if _is_array(value):
@@ -335,7 +331,7 @@ def _first_array(value: Any) -> Any:
     elif hasattr(value, "get_params") and hasattr(value, "__dict__"):
         items = [item for key, item in vars(value).items() if key.endswith("_")]
     for item in items:
-        found = _first_array(item)
+        found = fitted_array(item)
         if found is not None:
             return found
     return None
@@ -344,14 +340,14 @@ def _first_array(value: Any) -> Any:
 def check_place(estimator: Any, X: Any, method: str) -> None:
     """Refuse ``X`` in ``estimator.method()`` when the fitted arrays of ``estimator`` live
     elsewhere (another namespace or device), naming both places and how to move it."""
-    fitted = _first_array(estimator)
+    fitted = fitted_array(estimator)
     if fitted is None:
         return
     foreign_fit, foreign_x = not isinstance(fitted, np.ndarray), is_foreign(X)
     if not foreign_fit and not foreign_x:
         return
-    same_device = foreign_fit and foreign_x and str(device_of(fitted)) == str(device_of(X))
-    if same_device and namespace_of(fitted) is namespace_of(X):
+    same_namespace = foreign_fit and foreign_x and namespace_of(fitted) is namespace_of(X)
+    if same_namespace and same_device(device_of(fitted), device_of(X)):
         return
     name = type(estimator).__name__
     where = place_name(X) if foreign_x else "numpy arrays (or array_api_dispatch off)"
