@@ -35,7 +35,8 @@ from ..sampling import (
 )
 from ._base import BaseFeatureMap, register_feature_map
 from ._numerics import is_finite, largest_magnitude
-from ._nystroem import column_pivots_array, landmark_kernel_array
+from ._nystroem_kernels import landmark_kernel_array
+from ._nystroem_normalization import column_pivots_array
 from ._row_blocks import row_blocks
 
 __all__ = ["IKA"]
@@ -473,7 +474,7 @@ class IKA(BaseFeatureMap):
         """``B_ij = b_j(x_i)`` for rows ``X`` of another library, on their device, in
         ``dtype`` (of ``X``'s namespace).  A basis callable is written for NumPy arrays:
         it runs on the host and its values are moved; the ``"kernel"`` basis is
-        :func:`~kernelmaps.feature_maps._nystroem.landmark_kernel_array`."""
+        :func:`~kernelmaps.feature_maps._nystroem_kernels.landmark_kernel_array`."""
         xp, device = namespace_of(X), device_of(X)
 
         def here(a: Any) -> Any:  # a fitted array (host during the fit) in dtype, here

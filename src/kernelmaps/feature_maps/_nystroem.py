@@ -1,26 +1,27 @@
-"""Nyström features: landmarks drawn uniformly, by k-means, by ridge leverage scores or given."""
+"""Nyström features: landmarks drawn uniformly, by k-means, by ridge leverage scores or given.
+
+The estimator :class:`Nystroem`: its fit (the landmarks and their kernel matrix ``K_mm``)
+and its transform in row blocks.  The normalization ``K_mm^{+1/2}`` is in
+:mod:`kernelmaps.feature_maps._nystroem_normalization`, the kernel evaluations other than
+:class:`~kernelmaps.kernels.LandmarkKernel`'s in :mod:`kernelmaps.feature_maps._nystroem_kernels`.
+"""
 
 from __future__ import annotations
 
 import threading
-import warnings
 from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
-from .._array_api import device_of, namespace_of, to_namespace, to_numpy
+from .._array_api import to_namespace, to_numpy
 from .._rows import ArrayRows, Rows
-from ..exceptions import NonFiniteOutputError
 from ..kernels import (
-    CallableKernel,
     Kernel,
     LandmarkKernel,
-    ShiftInvariantKernel,
     StrictInterval,
     check_kernel_matrix,
     kernel_parameter_constraints,
@@ -34,6 +35,8 @@ from ..sampling import (
     work_dtype,
 )
 from ._base import BaseFeatureMap, register_feature_map
+from ._nystroem_kernels import _callable_gram, _PrecomputedIndexKernel, landmark_kernel_array
+from ._nystroem_normalization import symmetric_normalization, symmetric_normalization_array
 
 __all__ = ["Nystroem"]
 
@@ -41,200 +44,6 @@ __all__ = ["Nystroem"]
 #: GEMM's full speed, and a ``2048 x m`` block (64 MiB in float64 at m = 4096) stays small
 #: next to the output.
 TRANSFORM_BLOCK_ROWS = 2048
-
-
-class _PrecomputedIndexKernel:
-    """Kernel on row indices (stored as a float column) looked up in a precomputed K."""
-
-    def __init__(self, K: Any) -> None:
-        self.K = K
-
-    def __call__(self, A: Any, B: Any) -> np.ndarray:
-        rows = np.asarray(A, dtype=np.int64).reshape(-1)
-        cols = np.asarray(B, dtype=np.int64).reshape(-1)
-        sub = self.K[rows][:, cols]
-        return np.asarray(sub.toarray() if sp.issparse(sub) else sub, dtype=np.float64)
-
-    def diag(self, A: Any) -> np.ndarray:
-        rows = np.asarray(A, dtype=np.int64).reshape(-1)
-        d = self.K.diagonal() if sp.issparse(self.K) else np.diagonal(self.K)
-        return np.asarray(d, dtype=np.float64)[rows]
-
-
-#: LAPACK driver of the eigendecomposition of ``K_mm`` (divide and conquer, ``?syevd``):
-#: at ``m = 4096`` the fastest of ``evd``/``evr``/``ev`` here and the most accurate
-#: after ``ev`` (benchmarks/nystroem_speed.py, ``--drivers``).
-EIGH_DRIVER = "evd"
-
-
-def symmetric_normalization(
-    K_mm: np.ndarray, eigen_cutoff: float | None, *, owner: str = "Nystroem", stacklevel: int = 4
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """``K_mm^{+1/2}`` restricted to eigenvalues above the cut-off.
-
-    Returns ``(normalization, eigenvalues, rank)`` where ``normalization`` has shape
-    ``(m, m)`` and the dtype of ``K_mm`` (float32 or float64): its first ``rank`` columns
-    are ``v_i / sqrt(w_i)`` for the eigenpairs of ``K_mm`` in decreasing order with
-    ``w_i > cutoff * w_max``, the others are zero.  ``eigenvalues`` is float64.
-
-    One symmetric eigendecomposition (LAPACK ``?syevd``) in the dtype of ``K_mm``, no
-    other ``O(m^3)`` work: ``V diag(w^{-1/2})`` is a valid ``K_mm^{+1/2}`` for the
-    features (``Z Z^T`` does not depend on the rotation), so the symmetric square root
-    ``V diag(w^{-1/2}) V^T`` (another ``2 m^3`` GEMM) is not formed.  ``cutoff=None``
-    means ``max(m * eps_64, eps)`` with ``eps_64`` the float64 and ``eps`` the working
-    dtype's machine epsilon: ``m * eps_64`` in float64 (the rank tolerance of
-    :func:`numpy.linalg.matrix_rank`), ``eps_32 = 1.2e-7`` in float32, the size of the
-    rounding noise of a float32 eigendecomposition relative to ``w_max``.  The warnings
-    (no positive eigenvalue, negative eigenvalues) are issued with ``stacklevel``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.feature_maps._nystroem import symmetric_normalization
-    >>> N, w, rank = symmetric_normalization(np.diag([4.0, 1.0, 0.0]), None)
-    >>> np.abs(N).round(3).tolist(), rank
-    ([[0.5, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]], 2)
-    """
-    m = K_mm.shape[0]
-    dtype = np.dtype(K_mm.dtype)
-    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-        dtype = np.dtype(np.float64)
-        K_mm = K_mm.astype(dtype)
-    eps = float(np.finfo(dtype).eps)
-    if not np.all(np.isfinite(K_mm)):
-        _refuse_non_finite_landmark_matrix(owner)
-    scale = float(np.max(np.abs(K_mm))) if m else 0.0
-    asym = float(np.max(np.abs(K_mm - K_mm.T))) if m else 0.0
-    _check_symmetric(asym, scale, eps, owner)
-    K_sym = K_mm + K_mm.T
-    K_sym *= 0.5
-    w, V = scipy.linalg.eigh(K_sym, driver=EIGH_DRIVER, overwrite_a=True, check_finite=False)
-    w = np.asarray(w[::-1], dtype=np.float64)
-    keep = _kept_eigenvalues(w, eps, eigen_cutoff, owner=owner, stacklevel=stacklevel + 1)
-    rank = int(np.count_nonzero(keep))
-    normalization = np.zeros((m, m), dtype=dtype)
-    if rank:
-        V_top = V[:, m - rank :][:, ::-1]  # the top ``rank`` eigenvectors, decreasing
-        pivots = V_top[np.argmax(np.abs(V_top), axis=0), np.arange(rank)]
-        # deterministic signs (largest-magnitude entry positive) folded into the scaling
-        col_scale = np.where(pivots < 0, -1.0, 1.0) / np.sqrt(w[:rank])
-        np.multiply(V_top, col_scale.astype(dtype), out=normalization[:, :rank])
-    return normalization, w, rank
-
-
-def _refuse_non_finite_landmark_matrix(owner: str) -> None:
-    raise ValueError(
-        f"{owner}: the kernel matrix of the landmarks has non-finite entries; check the "
-        "kernel and its parameters."
-    )
-
-
-def _check_symmetric(asym: float, scale: float, eps: float, owner: str) -> None:
-    """Refuse a landmark kernel matrix with ``max |K - K^T| = asym`` beyond rounding."""
-    if asym > max(1e-7, 100 * eps) * max(scale, np.finfo(np.float64).tiny):
-        raise ValueError(
-            f"{owner}: the kernel matrix of the landmarks is not symmetric (max |K - K^T| = "
-            f"{asym:.3g}, max |K| = {scale:.3g}); the kernel must be a symmetric positive "
-            "semidefinite function k(x, y) = k(y, x)."
-        )
-
-
-def _kept_eigenvalues(
-    w: np.ndarray, eps: float, eigen_cutoff: float | None, *, owner: str, stacklevel: int
-) -> np.ndarray:
-    """Which of the eigenvalues ``w`` (float64, decreasing) are above the cut-off of
-    :func:`symmetric_normalization` (``eps`` the working dtype's), with its warnings
-    (``stacklevel`` counted from this function)."""
-    m = w.shape[0]
-    w_max = float(w[0]) if m else 0.0
-    default = max(m * float(np.finfo(np.float64).eps), eps)
-    cutoff = default if eigen_cutoff is None else float(eigen_cutoff)
-    if w_max <= 0.0:
-        warnings.warn(
-            f"{owner}: the kernel matrix of the landmarks has no positive eigenvalue; the "
-            "kernel is not positive semidefinite or vanishes on the landmarks, and every "
-            "output feature is zero.",
-            UserWarning,
-            stacklevel=stacklevel,
-        )
-        return np.zeros(m, dtype=bool)
-    if w[-1] < -np.sqrt(eps) * w_max:
-        warnings.warn(
-            f"{owner}: the kernel matrix of the landmarks has negative eigenvalues (down "
-            f"to {w[-1]:.3g}, largest {w_max:.3g}); the kernel is not positive "
-            "semidefinite. Their directions are dropped.",
-            UserWarning,
-            stacklevel=stacklevel,
-        )
-    return w > cutoff * w_max
-
-
-def column_pivots_array(V: Any) -> np.ndarray:
-    """The largest-magnitude entry of each column of ``V`` (an array of another library),
-    on the host: ``V[argmax |V[:, j]|, j]`` (their signs fix the eigenvectors' signs)."""
-    xp, device = namespace_of(V), device_of(V)
-    n_columns = int(V.shape[1])
-    largest = to_numpy(xp.argmax(xp.abs(V), axis=0)).astype(np.int64)
-    flat = to_namespace(largest * n_columns + np.arange(n_columns), xp, device)
-    return to_numpy(xp.take(xp.reshape(V, (-1,)), flat)).astype(np.float64)
-
-
-def symmetric_normalization_array(
-    K_mm: Any,
-    eigen_cutoff: float | None,
-    dtype: Any,
-    *,
-    owner: str = "Nystroem",
-    stacklevel: int = 4,
-) -> tuple[Any, np.ndarray, int]:
-    """:func:`symmetric_normalization` of a ``K_mm`` that is an array of another library
-    (array API dispatch on), on its device.
-
-    The eigendecomposition is the namespace's ``linalg.eigh``, in float64 where the
-    device has it (else float32); ``dtype`` is the input's dtype (NumPy's), that of the
-    returned normalization and of the default cut-off's ``eps``, as on the host.  The
-    eigenvalues (``m`` numbers) are ordered and cut off on the host, by the same code.
-
-    Returns
-    -------
-    normalization : array of shape (m, m)
-        In ``dtype``, in the namespace and on the device of ``K_mm``.
-    eigenvalues : ndarray of shape (m,)
-        float64, decreasing (host).
-    rank : int
-    """
-    xp, device = namespace_of(K_mm), device_of(K_mm)
-    m, dtype = int(K_mm.shape[0]), np.dtype(dtype)
-    eps = float(np.finfo(dtype).eps)
-    K_mm = xp.astype(K_mm, work_dtype(K_mm))
-    if not bool(xp.all(xp.isfinite(K_mm))):
-        _refuse_non_finite_landmark_matrix(owner)
-    K_t = xp.matrix_transpose(K_mm)
-    scale = float(xp.max(xp.abs(K_mm))) if m else 0.0
-    asym = float(xp.max(xp.abs(K_mm - K_t))) if m else 0.0
-    _check_symmetric(asym, scale, eps, owner)
-    w_dev, V = xp.linalg.eigh(0.5 * (K_mm + K_t))
-    w_all = to_numpy(w_dev).astype(np.float64)
-    order = np.argsort(w_all, kind="stable")[::-1].copy()
-    w = w_all[order]
-    keep = _kept_eigenvalues(w, eps, eigen_cutoff, owner=owner, stacklevel=stacklevel + 1)
-    rank = int(np.count_nonzero(keep))
-    out_dtype = getattr(xp, dtype.name)
-    normalization = xp.zeros((m, m), dtype=out_dtype, device=device)
-    if rank:
-        V_top = xp.take(V, to_namespace(order[:rank], xp, device), axis=1)
-        # deterministic signs (largest-magnitude entry positive), as on the host
-        pivots = column_pivots_array(V_top)
-        col_scale = np.where(pivots < 0, -1.0, 1.0) / np.sqrt(w[:rank])
-        scaled = V_top * to_namespace(col_scale, xp, device, dtype=V_top.dtype)
-        normalization[:, :rank] = xp.astype(scaled, out_dtype)
-        if not bool(xp.all(xp.isfinite(normalization))):
-            raise NonFiniteOutputError(
-                f"{owner}.fit: the eigendecomposition of the kernel matrix of the landmarks "
-                "on this device returned non-finite values; pass float64 input or use "
-                "fewer landmarks."
-            )
-    return normalization, w, rank
 
 
 @register_feature_map
@@ -687,56 +496,6 @@ class Nystroem(BaseFeatureMap):
         else:
             K = kernel_block(X)
         self._project_into(K, constants.normalization, out)
-
-
-def _callable_gram(kernel: Callable[..., Any], L64: np.ndarray) -> np.ndarray:
-    """``K_mm`` of a kernel callable on the float64 landmarks ``L64``, checked; a matrix
-    callable that fails on its first call is told about ``kernel_call='pair'``."""
-    if isinstance(kernel, CallableKernel):
-        try:
-            K_mm = kernel(L64, L64)
-        except NonFiniteOutputError:
-            raise
-        except Exception as error:
-            # the first call of a matrix callable: a per-pair kernel (scikit-learn's
-            # convention) fails here, or returns the wrong shape
-            hint = (
-                f"{error} (Nystroem calls a callable kernel on two 2D arrays of rows "
-                "and expects their kernel matrix; for a kernel on one pair of rows, "
-                "scikit-learn's convention, pass kernel_call='pair'.)"
-            )
-            try:
-                again = type(error)(hint)
-            except Exception:  # an exception type with another constructor
-                raise error from None
-            raise again from error
-    else:
-        K_mm = kernel(L64, L64)
-    return check_kernel_matrix(K_mm, len(L64), len(L64))
-
-
-def landmark_kernel_array(kernel: Callable[..., Any], X: Any, L: Any) -> Any:
-    """``k(X, L)`` for rows ``X`` and landmarks ``L`` of another library (array API
-    dispatch on), on their device, in the dtype of ``X``.
-
-    A shift-invariant kernel is evaluated on the rows less the mean ``mu`` of the
-    landmarks, as :class:`~kernelmaps.kernels.LandmarkKernel` centres the Gaussian's
-    product: its values do not change and the rounding of the distances is that of the
-    spread of the data, not of its distance from the origin.  A kernel callable is
-    written for NumPy arrays: it runs on the host (float64 landmarks) and its result is
-    moved.
-    """
-    xp = namespace_of(X)
-    if not isinstance(kernel, Kernel):
-        K = kernel(to_numpy(X), to_numpy(L).astype(np.float64))
-        K = check_kernel_matrix(K, int(X.shape[0]), int(L.shape[0]))
-        return to_namespace(K, xp, device_of(X), dtype=X.dtype)
-    L = xp.astype(L, X.dtype, copy=False)
-    if not isinstance(kernel, ShiftInvariantKernel):
-        return kernel(X, L)
-    mu = xp.mean(L, axis=0)
-    Lc = L - mu
-    return kernel(Lc if X is L else X - mu, Lc)
 
 
 class _KernelBuffer(threading.local):

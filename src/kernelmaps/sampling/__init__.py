@@ -13,7 +13,8 @@
   sample of that many rows (the same rows for numpy and Dask input).
 """
 
-from ._kernel_blocks import kernel_block_array, work_dtype
+from ._kernel_blocks import kernel_block_array, kernel_diagonal, work_dtype
+from ._landmark_finish import finish_landmarks
 from ._landmarks import (
     KMEANS_MINIBATCH_THRESHOLD,
     LANDMARK_METHODS,
@@ -21,8 +22,6 @@ from ._landmarks import (
     PREDRAWN_LANDMARK_METHODS,
     LandmarkDraw,
     draw_landmarks,
-    finish_landmarks,
-    kernel_diagonal,
     landmark_sample_size,
     resolve_landmarks,
     select_landmarks,

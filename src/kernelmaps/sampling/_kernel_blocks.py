@@ -3,6 +3,8 @@
 Blocks of the kernel matrix, its diagonal and the refusal of an overflowing kernel, for
 checked rows (:func:`kernelmaps.sampling._arguments.check_rows`): NaN and inf in a result
 are left to the callers, which refuse them by name with :func:`refuse_non_finite_kernel`.
+:func:`kernel_diagonal` is the public diagonal: it checks its arguments and refuses an
+overflow itself.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import scipy.sparse as sp
 from .._array_api import device_of, namespace_of, supports_float64, to_namespace, to_numpy
 from ..exceptions import NonFiniteOutputError
 from ..kernels import Kernel, check_kernel_matrix
+from ._arguments import check_kernel, check_rows
 
 __all__ = [
     "KERNEL_BLOCK_ROWS",
@@ -23,6 +26,7 @@ __all__ = [
     "finite_kernel_diagonal",
     "kernel_block",
     "kernel_block_array",
+    "kernel_diagonal",
     "kernel_diagonal_array",
     "quiet_kernel_overflow",
     "raw_kernel_diagonal",
@@ -112,6 +116,32 @@ def raw_kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
         [float(kernel_block(kernel, X[i : i + 1], X[i : i + 1])[0, 0]) for i in range(n)],
         dtype=np.float64,
     )
+
+
+def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
+    """``k(x, x)`` for every row of ``X`` in float64, without the ``n x n`` matrix.
+
+    Uses ``kernel.diag`` when the kernel has one, else evaluates ``k`` on single rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.sampling import kernel_diagonal
+    >>> kernel_diagonal(Gaussian(gamma=1.0), np.zeros((3, 2))).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    check_kernel(kernel)
+    X = check_rows(X)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+        out = raw_kernel_diagonal(kernel, X)
+    if not np.all(np.isfinite(out)):
+        row = int(np.flatnonzero(~np.isfinite(out))[0])
+        raise NonFiniteOutputError(
+            f"kernel_diagonal: k(x, x) of row {row} is not finite, the kernel overflowed for "
+            "this data; rescale the data or the kernel's parameters (limits: docs/LIMITS.md)."
+        )
+    return out
 
 
 def finite_kernel_diagonal(kernel: Callable[..., Any], X: Any, method: str) -> np.ndarray:

@@ -62,7 +62,10 @@ as before this sample existed.  Why a sample, and not a distributed algorithm:
   (Alaoui & Mahoney 2015): what is lost are rows of a region holding less than about
   ``1 / S`` of the data.
 
-The references are in :func:`select_landmarks`.
+This module makes the draws, from the shape of ``X`` alone (:func:`draw_landmarks`, a
+:class:`LandmarkDraw`); the landmarks are made from the rows they name by
+:func:`~kernelmaps.sampling._landmark_finish.finish_landmarks`.  The references are in
+:func:`select_landmarks`.
 """
 
 from __future__ import annotations
@@ -76,21 +79,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import (
-    device_of,
-    is_device_array,
-    is_foreign,
-    namespace_of,
-    to_namespace,
-    to_numpy,
-)
+from .._array_api import is_foreign, to_numpy
 from .._rows import Rows, as_rows
-from ..exceptions import NonFiniteOutputError
 from ._arguments import check_count, check_generator, check_kernel, check_rows
-from ._kernel_blocks import dense, raw_kernel_diagonal
-from ._kmeans import KMEANS_MINIBATCH_THRESHOLD, kmeans_centres
-from ._leverage import recursive_rls_indices
-from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE, rpcholesky_indices, rpcholesky_indices_array
+from ._kmeans import KMEANS_MINIBATCH_THRESHOLD
+from ._landmark_finish import finish_landmarks
+from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE
 
 __all__ = [
     "KMEANS_MINIBATCH_THRESHOLD",
@@ -99,8 +93,6 @@ __all__ = [
     "PREDRAWN_LANDMARK_METHODS",
     "LandmarkDraw",
     "draw_landmarks",
-    "finish_landmarks",
-    "kernel_diagonal",
     "landmark_rows",
     "landmark_sample_size",
     "resolve_landmarks",
@@ -130,22 +122,9 @@ _METHOD_OPTIONS: dict[str, frozenset[str]] = {
 }
 
 
-def _dense_rows(X: Any, rows: Any) -> np.ndarray:
-    return dense(X[rows])
-
-
 def _as_float_dtype(dtype: Any) -> np.dtype:
     dtype = np.dtype(dtype)
     return dtype if dtype in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float64)
-
-
-def _check_finite_rows(rows: Any) -> None:
-    values = rows.data if sp.issparse(rows) else np.asarray(rows)
-    if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
-        raise ValueError(
-            "The rows the landmarks are drawn from contain NaN or infinity; give finite "
-            "data (impute or drop those rows)."
-        )
 
 
 def _float_dtype(X: Any) -> np.dtype:
@@ -224,7 +203,7 @@ class LandmarkDraw:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.sampling._landmarks import draw_landmarks, finish_landmarks
+    >>> from kernelmaps.sampling import draw_landmarks, finish_landmarks
     >>> X = np.arange(20.0).reshape(10, 2)
     >>> rng = np.random.default_rng(0)
     >>> draw = draw_landmarks(10, 2, X.dtype, "uniform", 3, rng=rng)
@@ -296,163 +275,6 @@ def _draw_method(
             "rpcholesky", n_landmarks, rows, dtype, kernel=kernel, seed=seed, options=dict(options)
         )
     return LandmarkDraw("leverage", n_landmarks, rows, dtype, kernel=kernel, options=dict(options))
-
-
-def finish_landmarks(
-    draw: LandmarkDraw, rows: Any, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """The landmarks of ``draw`` from the rows it asked for.
-
-    Parameters
-    ----------
-    draw : LandmarkDraw
-        From :func:`draw_landmarks` or :func:`select_landmarks`'s first step.
-    rows : {ndarray, sparse matrix} or array of another library
-        The rows ``draw.rows`` of ``X`` in that order (every row of ``X`` when
-        ``draw.rows`` is None).  An array of another library (PyTorch, CuPy, ...) gives
-        the same landmarks as an array of its own, on its device (see
-        :func:`_finish_landmarks_array`).
-    rng : numpy.random.Generator
-        The generator the draw was made with: ``"leverage"`` goes on drawing from it
-        (the other methods drew everything already, see
-        :data:`PREDRAWN_LANDMARK_METHODS`).
-
-    Returns
-    -------
-    landmarks : ndarray of shape (m, n_features)
-        Dense, in ``draw.dtype``.
-    indices : ndarray of int or None
-        Rows of ``X`` the landmarks are (None for k-means centres and given landmarks).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.sampling._landmarks import draw_landmarks, finish_landmarks
-    >>> X = np.arange(20.0).reshape(10, 2)
-    >>> rng = np.random.default_rng(0)
-    >>> draw = draw_landmarks(10, 2, X.dtype, "kmeans", 2, rng=rng)
-    >>> draw.rows is None  # k-means reads every row of small data
-    True
-    >>> finish_landmarks(draw, X, rng)[0].shape
-    (2, 2)
-    """
-    L: np.ndarray
-    idx: np.ndarray | None
-    if is_device_array(rows):
-        return _finish_landmarks_array(draw, rows, rng)
-    if draw.method is not None:
-        _check_finite_rows(rows)
-    if draw.method is None:
-        assert draw.given is not None
-        L, idx = draw.given, None
-    elif draw.method == "uniform":
-        L, idx = dense(rows).astype(draw.dtype, copy=False), draw.rows
-    elif draw.method == "kmeans":
-        assert draw.seed is not None
-        L = kmeans_centres(rows, draw.n_landmarks, draw.seed, draw.dtype, **draw.options)
-        idx = None
-    elif draw.method == "rpcholesky":
-        assert draw.kernel is not None and draw.seed is not None
-        local = rpcholesky_indices(rows, draw.n_landmarks, draw.kernel, draw.seed, **draw.options)
-        L = _dense_rows(rows, local).astype(draw.dtype, copy=False)
-        idx = local if draw.rows is None else draw.rows[local]
-    else:
-        assert draw.kernel is not None
-        # overflows are detected on the results (a clear error), not warned about
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            local = recursive_rls_indices(rows, draw.n_landmarks, draw.kernel, rng, **draw.options)
-        L = _dense_rows(rows, local).astype(draw.dtype, copy=False)
-        idx = local if draw.rows is None else draw.rows[local]
-    return _drop_repeated(L, idx) if draw.unique else (L, idx)
-
-
-def _finish_landmarks_array(
-    draw: LandmarkDraw, rows: Any, rng: np.random.Generator
-) -> tuple[Any, np.ndarray | None]:
-    """:func:`finish_landmarks` for rows that are an array of another library (array API
-    dispatch on): the same landmarks, as an array of its namespace on its device.
-
-    ``"uniform"`` and given landmarks take no computation (the rows read, or the given
-    array moved there); ``"rpcholesky"`` runs on the device
-    (:func:`~kernelmaps.sampling._rpcholesky.rpcholesky_indices_array`, the draws on the
-    host); ``"kmeans"`` and ``"leverage"`` run on the host on a copy of the rows (their
-    iterations are scikit-learn's and SciPy's on NumPy arrays) and their landmarks are
-    moved.  Every method picks the rows the NumPy path picks with the same generator
-    (rpcholesky: up to rounding, see there).
-
-    Returns
-    -------
-    landmarks : array of shape (m, n_features)
-        In ``draw.dtype``, in the namespace and on the device of ``rows``.
-    indices : ndarray of int or None
-        As :func:`finish_landmarks` (host).
-
-    Examples
-    --------
-    >>> import array_api_strict as xp
-    >>> import numpy as np
-    >>> import sklearn
-    >>> from kernelmaps.sampling._landmarks import _finish_landmarks_array
-    >>> X = xp.asarray(np.arange(20.0).reshape(10, 2))
-    >>> rng = np.random.default_rng(0)
-    >>> from kernelmaps.sampling import draw_landmarks
-    >>> draw = draw_landmarks(10, 2, np.float64, "uniform", 3, rng=rng)
-    >>> rows = xp.take(X, xp.asarray(draw.rows), axis=0)
-    >>> with sklearn.config_context(array_api_dispatch=True):
-    ...     L, idx = _finish_landmarks_array(draw, rows, rng)
-    >>> L.shape, idx.tolist() == draw.rows.tolist()
-    ((3, 2), True)
-    """
-    xp, device = namespace_of(rows), device_of(rows)
-    if draw.method in ("kmeans", "leverage"):
-        L_host, idx = finish_landmarks(draw, to_numpy(rows), rng)
-        return to_namespace(L_host, xp, device), idx
-    if draw.method is not None and not bool(xp.all(xp.isfinite(rows))):
-        _check_finite_rows(np.asarray([np.nan]))  # the host path's message
-    L: Any
-    if draw.method is None:
-        assert draw.given is not None
-        L, idx = to_namespace(draw.given, xp, device), None
-    elif draw.method == "uniform":
-        L, idx = rows, draw.rows
-    else:
-        assert draw.kernel is not None and draw.seed is not None
-        local = rpcholesky_indices_array(
-            rows, draw.n_landmarks, draw.kernel, draw.seed, **draw.options
-        )
-        L = xp.take(rows, to_namespace(local, xp, device), axis=0)
-        idx = local if draw.rows is None else draw.rows[local]
-    L = xp.astype(L, getattr(xp, np.dtype(draw.dtype).name), copy=False)
-    if draw.unique:
-        L_host, idx = _drop_repeated(to_numpy(L), idx)
-        L = to_namespace(L_host, xp, device)
-    return L, idx
-
-
-def kernel_diagonal(kernel: Callable[..., Any], X: Any) -> np.ndarray:
-    """``k(x, x)`` for every row of ``X`` in float64, without the ``n x n`` matrix.
-
-    Uses ``kernel.diag`` when the kernel has one, else evaluates ``k`` on single rows.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.kernels import Gaussian
-    >>> from kernelmaps.sampling import kernel_diagonal
-    >>> kernel_diagonal(Gaussian(gamma=1.0), np.zeros((3, 2))).tolist()
-    [1.0, 1.0, 1.0]
-    """
-    check_kernel(kernel)
-    X = check_rows(X)
-    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
-        out = raw_kernel_diagonal(kernel, X)
-    if not np.all(np.isfinite(out)):
-        row = int(np.flatnonzero(~np.isfinite(out))[0])
-        raise NonFiniteOutputError(
-            f"kernel_diagonal: k(x, x) of row {row} is not finite, the kernel overflowed for "
-            "this data; rescale the data or the kernel's parameters (limits: docs/LIMITS.md)."
-        )
-    return out
 
 
 def select_landmarks(
@@ -593,15 +415,6 @@ def _given_landmarks(landmarks: Any, n_features: int, dtype: np.dtype) -> np.nda
             "as float64."
         )
     return cast
-
-
-def _drop_repeated(L: np.ndarray, idx: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """The first of each group of equal rows, in their original order."""
-    _, first = np.unique(L, axis=0, return_index=True)
-    if first.shape[0] == L.shape[0]:
-        return L, idx
-    first = np.sort(first)
-    return L[first], None if idx is None else np.asarray(idx)[first]
 
 
 def draw_landmarks(
