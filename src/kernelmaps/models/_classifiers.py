@@ -51,8 +51,8 @@ from .._array_api import check_place, is_device_array, namespace_of, to_numpy
 from .._rows import rowwise
 from .._streamed_rows import stream_rows
 from ._base import classification_rows
-from ._feature_ridge import _StreamingRidgeMixin
 from ._ridge_pass import checked_weights
+from ._streaming_ridge import _StreamingRidgeMixin
 
 __all__ = ["FeatureRidgeClassifier"]
 
