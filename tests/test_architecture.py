@@ -33,6 +33,8 @@ RANKS: dict[str, int] = {
             "_task_settings",
             "_array_types",
             "_array_api",
+            "_array_extras",
+            "_devices",
             "_rows",
             "_streamed_rows",
             "_numba",

@@ -32,7 +32,7 @@ from kernelmaps import (
     TensorSketch,
     move_to,
 )
-from kernelmaps._array_api import fft_pair
+from kernelmaps._array_extras import fft_pair
 from kernelmaps.exceptions import NonFiniteOutputError
 from kernelmaps.feature_maps import _sketch
 from kernelmaps.feature_maps._hadamard import fwht_numpy, hadamard_array

@@ -22,7 +22,6 @@ import copy
 import functools
 import os
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,12 +29,10 @@ import numpy as np
 __all__ = [
     "accumulator_dtype",
     "check_place",
-    "copy_to_device",
     "device_of",
     "dispatch_enabled",
     "fitted_array",
     "float_dtypes",
-    "free_device_memory",
     "host_dtype",
     "is_device_array",
     "is_foreign",
@@ -43,7 +40,6 @@ __all__ = [
     "move_to",
     "namespace_of",
     "place_name",
-    "resolve_device",
     "same_device",
     "supports_float64",
     "to_namespace",
@@ -55,7 +51,7 @@ __all__ = [
 INSTALL_HINT = "pip install array-api-compat"
 
 
-def _compat() -> Any:
+def compat_module() -> Any:
     """``array_api_compat``, imported on first use (an optional dependency)."""
     try:
         import array_api_compat
@@ -87,7 +83,7 @@ def _is_array(X: Any) -> bool:
     module = type(X).__module__.partition(".")[0]
     if module in ("numpy", "scipy", "dask", "pandas", "builtins", "polars"):
         return False
-    return bool(_compat().is_array_api_obj(X))
+    return bool(compat_module().is_array_api_obj(X))
 
 
 def is_device_array(X: Any) -> bool:
@@ -121,12 +117,12 @@ def is_foreign(X: Any) -> bool:
 def namespace_of(X: Any) -> Any:
     """The array API namespace of ``X`` (``array-api-compat``'s wrapper where the library
     needs one, e.g. for PyTorch)."""
-    return _compat().array_namespace(X)
+    return compat_module().array_namespace(X)
 
 
 def device_of(X: Any) -> Any:
     """The device of ``X`` (``"cpu"`` for NumPy)."""
-    return _compat().device(X)
+    return compat_module().device(X)
 
 
 def place_name(X: Any) -> str:
@@ -188,7 +184,7 @@ def to_numpy(x: Any) -> np.ndarray:
     and SciPy sparse matrices as they are."""
     if isinstance(x, np.ndarray) or not _is_array(x):
         return x
-    compat = _compat()
+    compat = compat_module()
     if compat.is_torch_array(x):
         return x.detach().cpu().numpy()
     if compat.is_cupy_array(x):
@@ -236,7 +232,7 @@ def _namespace_from(target: Any) -> tuple[Any, Any]:
         return namespace_of(target), device_of(target)
     if target is np:
         return np, "cpu"
-    compat = _compat()
+    compat = compat_module()
     return compat.array_namespace(target.asarray([0.0])), None
 
 
@@ -368,7 +364,7 @@ def warn_if_tf32(X: Any, what: str) -> None:
     (10 bits of mantissa), which corrupts the phases ``w . x`` of ``what``."""
     if _warned_tf32()[0] or host_dtype(X.dtype) != np.float32:
         return
-    compat = _compat()
+    compat = compat_module()
     reduced = False
     if compat.is_torch_array(X) and X.device.type == "cuda":
         import torch
@@ -390,52 +386,6 @@ def warn_if_tf32(X: Any, what: str) -> None:
         )
 
 
-# -- devices for streamed rows -----------------------------------------------------------
-
-
-def _installed(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
-
-
-def resolve_device(device: Any) -> tuple[Any, Any]:
-    """``(xp, device)`` of the ``device=`` parameter of the streamed fits.
-
-    A ``torch.device`` or a string (``"cuda"``, ``"cuda:1"``, ``"mps"``, ``"cpu"``) names
-    a PyTorch device (CuPy's for ``"cuda..."`` where PyTorch is not installed); a CuPy
-    ``Device`` or an ``array_api_strict.Device`` names theirs.
-    """
-    compat = _compat()
-    module = type(device).__module__.partition(".")[0]
-    if module == "cupy":
-        import cupy
-
-        return compat.array_namespace(cupy.empty(0)), device
-    if module == "array_api_strict":
-        import array_api_strict
-
-        return array_api_strict, device
-    if _installed("torch"):
-        import torch
-
-        if not isinstance(device, (str, torch.device)):
-            raise ValueError(f"device={device!r} is not a device name or object.")
-        try:
-            return compat.array_namespace(torch.empty(0)), torch.device(device)
-        except RuntimeError as error:
-            raise ValueError(f"device={device!r} is not a PyTorch device: {error}") from error
-    if isinstance(device, str) and device.startswith("cuda") and _installed("cupy"):
-        import cupy
-
-        index = int(device.partition(":")[2] or 0)
-        return compat.array_namespace(cupy.empty(0)), cupy.cuda.Device(index)
-    raise ValueError(
-        f"device={device!r} names no device of an installed array library: install PyTorch "
-        "(pip install torch) or CuPy, or leave device=None."
-    )
-
-
 def same_device(a: Any, b: Any) -> bool:
     """Whether the devices ``a`` and ``b`` (of one library) are the same; a device named
     without its index (``"cuda"``) is the same as any device of its type."""
@@ -445,145 +395,3 @@ def same_device(a: Any, b: Any) -> bool:
     if kind_a is None or kind_a != kind_b:
         return False
     return getattr(a, "index", 0) is None or getattr(b, "index", 0) is None
-
-
-def free_device_memory(xp: Any, device: Any) -> int | None:
-    """Free bytes on ``device`` as its library reports them; None where it does not."""
-    compat = _compat()
-    if compat.is_torch_namespace(xp) and getattr(device, "type", "") == "cuda":
-        import torch
-
-        return int(torch.cuda.mem_get_info(device)[0])
-    if compat.is_cupy_namespace(xp):
-        import cupy
-
-        with cupy.cuda.Device(getattr(device, "id", 0)):
-            return int(cupy.cuda.runtime.memGetInfo()[0])
-    return None
-
-
-def copy_to_device(block: np.ndarray, xp: Any, device: Any) -> Any:
-    """A host block as an array of ``xp`` on ``device``, ready to use.
-
-    On CUDA with PyTorch the copy goes through pinned memory on a stream of its own, and
-    the consumer's stream waits for it, so that a copy made in a background thread
-    overlaps the work queued on the device.
-    """
-    compat = _compat()
-    if compat.is_torch_namespace(xp) and getattr(device, "type", "") == "cuda":
-        import torch
-
-        stream = torch.cuda.Stream(device)
-        with torch.cuda.stream(stream):
-            pinned = torch.from_numpy(np.ascontiguousarray(block)).pin_memory()
-            out = pinned.to(device, non_blocking=True)
-        stream.synchronize()
-        return out
-    return to_namespace(block, xp, device)
-
-
-# -- what the standard lacks --------------------------------------------------------------
-
-
-class DeviceLinAlgError(np.linalg.LinAlgError):
-    """A factorization on a device failed (the library returned NaN or raised)."""
-
-
-def cholesky(xp: Any, A: Any, what: str) -> Any:
-    """The lower Cholesky factor of ``A``, or :class:`numpy.linalg.LinAlgError` when ``A``
-    is not positive definite, on every library (some return NaN silently on a device)."""
-    try:
-        L = xp.linalg.cholesky(A)
-    except Exception as error:  # each library raises its own type
-        raise DeviceLinAlgError(f"{what} is not positive definite ({error}).") from error
-    if not bool(xp.all(xp.isfinite(L))):
-        raise DeviceLinAlgError(f"{what} is not positive definite (NaN in its Cholesky factor).")
-    return L
-
-
-def solve_triangular(xp: Any, T: Any, B: Any, *, lower: bool, transpose: bool = False) -> Any:
-    """``T^{-1} B`` (``T^{-T} B`` with ``transpose``) for a triangular ``T``: the
-    library's triangular solve where it has one, a general solve otherwise."""
-    compat = _compat()
-    if compat.is_torch_namespace(xp):
-        import torch
-
-        M = T.mT if transpose else T
-        return torch.linalg.solve_triangular(M, B, upper=lower == transpose)
-    if compat.is_cupy_namespace(xp):
-        import cupyx.scipy.linalg
-
-        return cupyx.scipy.linalg.solve_triangular(T, B, lower=lower, trans=int(transpose))
-    if compat.is_numpy_namespace(xp):
-        import scipy.linalg
-
-        return scipy.linalg.solve_triangular(T, B, lower=lower, trans=int(transpose))
-    M = xp.matrix_transpose(T) if transpose else T
-    return xp.linalg.solve(M, B)
-
-
-def add_to_diagonal(xp: Any, A: Any, value: float) -> Any:
-    """``A + value I`` for a square ``A``: in place where the library can (the result is
-    then ``A`` itself), a new array otherwise."""
-    compat = _compat()
-    if compat.is_torch_namespace(xp):
-        A.diagonal().add_(value)
-        return A
-    if compat.is_numpy_namespace(xp) or compat.is_cupy_namespace(xp):
-        index = xp.arange(A.shape[0])
-        A[index, index] += value
-        return A
-    eye = xp.eye(A.shape[0], dtype=A.dtype, device=device_of(A))
-    return A + float(value) * eye
-
-
-def index_add(xp: Any, target: Any, index: Any, values: Any) -> Any:
-    """``target[index[i], :] += values[i, :]`` with repeated indices added (a scatter-add
-    along the first axis); returns the target (updated in place where the library can)."""
-    compat = _compat()
-    if compat.is_torch_namespace(xp):
-        return target.index_add_(0, index, values)
-    if compat.is_cupy_namespace(xp):
-        import cupyx
-
-        cupyx.scatter_add(target, index, values)
-        return target
-    if compat.is_numpy_namespace(xp):
-        np.add.at(target, index, values)
-        return target
-    # generic: a one-hot product (rows of target x entries of index)
-    one_hot = xp.astype(
-        xp.arange(target.shape[0], device=device_of(target))[:, None] == index[None, :],
-        values.dtype,
-    )
-    return target + one_hot @ values
-
-
-def fft_pair(xp: Any) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """``(rfft, irfft)`` along the last axis: the namespace's ``fft`` extension, or the
-    host's NumPy FFT with the copies there and back."""
-    fft = getattr(xp, "fft", None)
-    if fft is not None and hasattr(fft, "rfft"):
-        return fft.rfft, fft.irfft
-
-    def rfft(x: Any, n: int | None = None, axis: int = -1) -> Any:
-        return to_namespace(np.fft.rfft(to_numpy(x), n=n, axis=axis), xp, device_of(x))
-
-    def irfft(x: Any, n: int | None = None, axis: int = -1) -> Any:
-        out = np.fft.irfft(to_numpy(x), n=n, axis=axis)
-        return to_namespace(out, xp, device_of(x))
-
-    return rfft, irfft
-
-
-def synchronize(X: Any) -> None:
-    """Wait for the work queued on ``X``'s device (for timings)."""
-    compat = _compat()
-    if compat.is_torch_array(X) and X.device.type == "cuda":
-        import torch
-
-        torch.cuda.synchronize(X.device)
-    elif compat.is_cupy_array(X):
-        import cupy
-
-        cupy.cuda.get_current_stream().synchronize()

@@ -28,13 +28,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._array_api import (
-    copy_to_device,
-    free_device_memory,
-    place_name,
-    resolve_device,
-    same_device,
-)
+from ._array_api import place_name, same_device
+from ._devices import copy_to_device, free_device_memory, resolve_device
 from ._rows import Rows, RowwiseWork, tree_reduce
 
 __all__ = ["StreamedRows", "stream_rows"]

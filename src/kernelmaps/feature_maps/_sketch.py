@@ -10,7 +10,7 @@ import numpy as np
 import scipy.fft
 import scipy.sparse as sp
 
-from .._array_api import fft_pair
+from .._array_extras import fft_pair
 from .._memory import check_memory
 from ..kernels import (
     HomogeneousPolynomial,

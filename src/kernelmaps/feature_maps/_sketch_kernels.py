@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .._array_api import index_add
+from .._array_extras import index_add
 from .._config import numba_enabled
 from .._parallel import parallel_rows
 

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from .._array_api import (
-    add_to_diagonal,
     device_of,
     is_foreign,
     namespace_of,
@@ -25,6 +24,7 @@ from .._array_api import (
     to_namespace,
     to_numpy,
 )
+from .._array_extras import add_to_diagonal
 from ..kernels import Kernel
 from ._base import kernel_matrix
 

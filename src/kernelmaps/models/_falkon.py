@@ -26,14 +26,8 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
-from .._array_api import (
-    cholesky,
-    device_of,
-    namespace_of,
-    solve_triangular,
-    to_namespace,
-    to_numpy,
-)
+from .._array_api import device_of, namespace_of, to_namespace, to_numpy
+from .._array_extras import cholesky, solve_triangular
 from .._rows import Parts, Rows
 from .._streamed_rows import StreamedRows
 from ..exceptions import NonFiniteOutputError

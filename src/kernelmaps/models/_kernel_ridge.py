@@ -13,7 +13,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import cholesky, namespace_of, solve_triangular, to_numpy
+from .._array_api import namespace_of, to_numpy
+from .._array_extras import cholesky, solve_triangular
 from .._memory import check_memory
 from .._rows import as_rows, rowwise
 from ..feature_maps import row_blocks
