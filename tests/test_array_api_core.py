@@ -122,3 +122,16 @@ def test_fourier_phases_beyond_the_rounding_are_refused_as_on_numpy(place: Place
         with pytest.raises(NonFiniteOutputError, match="rounding noise") as on_device:
             moved.transform(place.asarray(far))
     assert str(on_device.value) == str(on_numpy.value)
+
+
+def test_the_streamed_reduction_is_the_tree_of_the_reduction_in_memory() -> None:
+    from kernelmaps._rows import tree_reduce, tree_reduce_stream
+
+    def join(a: str, b: str) -> str:
+        return f"({a}{b})"
+
+    for n in range(1, 70):
+        items = [f"{i}," for i in range(n)]
+        assert tree_reduce_stream(iter(items), join) == tree_reduce(items, join)
+    with pytest.raises(ValueError, match="Nothing to reduce"):
+        tree_reduce_stream(iter([]), join)

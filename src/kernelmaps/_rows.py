@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -54,6 +54,7 @@ __all__ = [
     "as_rows",
     "rowwise",
     "tree_reduce",
+    "tree_reduce_stream",
     "validated_rows",
 ]
 
@@ -88,6 +89,35 @@ def tree_reduce(items: Sequence[Any], combine: Callable[[Any, Any], Any]) -> Any
             paired.append(level[-1])
         level = paired
     return level[0]
+
+
+def tree_reduce_stream(items: Iterable[Any], combine: Callable[[Any, Any], Any]) -> Any:
+    """:func:`tree_reduce` of items that arrive one at a time, holding ``O(log n)`` of them.
+
+    A binary counter: the stack holds one combined item per set bit of the count so far,
+    each new item combined with its equal-sized neighbours as it lands; at the end the
+    stack folds from the right.  The tree, and so the order of the floating-point
+    operations, is :func:`tree_reduce`'s for the same number of items.
+
+    Examples
+    --------
+    >>> from kernelmaps._rows import tree_reduce_stream
+    >>> tree_reduce_stream(iter("abcde"), lambda a, b: f"({a}{b})")
+    '(((ab)(cd))e)'
+    """
+    stack: list[tuple[int, Any]] = []  # (number of items combined, item)
+    for item in items:
+        size, value = 1, item
+        while stack and stack[-1][0] == size:
+            left = stack.pop()[1]
+            size, value = 2 * size, combine(left, value)
+        stack.append((size, value))
+    if not stack:
+        raise ValueError("Nothing to reduce: no parts.")
+    value = stack.pop()[1]
+    while stack:
+        value = combine(stack.pop()[1], value)
+    return value
 
 
 class Parts(Protocol):

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from ._array_api import place_name, same_device
 from ._devices import copy_to_device, free_device_memory, resolve_device
-from ._rows import Rows, RowwiseWork, tree_reduce
+from ._rows import Rows, RowwiseWork, tree_reduce_stream
 
 __all__ = ["StreamedRows", "stream_rows"]
 
@@ -167,8 +167,9 @@ class StreamedRows:
     def map_reduce(
         self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *aligned: Any
     ) -> Any:
-        results = [function(X, *parts, start) for start, X, parts in self._device_blocks(aligned)]
-        return tree_reduce(results, merge)
+        # merged as they come (O(log n) results held), in tree_reduce's tree
+        results = (function(X, *parts, start) for start, X, parts in self._device_blocks(aligned))
+        return tree_reduce_stream(results, merge)
 
     def persist(self, build: Callable[..., Any], *aligned: Any) -> _StreamedParts:
         return _StreamedParts(self, build, aligned)
