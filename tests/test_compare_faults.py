@@ -43,7 +43,10 @@ from kernelmaps.experiments import (
 #: What the killed runs execute: the command line, with the method ``test-slow-rff``
 #: registered (random Fourier features after a sleep of $KM_CELL_DELAY seconds).
 CHILD = r"""
-import os, sys, time
+import os, signal, sys, time
+# Ctrl-C as in a terminal, even where the suite runs as a background job (which starts
+# its processes with SIGINT ignored)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from kernelmaps import RandomFourierFeatures
 from kernelmaps.experiments import MethodSpec, register_method
 
