@@ -136,3 +136,22 @@ def assert_close(result: Any, expected: np.ndarray, atol: float, what: str = "")
     assert got.shape == expected.shape, (got.shape, expected.shape)
     error = float(np.max(np.abs(got - expected), initial=0.0))
     assert error <= atol, f"{what}: largest difference {error:.3g} > {atol:.3g}"
+
+
+def assert_refused_as_on_numpy(
+    make: Any, good: np.ndarray, bad: np.ndarray, place: Place, match: str
+) -> None:
+    """``make()`` refuses ``bad`` rows at ``fit`` and at ``transform`` (after a fit on
+    ``good``) on ``place`` with the very message of the NumPy path (``match`` in it)."""
+    with pytest.raises(ValueError, match=match) as fit_numpy:
+        make().fit(bad)
+    with pytest.raises(ValueError) as transform_numpy:
+        make().fit(good).transform(bad)
+    with dispatch():
+        with pytest.raises(ValueError) as fit_place:
+            make().fit(place.asarray(bad))
+        fitted = make().fit(place.asarray(good))
+        with pytest.raises(ValueError) as transform_place:
+            fitted.transform(place.asarray(bad))
+    assert str(fit_place.value) == str(fit_numpy.value)
+    assert str(transform_place.value) == str(transform_numpy.value)
