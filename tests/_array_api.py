@@ -155,3 +155,18 @@ def assert_refused_as_on_numpy(
             fitted.transform(place.asarray(bad))
     assert str(fit_place.value) == str(fit_numpy.value)
     assert str(transform_place.value) == str(transform_numpy.value)
+
+
+def assert_transform_refused_as_on_numpy(
+    make: Any, X: np.ndarray, place: Place, error: type[Exception], fragment: str
+) -> None:
+    """``make().fit(X).transform(X)`` raises ``error`` on ``place`` with the very message
+    of the NumPy path (``fragment`` in it)."""
+    with pytest.raises(error) as on_numpy:
+        make().fit(X).transform(X)
+    with dispatch():
+        fitted = make().fit(place.asarray(X))
+        with pytest.raises(error) as on_place:
+            fitted.transform(place.asarray(X))
+    assert fragment in str(on_place.value)
+    assert str(on_place.value) == str(on_numpy.value)
