@@ -73,6 +73,34 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
             "alpha": 0.1,
         },
     ],
+    "FeatureRidgeCV": [
+        {
+            "feature_map": kernelmaps.RandomFourierFeatures(n_components=20, random_state=0),
+            "gammas": [0.1, 1.0],
+            "alphas": [0.01, 1.0],
+        },
+        {
+            "feature_map": kernelmaps.RandomFourierFeatures(n_components=20, random_state=0),
+            "gammas": [0.5],
+            "alphas": [0.1, 1.0],
+            "n_components_grid": [10, 20],
+            "cv": 3,
+        },
+        {"feature_map": "passthrough", "gammas": None, "criterion": "gcv"},
+    ],
+    "FeatureRidgeClassifierCV": [
+        {
+            "feature_map": kernelmaps.RandomFourierFeatures(n_components=20, random_state=0),
+            "gammas": [0.1, 1.0],
+            "alphas": [0.1, 1.0],
+        },
+        {
+            "feature_map": kernelmaps.RandomFourierFeatures(n_components=20, random_state=0),
+            "gammas": [0.5],
+            "alphas": [0.1, 1.0],
+            "cv": 3,
+        },
+    ],
     "Nystroem": [
         {"n_components": 10, "random_state": 0},
         {"n_components": 10, "landmarks": "kmeans", "kernel": "laplacian", "random_state": 0},

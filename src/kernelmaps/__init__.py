@@ -27,7 +27,14 @@ if TYPE_CHECKING:
         TensorSketch,
     )
     from .metrics import feature_map_error, kernel_approximation_error
-    from .models import FeatureRidge, FeatureRidgeClassifier, KernelRidge, NystroemKernelRidge
+    from .models import (
+        FeatureRidge,
+        FeatureRidgeClassifier,
+        FeatureRidgeClassifierCV,
+        FeatureRidgeCV,
+        KernelRidge,
+        NystroemKernelRidge,
+    )
 
 #: Where each public name lives; imported on first use (PEP 562), so that ``import
 #: kernelmaps`` and the command line start without loading scikit-learn and scipy.
@@ -53,7 +60,14 @@ _LAZY = {
     "move_to": "._array_api",
     "kernel_approximation_error": ".metrics",
     **dict.fromkeys(
-        ("FeatureRidge", "FeatureRidgeClassifier", "KernelRidge", "NystroemKernelRidge"),
+        (
+            "FeatureRidge",
+            "FeatureRidgeCV",
+            "FeatureRidgeClassifier",
+            "FeatureRidgeClassifierCV",
+            "KernelRidge",
+            "NystroemKernelRidge",
+        ),
         ".models",
     ),
 }
@@ -83,7 +97,9 @@ __all__ = [
     "CompactRandomFeatures",
     "Fastfood",
     "FeatureRidge",
+    "FeatureRidgeCV",
     "FeatureRidgeClassifier",
+    "FeatureRidgeClassifierCV",
     "KernelRidge",
     "Nystroem",
     "NystroemKernelRidge",

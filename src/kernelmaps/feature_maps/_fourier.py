@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
@@ -273,6 +274,52 @@ class RandomFourierFeatures(BaseFeatureMap):
         self.n_pairs_ = n_pairs
         self.rotated_ = rotated
         self._n_features_out = self.n_components
+
+    def _leading(self, n_components: int) -> tuple[np.ndarray, float, Any] | None:
+        """The map of ``n_components`` features made of this fitted map's first
+        frequencies: ``(columns, scale, map)`` with ``map.transform(X)`` equal to
+        ``scale * self.transform(X)[:, columns]`` (``scale = sqrt(D / D')``, the weight of
+        fewer features); None where no such map exists (an odd number with cosine/sine
+        pairs, or more features than this map has).
+
+        The first ``D'`` frequencies of a draw are a draw of ``D'`` frequencies (Monte
+        Carlo: independent; orthogonal: whole blocks and part of one, as the orthogonal
+        sampler makes for any ``D'``; quasi-random: the first points of the sequence), so
+        a search over the number of features reads the features of every smaller map
+        from the output of the largest.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kernelmaps import RandomFourierFeatures
+        >>> X = np.random.default_rng(0).normal(size=(5, 3))
+        >>> big = RandomFourierFeatures(n_components=8, random_state=0).fit(X)
+        >>> columns, scale, small = big._leading(4)
+        >>> columns.tolist(), bool(np.allclose(small.transform(X), scale * big.transform(X)[:, columns]))
+        ([0, 1, 4, 5], True)
+        """
+        D, width = int(self.n_components), int(n_components)
+        if width > D or width < 1:
+            return None
+        L = int(self.n_pairs_)
+        if L == 0:  # cos_phase: the first D' frequencies and phases
+            columns = np.arange(width)
+            n_frequencies, pairs, offsets = width, 0, self.offsets_[:width]
+        elif width % 2 == 0 and 2 * L == D:  # cos_sin pairs: the first D' / 2 of them
+            half = width // 2
+            columns = np.concatenate([np.arange(half), L + np.arange(half)])
+            n_frequencies, pairs, offsets = half, half, None
+        else:
+            return None
+        small = clone(self).set_params(n_components=width)
+        small.__dict__.update(
+            {k: v for k, v in self.__dict__.items() if k.endswith("_") or k.startswith("_n")}
+        )
+        small.frequencies_ = self.frequencies_[:, :n_frequencies]
+        small.offsets_ = offsets
+        small.n_pairs_ = pairs
+        small._n_features_out = width
+        return columns, float(np.sqrt(D / width)), small
 
     #: The largest number of features ``rotate="auto"`` rotates for (``d^3`` eigenvectors).
     _AUTO_ROTATE_MAX_FEATURES: ClassVar[int] = 4096

@@ -10,6 +10,9 @@
   :class:`NystroemKernelRidge` solves with :func:`conjugate_gradient`.
 * :class:`RidgeStatistics` -- the mergeable sufficient statistics of a primal ridge fit
   (the solves are pure functions of them, in :mod:`kernelmaps.models._ridge_solvers`).
+* :class:`FeatureRidgeCV`, :class:`FeatureRidgeClassifierCV` -- ``gamma``, ``alpha`` and
+  the number of features chosen by GCV, leave-one-out, the evidence or exact K-fold, in
+  one pass over the rows per batch of bandwidths.
 * :class:`FeatureRidgeClassifier` -- one-vs-rest ridge classification on a feature map (the
   module :mod:`kernelmaps.models._classifiers` also gives the recipe with scikit-learn's
   linear classifiers).
@@ -19,6 +22,7 @@ from ._cg import CGResult, conjugate_gradient
 from ._classifiers import FeatureRidgeClassifier
 from ._falkon import FalkonPreconditioner, FalkonSolver, NystroemMatvec
 from ._feature_ridge import FeatureRidge
+from ._feature_ridge_cv import FeatureRidgeClassifierCV, FeatureRidgeCV
 from ._kernel_ridge import KernelRidge
 from ._nystroem_ridge import NystroemKernelRidge
 from ._ridge_statistics import RidgeStatistics
@@ -28,7 +32,9 @@ __all__ = [
     "FalkonPreconditioner",
     "FalkonSolver",
     "FeatureRidge",
+    "FeatureRidgeCV",
     "FeatureRidgeClassifier",
+    "FeatureRidgeClassifierCV",
     "KernelRidge",
     "NystroemKernelRidge",
     "NystroemMatvec",

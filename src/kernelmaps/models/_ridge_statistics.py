@@ -327,6 +327,65 @@ class RidgeStatistics:
             yy += 2 * u * b + W * u * u
         return G, C, yy
 
+    def restricted(self, columns: Any, scale: float = 1.0) -> RidgeStatistics:
+        """The statistics of the features ``scale * z[columns]`` of the same rows.
+
+        The Gram matrix of a subset of the features is the submatrix of the Gram matrix,
+        so every leading block of a feature map's output (the ``D'`` features of a map of
+        ``D' < D`` components, weighted ``sqrt(D / D')`` more) has its statistics without
+        another pass.  NumPy statistics only (:meth:`to_host` first).
+
+        Parameters
+        ----------
+        columns : ndarray of int or slice
+            The features kept, in their order.
+        scale : float, default=1.0
+            The weight every kept feature is multiplied by.
+
+        Returns
+        -------
+        RidgeStatistics
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kernelmaps.models import RidgeStatistics
+        >>> Z = np.random.default_rng(0).normal(size=(10, 3))
+        >>> whole = RidgeStatistics(3, 1).update(Z, np.ones((10, 1)), np.ones(10))
+        >>> part = RidgeStatistics(2, 1).update(2.0 * Z[:, [2, 0]], np.ones((10, 1)), np.ones(10))
+        >>> sub = whole.restricted(np.array([2, 0]), 2.0)
+        >>> bool(np.allclose(sub.centred()[0], part.centred()[0], rtol=1e-12))
+        True
+        """
+        index = np.arange(self.n_features)[columns]
+        out = self.copy()
+        out.gram = (scale * scale) * self.gram[np.ix_(index, index)]
+        out.cross = scale * self.cross[index]
+        out.sum_z = scale * self.sum_z[index]
+        out.shift_z = scale * self.shift_z[index]
+        return out
+
+    def about(self, z: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(G, C, q)`` about the point ``(z, y)`` instead of the weighted means:
+        ``sum w (z_i - z)(z_i - z)^T``, ``sum w (z_i - z)(y_i - y)^T`` and
+        ``sum w (y_i - y)^2``, from the centred sums and the means (no cancellation of
+        large offsets).  NumPy statistics only.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kernelmaps.models import RidgeStatistics
+        >>> Z, Y = np.array([[1.0], [3.0]]), np.array([[0.0], [2.0]])
+        >>> G, C, q = RidgeStatistics(1, 1).update(Z, Y, np.ones(2)).about(np.zeros(1), np.ones(1))
+        >>> G.tolist(), C.tolist(), q.tolist()
+        ([[10.0]], [[2.0]], [2.0])
+        """
+        G, C, q = self.centred()
+        mz, my = self.means()
+        dz, dy = mz - z, my - y
+        W = self.weight_sum
+        return G + W * np.outer(dz, dz), C + W * np.outer(dz, dy), q + W * dy * dy
+
     def merge(self, other: RidgeStatistics) -> RidgeStatistics:
         """The statistics of the rows of ``self`` and ``other`` together (a new object).
 

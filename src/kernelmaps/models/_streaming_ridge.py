@@ -380,6 +380,25 @@ class _StreamingRidgeMixin(BaseEstimator):
             selection=self.alpha_selection,
         )
 
+    def _adopt(
+        self,
+        feature_map: Any,
+        stats: RidgeStatistics,
+        rows: Rows,
+        y_1d: bool,
+        largest_weight: float | None,
+    ) -> None:
+        """Become the model of a fitted ``feature_map`` (None: "passthrough") solved at
+        ``alpha`` from the statistics ``stats`` of its features on ``rows`` (a search's
+        final model: no pass over the rows)."""
+        self._reset()
+        self._y_1d, self._n_targets = y_1d, stats.n_targets
+        self.feature_map_ = feature_map
+        self.n_features_out_ = stats.n_features
+        self._store(self._checked_solve(stats, largest_weight, None), "primal")
+        self._drop_unless_kept()
+        self._follow_x(rows)
+
     def _check_same_targets(self, n_targets: int, y_1d: bool) -> None:
         if n_targets != self._n_targets or y_1d != self._y_1d:
             raise ValueError(

@@ -1,0 +1,651 @@
+"""Ridge on a feature map with the bandwidth, the penalty and the number of features
+chosen in one pass over the rows per batch of bandwidths.
+
+:class:`FeatureRidgeCV` and :class:`FeatureRidgeClassifierCV` search ``gamma x
+n_components x alpha`` with :class:`~._ridge_search.RidgeSearch`: every bandwidth of a
+batch is one fitted map whose features go to the statistics of one pass; every number of
+features is a block of those statistics; every penalty comes from one eigendecomposition;
+K-fold splits are statistics per fold.  The final model is solved from the statistics of
+the best candidate (``best_estimator_``, a :class:`FeatureRidge` or
+:class:`FeatureRidgeClassifier`), with no refit.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
+from sklearn.model_selection import check_cv
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._array_api import to_numpy
+from .._progress import Progress
+from .._rows import Rows
+from ..bandwidth import gamma_from_data
+from ..feature_maps import RandomFourierFeatures
+from ._base import classification_rows, regression_rows
+from ._classifiers import FeatureRidgeClassifier
+from ._feature_ridge import FeatureRidge
+from ._ridge_pass import RowWork, checked_weights, host_values
+from ._ridge_path import REGRESSION_SCORINGS
+from ._ridge_search import RidgeSearch, SearchSpec
+from ._search_pass import SearchWork
+
+__all__ = ["FeatureRidgeCV", "FeatureRidgeClassifierCV"]
+
+#: The ``"auto"`` bandwidths: the data's rule times these factors (two decades each way).
+AUTO_GAMMA_FACTORS = 10.0 ** np.linspace(-2.0, 2.0, 9)
+
+CLASSIFICATION_SCORINGS = ("accuracy", "balanced_accuracy")
+
+_INVERSE_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+class _RidgeSearchCV(BaseEstimator):
+    """The parameters, the search and the fitted attributes shared by the two estimators."""
+
+    _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
+        "feature_map": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
+        "gammas": [StrOptions({"auto"}), "array-like", None],
+        "alphas": [StrOptions({"auto"}), "array-like"],
+        "n_components_grid": ["array-like", None],
+        "cv": ["cv_object"],
+        "criterion": [StrOptions({"loo", "gcv", "evidence"})],
+        "scoring": [str, None],
+        "refine_gamma": [Interval(Integral, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "keep_statistics": ["boolean"],
+        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
+    }
+
+    def __init__(
+        self,
+        feature_map: Any = None,
+        *,
+        gammas: Any = "auto",
+        alphas: Any = "auto",
+        n_components_grid: Any = None,
+        cv: Any = None,
+        criterion: str = "loo",
+        scoring: str | None = None,
+        refine_gamma: int = 3,
+        fit_intercept: bool = True,
+        keep_statistics: bool = True,
+        random_state: Any = None,
+        verbose: int = 0,
+    ) -> None:
+        self.feature_map = feature_map
+        self.gammas = gammas
+        self.alphas = alphas
+        self.n_components_grid = n_components_grid
+        self.cv = cv
+        self.criterion = criterion
+        self.scoring = scoring
+        self.refine_gamma = refine_gamma
+        self.fit_intercept = fit_intercept
+        self.keep_statistics = keep_statistics
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        if self.feature_map is None or self.feature_map == "passthrough":
+            tags.input_tags.sparse = True
+        else:
+            tags.input_tags.sparse = get_tags(self.feature_map).input_tags.sparse
+        return tags
+
+    # -- parameters ---------------------------------------------------------------------
+
+    def _base_map(self) -> Any:
+        if self.feature_map is None:
+            return RandomFourierFeatures(random_state=self.random_state)
+        if isinstance(self.feature_map, str):
+            return None
+        return clone(self.feature_map)
+
+    def _positive(self, name: str, fix: str) -> np.ndarray:
+        value = getattr(self, name)
+        try:
+            values = np.asarray(value, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            values = np.empty(0)
+        if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
+            raise ValueError(
+                f"{name} must be 'auto' or a non-empty list of positive finite numbers; got "
+                f"{value!r}. {fix}"
+            )
+        return values
+
+    def _grid(self, base: Any) -> tuple[int, ...] | None:
+        if self.n_components_grid is None:
+            return None
+        if base is None or "n_components" not in base.get_params():
+            raise ValueError(
+                "n_components_grid needs a feature map with an n_components parameter; "
+                f"got {self.feature_map!r}. Leave n_components_grid=None for it."
+            )
+        grid = np.asarray(self.n_components_grid).reshape(-1)
+        if grid.size == 0 or grid.dtype.kind not in "iu" or np.any(grid < 1):
+            raise ValueError(
+                "n_components_grid must be a non-empty list of positive integers; got "
+                f"{self.n_components_grid!r}, e.g. [512, 1024, 2048, 4096]."
+            )
+        return tuple(int(D) for D in np.unique(grid))
+
+    def _n_splits_and_scoring(self) -> tuple[int, str]:
+        allowed = CLASSIFICATION_SCORINGS if is_classifier(self) else REGRESSION_SCORINGS
+        if self.cv is None:
+            if self.scoring is not None:
+                raise ValueError(
+                    f"scoring={self.scoring!r} ranks K-fold splits, but cv=None ranks the "
+                    f"candidates by criterion={self.criterion!r}; give cv=5 (say) to use it."
+                )
+            return 0, self.criterion
+        scoring = self.scoring or allowed[0]
+        if scoring not in allowed:
+            raise ValueError(
+                f"scoring={scoring!r} is not computed by {type(self).__name__}; use one of "
+                f"{list(allowed)}."
+            )
+        return -1, scoring
+
+    def _spec(self, base: Any) -> SearchSpec:
+        n_splits, scoring = self._n_splits_and_scoring()
+        alphas = None
+        if not (isinstance(self.alphas, str) and self.alphas == "auto"):
+            alphas = np.sort(self._positive("alphas", "Give penalties such as np.logspace(-6, 2, 13)."))
+        return SearchSpec(
+            base_map=base,
+            grid=self._grid(base),
+            alphas=alphas,
+            n_splits=n_splits,
+            criterion=self.criterion,
+            scoring=scoring,
+            fit_intercept=bool(self.fit_intercept),
+        )
+
+    # -- folds --------------------------------------------------------------------------
+
+    def _folds(self, rows: Rows, y: Any, groups: Any) -> tuple[int, int, Any, bool]:
+        """``(n_splits, n_groups, labels, hashed)``: the splits of ``cv`` as a fold label
+        per row (rows in no test set form one more group, always trained on); a Dask
+        array's folds come from a hash of the row index."""
+        if self.cv is None:
+            return 0, 1, None, False
+        if not rows.in_memory:
+            if not isinstance(self.cv, Integral):
+                raise ValueError(
+                    "cv: the rows of a Dask array are split by a hash of their index; give "
+                    f"the number of folds as an integer (cv=5), not {self.cv!r}."
+                )
+            return int(self.cv), int(self.cv), None, True
+        n = rows.n_rows
+        y_host = np.asarray(host_values(y))
+        splitter = check_cv(self.cv, y_host, classifier=is_classifier(self))
+        labels = np.full(n, -1, dtype=np.intp)
+        X = rows.array() if rows.array() is not None and not rows.sparse else np.empty((n, 0))
+        k = -1
+        for k, (_, test) in enumerate(splitter.split(X, y_host, groups)):
+            if np.any(labels[test] >= 0):
+                raise ValueError(
+                    f"cv={self.cv!r} gives test sets that overlap; the exact K-fold needs "
+                    "each row in at most one test set (KFold, StratifiedKFold, GroupKFold)."
+                )
+            labels[test] = k
+        n_splits = k + 1
+        rest = labels < 0
+        labels[rest] = n_splits
+        return n_splits, n_splits + int(np.any(rest)), labels, False
+
+    # -- fit ----------------------------------------------------------------------------
+
+    def _search(
+        self, rows: Rows, y: Any, sample_weight: Any, groups: Any, encoder: Any
+    ) -> tuple[RidgeSearch, float | None]:
+        """Run the search on the validated rows; the search and the largest weight."""
+        base = self._base_map()
+        spec = self._spec(base)
+        n_splits, n_groups, labels, hashed = self._folds(rows, y, groups)
+        if n_splits:
+            spec = SearchSpec(**{**spec.__dict__, "n_splits": n_splits})
+        w, largest_weight = checked_weights(rows, sample_weight)
+        y_aligned = rows.align(y)
+        n_targets = self._n_targets(y)
+        row_work = RowWork(
+            feature_map=None,
+            width=rows.n_features,
+            n_targets=n_targets,
+            centre=bool(self.fit_intercept),
+            estimator_name=type(self).__name__,
+            encoder=encoder,
+            checked=rows.checked,
+        )
+        work = SearchWork(row_work, (), n_groups, hashed)
+        folds = None if labels is None else rows.align(labels, "folds")
+        progress = Progress(type(self).__name__, int(self.verbose))
+        search = RidgeSearch(spec, rows, work, (y_aligned, w, folds), progress)
+        self._run_gammas(search, rows, base)
+        if search.best is None:
+            raise ValueError(
+                "Every candidate has an undefined score (rows fitted exactly or too few rows "
+                "per fold); give more rows, fewer splits or larger alphas."
+            )
+        return search, largest_weight
+
+    def _gamma_grid(self, rows: Rows, base: Any) -> tuple[list[float | None], bool]:
+        """The bandwidths of the first pass, and whether they are ``"auto"`` (extended at
+        an edge, then refined)."""
+        has_gamma = base is not None and "gamma" in base.get_params()
+        if self.gammas is None or not has_gamma:
+            if self.gammas is not None and not (
+                isinstance(self.gammas, str) and self.gammas == "auto"
+            ):
+                raise ValueError(
+                    f"gammas: the feature map {self.feature_map!r} has no gamma parameter; "
+                    "give gammas=None to tune alpha and n_components only."
+                )
+            return [None], False
+        if isinstance(self.gammas, str):
+            g0 = self._rule_gamma(rows, base)
+            return [float(g) for g in g0 * AUTO_GAMMA_FACTORS], True
+        return [float(g) for g in np.sort(self._positive("gammas", "Give e.g. [0.01, 0.1, 1]."))], False
+
+    def _rule_gamma(self, rows: Rows, base: Any) -> float:
+        """The data's bandwidth (:func:`kernelmaps.bandwidth.gamma_from_data`) on a sample
+        of at most 2000 rows."""
+        n = rows.n_rows
+        index = np.sort(np.random.default_rng(0).choice(n, size=min(n, 2000), replace=False))
+        (sample,) = rows.read([index])
+        sample = to_numpy(sample) if not hasattr(sample, "toarray") else sample.toarray()
+        kernel = base.get_params().get("kernel", "rbf")
+        return gamma_from_data(np.asarray(sample), kernel=kernel if isinstance(kernel, str) else "rbf")
+
+    def _run_gammas(self, search: RidgeSearch, rows: Rows, base: Any) -> None:
+        """The bandwidth grid in batches that fit in memory, then the golden-section
+        refinement in ``log gamma`` about the best."""
+        gammas, auto = self._gamma_grid(rows, base)
+        widths = search.candidates(gammas[0])
+        size = search.batch_size([c.width for c in widths])
+        for start in range(0, len(gammas), size):
+            search.evaluate(gammas[start : start + size])
+        if not auto:
+            return
+        gammas = _extend_at_edge(search, gammas)
+        if self.refine_gamma > 0:
+            _golden_refine(search, gammas, self.refine_gamma)
+
+    def _finish(self, search: RidgeSearch, rows: Rows, largest_weight: float | None) -> None:
+        best = search.best
+        assert best is not None
+        self.cv_results_ = _cv_results(search)
+        self.best_index_ = best.index
+        self.best_score_ = best.score
+        self.best_params_ = {"gamma": best.gamma, "alpha": best.alpha, "n_components": best.width}
+        self.gamma_, self.alpha_, self.n_components_ = best.gamma, best.alpha, best.width
+        self.n_splits_ = search.spec.n_splits
+        self.scoring_ = search.spec.scoring if search.spec.n_splits else search.spec.criterion
+        model = self._final_estimator(best)
+        model.n_features_in_ = self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            model.feature_names_in_ = self.feature_names_in_
+        model._adopt(best.feature_map, best.statistics, rows, self._y_1d, largest_weight)
+        self.best_estimator_ = model
+        self.feature_map_ = model.feature_map_
+        self.coef_, self.intercept_ = model.coef_, model.intercept_
+
+    def _final_estimator(self, best: Any) -> Any:
+        raise NotImplementedError
+
+    def _n_targets(self, y: Any) -> int:
+        raise NotImplementedError
+
+    # -- prediction ---------------------------------------------------------------------
+
+    def predict(self, X: Any) -> Any:
+        """Predict with the best model (``best_estimator_``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+
+def _extend_at_edge(search: RidgeSearch, gammas: list[float | None]) -> list[float | None]:
+    """The grid of ``gammas="auto"`` extended while its best is at an end: two more
+    bandwidths beyond it, same spacing, one pass each time, at most twice."""
+    ratio = float(AUTO_GAMMA_FACTORS[1] / AUTO_GAMMA_FACTORS[0])
+    for _ in range(2):
+        i = int(np.argmax([search.gamma_scores[g] for g in gammas]))
+        if 0 < i < len(gammas) - 1:
+            break
+        edge = float(gammas[i])  # type: ignore[arg-type]
+        step = ratio if i else 1.0 / ratio
+        more = [edge * step, edge * step * step]
+        search.evaluate(more)
+        gammas = sorted([*gammas, *more])  # type: ignore[type-var]
+    return gammas
+
+
+def _golden_refine(search: RidgeSearch, gammas: list[float | None], steps: int) -> None:
+    """Golden-section search for the best ``log gamma`` between the neighbours of the
+    grid's best, ``steps`` more passes (the first evaluates the two inner points)."""
+    scores = [search.gamma_scores[g] for g in gammas]
+    i = int(np.argmax(scores))
+    if i == 0 or i == len(gammas) - 1:
+        return  # at the edge of the grid: nothing to bracket
+    a, b = math.log(gammas[i - 1]), math.log(gammas[i + 1])  # type: ignore[arg-type]
+    c, d = b - _INVERSE_GOLDEN * (b - a), a + _INVERSE_GOLDEN * (b - a)
+    found = search.evaluate([math.exp(c), math.exp(d)])
+    fc, fd = found[math.exp(c)], found[math.exp(d)]
+    for _ in range(steps - 1):
+        if fc >= fd:
+            b, d, fd = d, c, fc
+            c = b - _INVERSE_GOLDEN * (b - a)
+            fc = search.evaluate([math.exp(c)])[math.exp(c)]
+        else:
+            a, c, fc = c, d, fd
+            d = a + _INVERSE_GOLDEN * (b - a)
+            fd = search.evaluate([math.exp(d)])[math.exp(d)]
+
+
+def _cv_results(search: RidgeSearch) -> dict[str, Any]:
+    """GridSearchCV's ``cv_results_`` of the search's result rows."""
+    rows = search.results
+    splits = np.array([r["splits"] for r in rows])
+    means = splits.mean(axis=1)
+    finite = np.where(np.isfinite(means), means, -np.inf)
+    order = np.argsort(-finite, kind="stable")
+    rank = np.empty(len(rows), dtype=np.int32)
+    rank[order] = np.arange(1, len(rows) + 1)
+    ties = np.unique(finite, return_inverse=True, return_counts=False)[1]
+    for value in np.unique(ties):  # equal scores share the smallest rank, as GridSearchCV
+        members = ties == value
+        rank[members] = rank[members].min()
+    out: dict[str, Any] = {
+        "param_gamma": np.ma.masked_array(
+            [np.nan if r["gamma"] is None else r["gamma"] for r in rows],
+            mask=[r["gamma"] is None for r in rows],
+        ),
+        "param_alpha": np.ma.masked_array([r["alpha"] for r in rows], mask=False),
+        "param_n_components": np.ma.masked_array([r["n_components"] for r in rows], mask=False),
+        "params": [
+            {"gamma": r["gamma"], "alpha": r["alpha"], "n_components": r["n_components"]}
+            for r in rows
+        ],
+    }
+    if search.spec.n_splits:
+        for k in range(splits.shape[1]):
+            out[f"split{k}_test_score"] = splits[:, k]
+    out["mean_test_score"] = means
+    out["std_test_score"] = splits.std(axis=1)
+    out["rank_test_score"] = rank
+    return out
+
+
+class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
+    """Ridge regression on a feature map with ``gamma``, ``alpha`` and ``n_components``
+    chosen by cross-validation in one pass over the rows per batch of bandwidths.
+
+    For every bandwidth ``gamma`` (a clone of the map fitted with it), every number of
+    features ``D'`` and every penalty ``alpha``, the model ``f(x) = w^T z(x) + b`` of
+    :class:`FeatureRidge` is scored, and the best is kept:
+
+    * the features of a batch of bandwidths go, row block by row block, to the
+      statistics of the ridge fit (:class:`RidgeStatistics`) of each bandwidth, one set
+      per fold: one pass over the rows for the batch (the batch as large as the memory
+      holds their ``D x D`` matrices);
+    * the ``D'`` leading features of random Fourier features are a map of ``D'``
+      features (the first frequencies of the draw, weighted ``sqrt(D / D')``), whose
+      statistics are a block of those of the largest map: every number of features of
+      ``n_components_grid`` comes from the same pass (other maps: one map per number, in
+      the same pass);
+    * every penalty comes from one eigendecomposition ``G = V diag(l) V^T`` of the
+      (training) Gram matrix: generalized cross-validation, the log evidence, exact
+      leave-one-out (one more pass), or, with ``cv``, the exact K-fold score, the held-out
+      squared error of split ``k`` being a quadratic form in the statistics of fold
+      ``k`` and the model solved from those of the other folds (no pass at all);
+    * with ``gammas="auto"`` the bandwidths are nine, two decades either side of the
+      data's bandwidth rule (:func:`kernelmaps.bandwidth.gamma_from_data`), then
+      ``refine_gamma`` passes of golden-section search in ``log gamma`` between the
+      neighbours of the best.
+
+    The final model is solved from the statistics of the best candidate (no refit) and
+    is ``best_estimator_``, a :class:`FeatureRidge`.
+
+    Parameters
+    ----------
+    feature_map : transformer, "passthrough" or None, default=None
+        The map, cloned for every candidate with ``set_params(gamma=...,
+        n_components=...)``: any kernelmaps map or scikit-learn transformer with those
+        parameters.  None: ``RandomFourierFeatures(random_state=random_state)``.
+    gammas : "auto", array-like or None, default="auto"
+        The bandwidths; None (or a map without ``gamma``): the map's own.
+    alphas : "auto" or array-like, default="auto"
+        The penalties; ``"auto"``: ``l_max 10^k``, ``k = -12, ..., 0``, relative to the
+        largest eigenvalue ``l_max`` of each candidate's Gram matrix.
+    n_components_grid : array-like of int or None, default=None
+        The numbers of features; None: the map's ``n_components``.
+    cv : int, cross-validation generator, iterable or None, default=None
+        None: rank by ``criterion`` (one fit on all the rows).  An int or a splitter:
+        exact K-fold (the test sets must not overlap); a Dask array takes an int, its
+        folds made from a hash of the row index.
+    criterion : {"loo", "gcv", "evidence"}, default="loo"
+        With ``cv=None``: exact leave-one-out mean squared error (one more pass),
+        generalized cross-validation, or the log evidence of the Bayesian ridge model.
+        ``mean_test_score`` is minus the error, or the log evidence per row.
+    scoring : {"r2", "neg_mean_squared_error", "neg_root_mean_squared_error"} or None
+        With ``cv``: the score of a split, as GridSearchCV's (default ``"r2"``).
+    refine_gamma : int, default=3
+        Golden-section passes after the grid of ``gammas="auto"`` (0: none).
+    fit_intercept : bool, default=True
+    keep_statistics : bool, default=True
+        Keep the final model's statistics (``best_estimator_.statistics_``, ``D x D``)
+        for ``partial_fit``.
+    random_state : int, Generator, SeedSequence, RandomState or None, default=None
+        Seed of the default map only.
+    verbose : int, default=0
+        Report each pass (1) and the rows within it (2).
+
+    Attributes
+    ----------
+    best_estimator_ : FeatureRidge
+    best_params_ : dict
+        ``{"gamma", "alpha", "n_components"}`` of the best candidate.
+    best_score_ : float
+    best_index_ : int
+    cv_results_ : dict of ndarray
+        As GridSearchCV's: ``param_gamma``, ``param_alpha``, ``param_n_components``,
+        ``params``, ``split{k}_test_score`` (with ``cv``), ``mean_test_score``,
+        ``std_test_score`` (0 with ``cv=None``), ``rank_test_score``;
+        ``pandas.DataFrame(cv_results_)`` is the table.
+    gamma_, alpha_, n_components_ : float, float, int
+        The best candidate's parameters (``gamma_`` None for a map without one).
+    feature_map_ : transformer or None
+        The fitted map of the best candidate (of ``n_components_`` features).
+    coef_, intercept_
+        The final model's.
+    n_splits_ : int
+        Splits of ``cv`` (0 with ``cv=None``).
+    scoring_ : str
+        The criterion or scoring used.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Notes
+    -----
+    Exactness.  For a map that does not learn from the data (random Fourier features),
+    the K-fold scores equal those of ``GridSearchCV(FeatureRidge(map, alpha=...), ...,
+    cv=...)`` on the same splits, and the criteria those of :class:`FeatureRidge`, to
+    rounding: the same models, from statistics instead of refits.  A map fitted on the
+    data (Nyström landmarks) is fitted once on all the rows, which lets the held-out rows
+    of a split shape the features a little.  With ``sample_weight``, the K-fold scores
+    are weighted by it (GridSearchCV's scorers are unweighted unless the weights are
+    routed to them).
+
+    Cost.  Per batch of bandwidths: one pass over the rows, ``O(n D^2)`` per bandwidth
+    for the statistics (``n`` rows, ``D`` the largest number of features), then per
+    bandwidth and number of features ``O(D'^3)`` for each split's eigendecomposition;
+    exact leave-one-out adds a pass.  A grid search refits the map and the model for
+    every candidate and split: ``n_alphas x n_splits`` times the statistics' cost per
+    bandwidth and number of features.
+
+    References
+    ----------
+    Golub, G. H., Heath, M. and Wahba, G. (1979). Generalized cross-validation as a method
+    for choosing a good ridge parameter. Technometrics 21(2).
+    Allen, D. M. (1974). The relationship between variable selection and data
+    augmentation and a method for prediction. Technometrics 16(1).
+    MacKay, D. J. C. (1992). Bayesian interpolation. Neural Computation 4(3).
+    Kiefer, J. (1953). Sequential minimax search for a maximum. Proc. AMS 4(3).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from kernelmaps import FeatureRidgeCV, RandomFourierFeatures
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> cv = FeatureRidgeCV(RandomFourierFeatures(n_components=256, random_state=0),
+    ...                     n_components_grid=[64, 128, 256], cv=5).fit(X, y)
+    >>> sorted(cv.best_params_)
+    ['alpha', 'gamma', 'n_components']
+    >>> cv.predict(X[:3]).shape
+    (3,)
+    """
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, groups: Any = None) -> FeatureRidgeCV:
+        """Search, then solve the best candidate's model from its statistics.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+        groups : array-like of shape (n_samples,), default=None
+            Group labels for a group splitter (``cv=GroupKFold(5)``).
+
+        Returns
+        -------
+        self : FeatureRidgeCV
+        """
+        self._validate_params()
+        rows, y = regression_rows(self, X, y, reset=True)
+        self._y_1d = y.ndim == 1
+        search, largest_weight = self._search(rows, y, sample_weight, groups, None)
+        self._finish(search, rows, largest_weight)
+        return self
+
+    def _n_targets(self, y: Any) -> int:
+        return 1 if y.ndim == 1 else int(y.shape[1])
+
+    def _final_estimator(self, best: Any) -> FeatureRidge:
+        return FeatureRidge(
+            best.feature_map if best.feature_map is not None else "passthrough",
+            alpha=best.alpha,
+            fit_intercept=self.fit_intercept,
+            keep_statistics=self.keep_statistics,
+        )
+
+
+class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
+    """One-vs-rest ridge classification on a feature map with ``gamma``, ``alpha`` and
+    ``n_components`` chosen by cross-validation in one pass per batch of bandwidths.
+
+    The search of :class:`FeatureRidgeCV` on the ``{-1, 1}`` encoding of the classes
+    (:class:`FeatureRidgeClassifier`).  With ``cv``, the score of a split is the accuracy
+    (or balanced accuracy) of its held-out rows: the models of every penalty and split
+    come from the statistics of the folds, and one more pass predicts every held-out
+    row for all of them at once.  With ``cv=None`` the candidates are ranked by the
+    criterion of the regression on the encoded classes (a proxy: K-fold accuracy is
+    what matters for a classifier).
+
+    Parameters
+    ----------
+    feature_map, gammas, alphas, n_components_grid, cv, criterion, refine_gamma, fit_intercept, keep_statistics, random_state, verbose
+        As :class:`FeatureRidgeCV`'s.
+    scoring : {"accuracy", "balanced_accuracy"} or None
+        With ``cv``: the score of a split (default ``"accuracy"``).
+
+    Attributes
+    ----------
+    best_estimator_ : FeatureRidgeClassifier
+    classes_ : ndarray
+    best_params_, best_score_, best_index_, cv_results_, gamma_, alpha_, n_components_, feature_map_, coef_, intercept_, n_splits_, scoring_, n_features_in_
+        As :class:`FeatureRidgeCV`'s.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from kernelmaps import FeatureRidgeClassifierCV, RandomFourierFeatures
+    >>> X, y = load_digits(return_X_y=True)
+    >>> clf = FeatureRidgeClassifierCV(RandomFourierFeatures(n_components=128, random_state=0),
+    ...                                cv=3, refine_gamma=0).fit(X, y)
+    >>> clf.predict(X[:2]).shape
+    (2,)
+    """
+
+    def fit(
+        self, X: Any, y: Any, sample_weight: Any = None, groups: Any = None
+    ) -> FeatureRidgeClassifierCV:
+        """Search, then solve the best candidate's classifier from its statistics.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+        groups : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : FeatureRidgeClassifierCV
+        """
+        self._validate_params()
+        rows, y = classification_rows(self, X, y, reset=True)
+        probe = FeatureRidgeClassifier()
+        probe._set_classes(rows.distinct(y))
+        self._binarizer, self.classes_ = probe._binarizer, probe.classes_
+        self._y_1d = False
+        search, largest_weight = self._search(rows, y, sample_weight, groups, self._binarizer)
+        self._finish(search, rows, largest_weight)
+        return self
+
+    def _n_targets(self, y: Any) -> int:
+        n_classes = int(self.classes_.shape[0])
+        return 1 if n_classes == 2 else n_classes
+
+    def _final_estimator(self, best: Any) -> FeatureRidgeClassifier:
+        model = FeatureRidgeClassifier(
+            best.feature_map if best.feature_map is not None else "passthrough",
+            alpha=best.alpha,
+            fit_intercept=self.fit_intercept,
+            keep_statistics=self.keep_statistics,
+        )
+        model._binarizer, model.classes_ = self._binarizer, self.classes_
+        return model
+
+    def decision_function(self, X: Any) -> Any:
+        """Decision values of the best model (``best_estimator_``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
+

@@ -1,0 +1,360 @@
+"""The search over bandwidths, penalties and numbers of features, pass by pass.
+
+:class:`RidgeSearch` evaluates a batch of bandwidths in one pass over the rows
+(:mod:`._search_pass`), then scores every number of features and every penalty of each
+from the statistics (:mod:`._ridge_path`): the criteria of one fit (GCV, the evidence,
+exact leave-one-out with one more pass) or exact K-fold (the squared-error scorings from
+the statistics of the folds; accuracy with one more pass).  It keeps one row of results
+per candidate ``(gamma, n_components, alpha)`` and the statistics of the best one, from
+which the final model is solved without another pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn import config_context
+from sklearn.base import clone
+
+from .._array_api import to_numpy
+from .._memory import available_memory
+from .._progress import Progress
+from .._rows import ArrayRows, Rows
+from ._ridge_pass import ZERO_WEIGHTS, feature_width, map_features
+from ._ridge_path import (
+    auto_alphas,
+    fold_squared_errors,
+    fold_weights,
+    log_evidence,
+    merge_all,
+    regression_scores,
+    train_statistics,
+)
+from ._ridge_solvers import eigen_ridge, gcv_errors, loo_combine, loo_terms
+from ._ridge_statistics import RidgeStatistics
+from ._search_pass import Candidate, SearchWork, Width, merge_nested
+
+__all__ = ["Best", "RidgeSearch", "SearchSpec"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchSpec:
+    """What a search evaluates and how it scores.
+
+    Attributes
+    ----------
+    base_map : transformer or None
+        The unfitted map (None: the rows themselves); every candidate is a clone.
+    grid : tuple of int or None
+        The numbers of features (None: the map's own).
+    alphas : ndarray or None
+        The penalties (None: ``"auto"``, relative to each candidate's Gram matrix).
+    n_splits : int
+        0: the criterion of one fit; else the number of K-fold splits.
+    criterion : str
+        ``"gcv"``, ``"loo"`` or ``"evidence"`` (``n_splits == 0``).
+    scoring : str
+        The K-fold score (``n_splits > 0``).
+    fit_intercept : bool
+    """
+
+    base_map: Any
+    grid: tuple[int, ...] | None
+    alphas: np.ndarray | None
+    n_splits: int
+    criterion: str
+    scoring: str
+    fit_intercept: bool
+
+
+@dataclasses.dataclass
+class Best:
+    """The best candidate so far: its score, parameters, map and statistics."""
+
+    score: float
+    index: int
+    gamma: float | None
+    alpha: float
+    width: int
+    feature_map: Any
+    statistics: RidgeStatistics
+
+
+class RidgeSearch:
+    """Bandwidth batches evaluated on ``rows``; the results of every candidate.
+
+    Parameters
+    ----------
+    spec : SearchSpec
+    rows : Rows
+    work : SearchWork
+        Without candidates (set per batch).
+    Y, w, folds
+        The aligned targets, weights and fold labels of the pass.
+    progress : Progress
+    """
+
+    def __init__(
+        self, spec: SearchSpec, rows: Rows, work: SearchWork, aligned: tuple, progress: Progress
+    ) -> None:
+        self.spec, self.rows, self.work, self.aligned = spec, rows, work, aligned
+        self.progress = progress
+        self.results: list[dict[str, Any]] = []
+        self.best: Best | None = None
+        self.gamma_scores: dict[float | None, float] = {}
+
+    # -- candidates -------------------------------------------------------------------
+
+    def _fitted(self, gamma: float | None, n_components: int | None) -> Any:
+        """A clone of the map with ``gamma`` and ``n_components`` set, fitted."""
+        feature_map = clone(self.spec.base_map)
+        params: dict[str, Any] = {}
+        if gamma is not None:
+            params["gamma"] = gamma
+        if n_components is not None:
+            params["n_components"] = n_components
+        feature_map.set_params(**params)
+        with config_context(assume_finite=True):
+            feature_map.fit(self.rows.X)
+        return feature_map
+
+    def _width(self, feature_map: Any) -> int:
+        if feature_map is None:
+            return self.rows.n_features
+        width = feature_width(feature_map)
+        if width is None:
+            (probe,) = self.rows.read([np.arange(1)])
+            width = int(map_features(feature_map, probe).shape[1])
+        return int(width)
+
+    def candidates(self, gamma: float | None) -> list[Candidate]:
+        """The fitted maps of one bandwidth: the largest map serving every number of
+        features it nests (:meth:`RandomFourierFeatures._leading`), one map per other."""
+        spec = self.spec
+        if spec.base_map is None:
+            return [Candidate(gamma, None, self.rows.n_features, (Width(self.rows.n_features),))]
+        if spec.grid is None:
+            fitted = self._fitted(gamma, None)
+            width = self._width(fitted)
+            return [Candidate(gamma, fitted, width, (Width(width),))]
+        largest = self._fitted(gamma, max(spec.grid))
+        nested, alone = [], []
+        for D in spec.grid:
+            leading = getattr(largest, "_leading", lambda D: None)(D)
+            if D == max(spec.grid):
+                nested.append(Width(D))
+            elif leading is not None:
+                nested.append(Width(D, leading[0], leading[1]))
+            else:
+                alone.append(D)
+        out = [Candidate(gamma, largest, max(spec.grid), tuple(nested))]
+        for D in alone:
+            fitted = self._fitted(gamma, D)
+            out.append(Candidate(gamma, fitted, self._width(fitted), (Width(D),)))
+        return out
+
+    def batch_size(self, gamma_widths: Sequence[int]) -> int:
+        """How many bandwidths one pass holds: the statistics of every candidate and
+        fold, with room for the merges, in half the available memory."""
+        groups = self.work.n_folds
+        per_gamma = 8.0 * (groups + 2) * sum(float(D) * D for D in gamma_widths)
+        available = available_memory()
+        if available is None:
+            return 8
+        return max(1, int(0.5 * available // max(per_gamma, 1.0)))
+
+    # -- one batch ----------------------------------------------------------------------
+
+    def evaluate(self, gammas: Sequence[float | None]) -> dict[float | None, float]:
+        """Evaluate the bandwidths ``gammas`` in one pass (plus the pass of a score that
+        needs the rows); returns the best score of each."""
+        candidates = [c for gamma in gammas for c in self.candidates(gamma)]
+        work = dataclasses.replace(self.work, candidates=tuple(candidates))
+        self.progress.log(
+            f"pass over {self.rows.n_rows} rows for gamma in "
+            f"{[_short(g) for g in gammas]} ({len(candidates)} maps)"
+        )
+        with self.progress.rows("statistics", self.rows.n_rows, level=2):
+            stats, nonzero = self.rows.map_reduce(work.statistics, merge_nested, *self.aligned)
+        if not nonzero:
+            raise ValueError(ZERO_WEIGHTS)
+        stats = [[s.to_host() for s in folds] for folds in stats]
+        del work
+        scored = self._score(candidates, stats)
+        best: dict[float | None, float] = {}
+        for gamma, score in scored:
+            best[gamma] = max(best.get(gamma, -np.inf), score)
+        self.gamma_scores.update(best)
+        return best
+
+    def _score(
+        self, candidates: list[Candidate], stats: list[list[RidgeStatistics]]
+    ) -> list[tuple[float | None, float]]:
+        """Score every width and penalty of every candidate; keep their result rows."""
+        problems = [
+            (c, width, [s.restricted(width.columns, width.scale) if width.columns is not None
+                        else s for s in stats[i]])
+            for i, c in enumerate(candidates)
+            for width in c.widths
+        ]
+        if self.spec.n_splits == 0:
+            split_scores = self._criterion_scores(candidates, problems)
+        else:
+            split_scores = self._kfold_scores(candidates, problems)
+        out = []
+        for (candidate, width, folds), (alphas, scores) in zip(problems, split_scores, strict=True):
+            out.append((candidate.gamma, float(np.max(np.mean(scores, axis=0)))))
+            self._record(candidate, width, merge_all(list(folds)), alphas, scores)
+        return out
+
+    def _alphas(self, total: RidgeStatistics) -> np.ndarray:
+        if self.spec.alphas is not None:
+            return self.spec.alphas
+        return auto_alphas(total, self.spec.fit_intercept)
+
+    def _criterion_scores(
+        self, candidates: list[Candidate], problems: list[Any]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(alphas, scores of shape (1, n_alphas))`` of each problem by the criterion."""
+        spec, fit_intercept = self.spec, self.spec.fit_intercept
+        out, loo = [], []
+        for _, _, (total,) in problems:
+            alphas = self._alphas(total)
+            eig = eigen_ridge(total, fit_intercept)
+            if spec.criterion == "gcv":
+                scores = -gcv_errors(total, eig, alphas, fit_intercept)
+            elif spec.criterion == "evidence":
+                scores = log_evidence(total, eig, alphas, fit_intercept)
+            else:
+                scores = np.zeros(alphas.shape[0])
+                loo.append(loo_terms(total, eig, alphas, fit_intercept))
+            out.append((alphas, scores[None, :]))
+        if spec.criterion == "loo":
+            errors = self._loo_pass(candidates, loo)
+            out = [(alphas, -e[None, :]) for (alphas, _), e in zip(out, errors, strict=True)]
+        return out
+
+    def _loo_pass(self, candidates: list[Candidate], flat: list[Any]) -> list[np.ndarray]:
+        """The leave-one-out errors of every problem, in one more pass."""
+        terms, it = [], iter(flat)
+        for c in candidates:
+            terms.append([next(it) for _ in c.widths])
+        held = terms
+        if isinstance(self.rows, ArrayRows):
+            held = [[t.to_device(self.rows.xp, self.rows.device) for t in ts] for ts in terms]
+        work = dataclasses.replace(self.work, candidates=tuple(candidates))
+        with self.progress.rows("leave-one-out", self.rows.n_rows, level=2):
+            sums = self.rows.map_reduce(
+                _partial(work.loo_sums, terms=held), merge_nested, *self.aligned
+            )
+        return [
+            loo_combine(t, np.asarray(to_numpy(s), dtype=np.float64))
+            for ts, ss in zip(terms, sums, strict=True)
+            for t, s in zip(ts, ss, strict=True)
+        ]
+
+    def _kfold_scores(
+        self, candidates: list[Candidate], problems: list[Any]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(alphas, scores of shape (n_splits, n_alphas))`` of each problem by K-fold."""
+        spec, fit_intercept = self.spec, self.spec.fit_intercept
+        out, weights = [], []
+        for _, _, folds in problems:
+            folds = list(folds)
+            if any(s.weight_sum <= 0 for s in folds[: spec.n_splits]):
+                raise ValueError(
+                    "cv: a fold has no rows of positive weight; give fewer splits or more rows."
+                )
+            alphas = self._alphas(merge_all(folds))
+            trains = [train_statistics(folds, k) for k in range(spec.n_splits)]
+            if spec.scoring in ("accuracy", "balanced_accuracy"):
+                weights.append([fold_weights(t, alphas, fit_intercept) for t in trains])
+                out.append((alphas, np.zeros((spec.n_splits, alphas.shape[0]))))
+                continue
+            scores = [
+                regression_scores(
+                    fold_squared_errors(t, folds[k], alphas, fit_intercept), spec.scoring
+                )
+                for k, t in enumerate(trains)
+            ]
+            out.append((alphas, np.array(scores)))
+        if weights:
+            counts = self._class_pass(candidates, weights)
+            out = [(a, _class_scores(n, spec.scoring)) for (a, _), n in zip(out, counts, strict=True)]
+        return out
+
+    def _class_pass(self, candidates: list[Candidate], flat: list[Any]) -> list[np.ndarray]:
+        """The held-out class counts of every problem, in one more pass."""
+        it = iter(flat)
+        weights = [[next(it) for _ in c.widths] for c in candidates]
+        work = dataclasses.replace(self.work, candidates=tuple(candidates))
+        with self.progress.rows("held-out predictions", self.rows.n_rows, level=2):
+            counts = self.rows.map_reduce(
+                _partial(work.class_counts, weights=weights), merge_nested, *self.aligned
+            )
+        return [np.asarray(n)[: self.spec.n_splits] for ns in counts for n in ns]
+
+    # -- results ------------------------------------------------------------------------
+
+    def _record(
+        self,
+        candidate: Candidate,
+        width: Width,
+        total: RidgeStatistics,
+        alphas: np.ndarray,
+        scores: np.ndarray,
+    ) -> None:
+        """Append a result row per penalty; keep the statistics of a new best."""
+        means = np.mean(scores, axis=0)
+        for j, alpha in enumerate(alphas):
+            self.results.append(
+                {
+                    "gamma": candidate.gamma,
+                    "n_components": width.n_components,
+                    "alpha": float(alpha),
+                    "splits": scores[:, j],
+                }
+            )
+        j = int(np.argmax(np.where(np.isfinite(means), means, -np.inf)))
+        if not np.isfinite(means[j]):
+            return
+        if self.best is None or means[j] > self.best.score:
+            self.best = Best(
+                float(means[j]),
+                len(self.results) - len(alphas) + j,
+                candidate.gamma,
+                float(alphas[j]),
+                width.n_components,
+                _final_map(candidate, width),
+                total,
+            )
+
+
+def _final_map(candidate: Candidate, width: Width) -> Any:
+    """The fitted map of ``width``: the candidate's, or the smaller map it nests."""
+    if width.columns is None:
+        return candidate.feature_map
+    return candidate.feature_map._leading(width.n_components)[2]
+
+
+def _class_scores(counts: np.ndarray, scoring: str) -> np.ndarray:
+    """Accuracy or balanced accuracy ``(n_splits, n_alphas)`` from the class counts."""
+    right, total = counts[:, :-1, :], counts[:, -1:, :]
+    if scoring == "accuracy":
+        return right.sum(axis=2) / np.maximum(total.sum(axis=2), 1e-300)
+    present = total > 0
+    recall = np.divide(right, total, out=np.zeros_like(right), where=present)
+    return recall.sum(axis=2) / np.maximum(present.sum(axis=2), 1)
+
+
+def _partial(function: Callable[..., Any], **kwargs: Any) -> Callable[..., Any]:
+    import functools
+
+    return functools.partial(function, **kwargs)
+
+
+def _short(gamma: float | None) -> str:
+    return "-" if gamma is None else f"{gamma:.3g}"
