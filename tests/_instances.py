@@ -75,15 +75,15 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
     ],
     "FeatureRidgeCV": [
         {
-            "feature_map": kernelmaps.RandomFourierFeatures(n_components=20, random_state=0),
+            "feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),
             "gammas": [0.1, 1.0],
-            "alphas": [0.01, 1.0],
+            "alphas": [0.001, 0.1],
         },
         {
-            "feature_map": kernelmaps.RandomFourierFeatures(n_components=20, random_state=0),
-            "gammas": [0.5],
-            "alphas": [0.1, 1.0],
-            "n_components_grid": [10, 20],
+            "feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),
+            "gammas": [0.1, 1.0],
+            "alphas": [0.001, 0.1],
+            "n_components_grid": [20, 50],
             "cv": 3,
         },
         {"feature_map": "passthrough", "gammas": None, "criterion": "gcv"},

@@ -29,12 +29,27 @@ def test_every_estimator_is_listed() -> None:
     assert not missing, f"add {sorted(missing)} to tests/_instances.py"
 
 
-@parametrize_with_checks(check_instances())
+def _expected_failures(estimator) -> dict[str, str]:
+    """The checks an estimator fails by design, with the reason."""
+    if type(estimator).__name__.endswith("CV"):
+        reason = (
+            "a search ranks its candidates by rows: leaving out (or holding out in a "
+            "split) a row of weight 2 is not leaving out one of two copies of it, so the "
+            "chosen parameters may differ (the fit at given parameters is weight-exact)"
+        )
+        return {
+            "check_sample_weight_equivalence_on_dense_data": reason,
+            "check_sample_weight_equivalence_on_sparse_data": reason,
+        }
+    return {}
+
+
+@parametrize_with_checks(check_instances(), expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check) -> None:
     check(estimator)
 
 
-@parametrize_with_checks(default_instances())
+@parametrize_with_checks(default_instances(), expected_failed_checks=_expected_failures)
 def test_sklearn_compatible_with_default_parameters(estimator, check) -> None:
     """scikit-learn's whole contract with every default parameter, as a user's
     ``check_estimator(Estimator())`` runs it."""

@@ -99,6 +99,8 @@ class _RidgeSearchCV(BaseEstimator):
             tags.input_tags.sparse = True
         else:
             tags.input_tags.sparse = get_tags(self.feature_map).input_tags.sparse
+        if isinstance(self, RegressorMixin):
+            tags.target_tags.multi_output = True
         return tags
 
     # -- parameters ---------------------------------------------------------------------
@@ -210,6 +212,11 @@ class _RidgeSearchCV(BaseEstimator):
         self, rows: Rows, y: Any, sample_weight: Any, groups: Any, encoder: Any
     ) -> tuple[RidgeSearch, float | None]:
         """Run the search on the validated rows; the search and the largest weight."""
+        if rows.n_rows < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 rows to choose its parameters; got "
+                f"n_samples={rows.n_rows}."
+            )
         base = self._base_map()
         spec = self._spec(base)
         n_splits, n_groups, labels, hashed = self._folds(rows, y, groups)
