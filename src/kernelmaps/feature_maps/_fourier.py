@@ -295,7 +295,8 @@ class RandomFourierFeatures(BaseFeatureMap):
         >>> X = np.random.default_rng(0).normal(size=(5, 3))
         >>> big = RandomFourierFeatures(n_components=8, random_state=0).fit(X)
         >>> columns, scale, small = big._leading(4)
-        >>> columns.tolist(), bool(np.allclose(small.transform(X), scale * big.transform(X)[:, columns]))
+        >>> same = np.allclose(small.transform(X), scale * big.transform(X)[:, columns])
+        >>> columns.tolist(), bool(same)
         ([0, 1, 4, 5], True)
         """
         D, width = int(self.n_components), int(n_components)
@@ -304,6 +305,7 @@ class RandomFourierFeatures(BaseFeatureMap):
         L = int(self.n_pairs_)
         if L == 0:  # cos_phase: the first D' frequencies and phases
             columns = np.arange(width)
+            assert self.offsets_ is not None
             n_frequencies, pairs, offsets = width, 0, self.offsets_[:width]
         elif width % 2 == 0 and 2 * L == D:  # cos_sin pairs: the first D' / 2 of them
             half = width // 2

@@ -162,7 +162,8 @@ class _RidgeSearchCV(BaseEstimator):
         n_splits, scoring = self._n_splits_and_scoring()
         alphas = None
         if not (isinstance(self.alphas, str) and self.alphas == "auto"):
-            alphas = np.sort(self._positive("alphas", "Give penalties such as np.logspace(-6, 2, 13)."))
+            fix = "Give penalties such as np.logspace(-6, 2, 13)."
+            alphas = np.sort(self._positive("alphas", fix))
         return SearchSpec(
             base_map=base,
             grid=self._grid(base),
@@ -262,7 +263,8 @@ class _RidgeSearchCV(BaseEstimator):
         if isinstance(self.gammas, str):
             g0 = self._rule_gamma(rows, base)
             return [float(g) for g in g0 * AUTO_GAMMA_FACTORS], True
-        return [float(g) for g in np.sort(self._positive("gammas", "Give e.g. [0.01, 0.1, 1]."))], False
+        given = np.sort(self._positive("gammas", "Give e.g. [0.01, 0.1, 1]."))
+        return [float(g) for g in given], False
 
     def _rule_gamma(self, rows: Rows, base: Any) -> float:
         """The data's bandwidth (:func:`kernelmaps.bandwidth.gamma_from_data`) on a sample
@@ -272,7 +274,9 @@ class _RidgeSearchCV(BaseEstimator):
         (sample,) = rows.read([index])
         sample = to_numpy(sample) if not hasattr(sample, "toarray") else sample.toarray()
         kernel = base.get_params().get("kernel", "rbf")
-        return gamma_from_data(np.asarray(sample), kernel=kernel if isinstance(kernel, str) else "rbf")
+        return gamma_from_data(
+            np.asarray(sample), kernel=kernel if isinstance(kernel, str) else "rbf"
+        )
 
     def _run_gammas(self, search: RidgeSearch, rows: Rows, base: Any) -> None:
         """The bandwidth grid in batches that fit in memory, then the golden-section
@@ -579,7 +583,9 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
 
     Parameters
     ----------
-    feature_map, gammas, alphas, n_components_grid, cv, criterion, refine_gamma, fit_intercept, keep_statistics, random_state, verbose
+    feature_map, gammas, alphas, n_components_grid, cv, criterion
+        As :class:`FeatureRidgeCV`'s.
+    refine_gamma, fit_intercept, keep_statistics, random_state, verbose
         As :class:`FeatureRidgeCV`'s.
     scoring : {"accuracy", "balanced_accuracy"} or None
         With ``cv``: the score of a split (default ``"accuracy"``).
@@ -588,7 +594,11 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
     ----------
     best_estimator_ : FeatureRidgeClassifier
     classes_ : ndarray
-    best_params_, best_score_, best_index_, cv_results_, gamma_, alpha_, n_components_, feature_map_, coef_, intercept_, n_splits_, scoring_, n_features_in_
+    best_params_, best_score_, best_index_, cv_results_
+        As :class:`FeatureRidgeCV`'s.
+    gamma_, alpha_, n_components_, feature_map_, coef_, intercept_
+        As :class:`FeatureRidgeCV`'s.
+    n_splits_, scoring_, n_features_in_
         As :class:`FeatureRidgeCV`'s.
 
     Examples
@@ -655,4 +665,3 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
-

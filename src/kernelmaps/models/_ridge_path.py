@@ -235,8 +235,10 @@ def regression_scores(errors: FoldErrors, scoring: str) -> np.ndarray:
     >>> import numpy as np
     >>> from kernelmaps.models._ridge_path import FoldErrors, regression_scores
     >>> errors = FoldErrors(np.array([[1.0], [4.0]]), np.array([8.0]), 4.0)
-    >>> regression_scores(errors, "r2").tolist(), regression_scores(errors, "neg_mean_squared_error").tolist()
-    ([0.875, 0.5], [-0.25, -1.0])
+    >>> regression_scores(errors, "r2").tolist()
+    [0.875, 0.5]
+    >>> regression_scores(errors, "neg_mean_squared_error").tolist()
+    [-0.25, -1.0]
     """
     sse, sst = errors.sse, errors.sst[None, :]
     if scoring == "r2":
