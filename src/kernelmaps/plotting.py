@@ -7,6 +7,7 @@ figure is drawn; the figures are rendered with the Agg canvas, so no display is 
   the number of features, one panel per data set, one curve per method (mean over seeds,
   with a band from the smallest to the largest seed), log-log axes.
 * :func:`plot_score_curves` -- test accuracy (or RMSE) against the number of features.
+* :func:`plot_cv_curve` -- the cross-validation curves of a search (``cv_results_``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["matplotlib_available", "plot_error_curves", "plot_score_curves"]
+__all__ = ["matplotlib_available", "plot_cv_curve", "plot_error_curves", "plot_score_curves"]
 
 _INSTALL_HINT = 'Plotting needs matplotlib: pip install "kernelmaps[plot]"'
 
@@ -288,3 +289,88 @@ def plot_score_curves(
     ('linear', [0.79, 0.9, 0.95])
     """
     return _plot_panels(_rows(results), metric, title, path, metric == "rmse", ncols, methods)
+
+
+def _best_per(cv_results: dict[str, Any], key: str, group: str | None) -> dict[Any, Any]:
+    """``{group value: [(key value, best mean score over the rest), ...]}``."""
+    means = cv_results["mean_test_score"]
+    keys = [p[key] for p in cv_results["params"]]
+    groups = [p[group] if group else None for p in cv_results["params"]]
+    best: dict[Any, dict[Any, float]] = {}
+    for k, g, m in zip(keys, groups, means, strict=True):
+        if k is None or not math.isfinite(float(m)):
+            continue
+        curve = best.setdefault(g, {})
+        curve[k] = max(curve.get(k, -math.inf), float(m))
+    return {g: sorted(curve.items()) for g, curve in best.items()}
+
+
+def plot_cv_curve(
+    cv_results: dict[str, Any],
+    path: str | os.PathLike[str],
+    *,
+    title: str | None = None,
+    score_name: str = "mean test score",
+) -> Path:
+    """The cross-validation curves of a search: the best score against ``gamma`` (one
+    curve per number of features) and against ``alpha`` (at the best ``gamma`` and
+    number of features), from ``cv_results_`` of :class:`~kernelmaps.FeatureRidgeCV`.
+
+    Parameters
+    ----------
+    cv_results : dict
+        ``cv_results_`` (``params`` and ``mean_test_score``).
+    path : str or path-like
+        The PNG written (whole, or not at all).
+    title : str, optional
+    score_name : str, default="mean test score"
+        The label of the score axis.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from kernelmaps.plotting import matplotlib_available, plot_cv_curve
+    >>> results = {"params": [{"gamma": g, "alpha": a, "n_components": 8}
+    ...                       for g in (0.1, 1.0) for a in (1e-3, 1.0)],
+    ...            "mean_test_score": [0.1, 0.2, 0.5, 0.4]}
+    >>> if matplotlib_available():
+    ...     out = plot_cv_curve(results, pathlib.Path(tempfile.mkdtemp()) / "cv.png")
+    """
+    Figure, Canvas = _figure_class()
+    fig = Figure(figsize=(9.0, 3.6))
+    Canvas(fig)
+    left, right = fig.subplots(1, 2)
+    for width, points in sorted(_best_per(cv_results, "gamma", "n_components").items()):
+        xs, ys = zip(*points, strict=True)
+        left.plot(xs, ys, marker="o", markersize=3, label=f"D = {width}")
+    left.set_xscale("log")
+    left.set_xlabel("gamma")
+    left.set_ylabel(score_name)
+    if left.lines:
+        left.legend(fontsize=8)
+    means = [float(m) for m in cv_results["mean_test_score"]]
+    best = cv_results["params"][max(range(len(means)), key=lambda i: means[i])]
+    same = [
+        (p["alpha"], m)
+        for p, m in zip(cv_results["params"], means, strict=True)
+        if p["gamma"] == best["gamma"] and p["n_components"] == best["n_components"]
+    ]
+    xs, ys = zip(*sorted(same), strict=True)
+    right.plot(xs, ys, marker="o", markersize=3)
+    right.set_xscale("log")
+    right.set_xlabel(
+        f"alpha (gamma = {best['gamma']:.3g}, D = {best['n_components']})"
+        if best["gamma"] is not None
+        else f"alpha (D = {best['n_components']})"
+    )
+    right.set_ylabel(score_name)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    _save(fig, path)
+    return Path(path)

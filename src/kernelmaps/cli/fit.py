@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import NonFiniteOutputError
+from . import _tuning
 from ._common import (
     EXIT_OK,
     UserError,
@@ -96,6 +97,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "the fit in Python (a D x D matrix: a larger file); by default the file holds only "
         "what prediction needs",
     )
+    _tuning.add_options(add)
     add(
         "-o",
         "--output",
@@ -184,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
     from ..experiments import resolve_method, save_model
 
     spec = resolve_method(args.method)
+    _tuning.check_options(args)
     out = output_file(args.output, "the model, e.g. model.skops", "the model file")
     ds, X, y, fmt, task = _training_data(args)
     try:
@@ -213,22 +216,38 @@ def _fit(
         f"model: standardise -> {spec.name} ({spec.description}), "
         f"n_components={args.n_components} -> ridge"
     )
-    if gamma is not None:
+    if gamma is not None and args.tune:
+        print(f"kernel: {spec.kernel}, gamma searched around {gamma:.6g} ({rule})")
+    elif gamma is not None:
         print(f"kernel: {spec.kernel}, gamma = {gamma:.6g} ({rule})")
     pipeline = make_model(
-        spec.name, task, n_components=args.n_components, gamma=gamma, random_state=args.seed
+        spec.name,
+        task,
+        n_components=args.n_components,
+        gamma=None if args.tune else gamma,
+        random_state=args.seed,
     )
+    if args.tune:
+        pipeline = _tuning.tuned_pipeline(pipeline, args, task)
     pipeline[-1].set_params(keep_statistics=args.keep_statistics)
     t0 = time.perf_counter()
     pipeline.fit(X, y)
     seconds = time.perf_counter() - t0
+    how = "leave-one-out"
+    if args.tune:
+        search = pipeline[-1]
+        print(_tuning.report(search, args))
+        pipeline.steps[-1] = (type(search.best_estimator_).__name__.lower(), search.best_estimator_)
+        gamma, how = search.gamma_, "tuned"
+        args.n_components = search.n_components_
     alpha = float(pipeline[-1].alpha_)
     score = float(pipeline.score(X, y))
     score_name = "training accuracy" if task == "classification" else "training R^2"
     print(
-        f"fitted in {seconds:.1f} s; ridge alpha = {alpha:.3g} (leave-one-out); "
-        f"{score_name} = {score:.4f}"
+        f"fitted in {seconds:.1f} s; ridge alpha = {alpha:.3g} ({how}); {score_name} = {score:.4f}"
     )
+    if args.tune:
+        rule = "tuned"
     info = {"method": spec.name, "n_components": args.n_components, "kernel": spec.kernel}
     info |= {"gamma": gamma, "gamma_rule": rule, "alpha": alpha, "n_train": int(X.shape[0])}
     return pipeline, info
