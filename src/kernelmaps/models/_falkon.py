@@ -28,9 +28,9 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
+from .. import _progress
 from .._array_api import device_of, namespace_of, to_namespace, to_numpy
 from .._array_extras import cholesky, solve_triangular
-from .. import _progress
 from .._progress import Progress, RowCounter, counted_pass
 from .._rows import Parts, Rows
 from .._streamed_rows import StreamedRows
@@ -293,9 +293,7 @@ class NystroemMatvec:
         assert rhs is not None
         return rhs
 
-    def __call__(
-        self, V: Any, out: Any, progress: Callable[[int], None] | None = None
-    ) -> Any:
+    def __call__(self, V: Any, out: Any, progress: Callable[[int], None] | None = None) -> Any:
         """``out += K_nm^T (K_nm V)``, chunk by chunk of rows (one read of each block);
         ``progress`` is called with the rows of each block done."""
         V_work = self.placement.work(V, self.dtype, copy=False)
