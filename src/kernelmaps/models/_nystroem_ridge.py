@@ -335,13 +335,14 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         )
 
     def _solver(
-        self, rows: Rows, kernel: Any, L: Any, n_targets: int, progress: Progress
+        self, rows: Rows, kernel: Any, L: Any, n_targets: int, progress: Progress | None = None
     ) -> FalkonSolver:
         """FALKON's solver on the rows: preconditioner from ``K_mm`` (here, or on the
         rows' device with landmarks ``L`` there), ``K_nm`` blocks cached within
         ``cache_size`` (and within the share of a cluster's memory) where the rows are
-        held."""
+        held; reporting to ``progress`` (default: at the estimator's ``verbose``)."""
         n, m = rows.n_rows, L.shape[0]
+        progress = progress or Progress(type(self).__name__, self.verbose)
         check_memory(
             8.0 * 5 * m * m,
             f"{type(self).__name__}'s {m} x {m} landmark kernel matrix and preconditioner",
