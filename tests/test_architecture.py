@@ -37,6 +37,7 @@ RANKS: dict[str, int] = {
             "_devices",
             "_rows",
             "_streamed_rows",
+            "_progress",
             "_numba",
             "exceptions",
             "datasets",

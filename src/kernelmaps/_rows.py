@@ -145,6 +145,9 @@ class Rows(Protocol):
 
     #: Whether the rows are held in memory in this process (one part).
     in_memory: bool
+    #: Whether the map functions run here, in this thread, one part after another (they
+    #: may then be handed a progress callback; Dask's tasks run elsewhere).
+    local: bool
     #: Whether the values were checked (finite) when the rows were made; when False, a
     #: map function checks the values of its part (with the in-memory path's messages).
     checked: bool
@@ -281,6 +284,7 @@ class InMemoryRows:
     """
 
     in_memory = True
+    local = True
 
     def __init__(self, X: Any, *, checked: bool = True) -> None:
         self.X = X

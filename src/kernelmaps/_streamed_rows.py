@@ -85,6 +85,7 @@ class StreamedRows:
     """
 
     in_memory = False
+    local = True
 
     def __init__(self, rows: Rows, xp: Any, device: Any, block_rows: int | None = None) -> None:
         self.inner, self.xp, self.device = rows, xp, device

@@ -172,6 +172,7 @@ class DaskRows:
     """
 
     in_memory = False
+    local = False
     checked = False
 
     def __init__(self, X: Any, name: str | None = None) -> None:

@@ -20,6 +20,7 @@ from ._common import (
     positive_int,
     random_seed,
 )
+from ._progress_bar import terminal_progress
 
 EXAMPLES = """examples:
   kernelmaps fit train.csv --target price -o model.skops
@@ -231,7 +232,8 @@ def _fit(
         pipeline = _tuning.tuned_pipeline(pipeline, args, task)
     pipeline[-1].set_params(keep_statistics=args.keep_statistics)
     t0 = time.perf_counter()
-    pipeline.fit(X, y)
+    with terminal_progress():  # a bar on standard error when it is a terminal
+        pipeline.fit(X, y)
     seconds = time.perf_counter() - t0
     how = "leave-one-out"
     if args.tune:

@@ -54,6 +54,7 @@ def conjugate_gradient(
     tol: float = 1e-6,
     max_iter: int = 100,
     x0: np.ndarray | None = None,
+    callback: Callable[[int, np.ndarray], None] | None = None,
 ) -> CGResult:
     """Solve ``A x = b`` for a symmetric positive-definite ``A`` given as ``matvec``.
 
@@ -69,6 +70,9 @@ def conjugate_gradient(
         Largest number of iterations (operator applications).
     x0 : ndarray, optional
         Starting point (zero by default; a nonzero one costs one more matvec).
+    callback : callable, optional
+        ``callback(iteration, residual)`` after each iteration: the iterations so far
+        and the relative residual of every column, shape (k,) (for progress reports).
 
     Returns
     -------
@@ -100,7 +104,7 @@ def conjugate_gradient(
         X = np.array(x0, dtype=np.float64).reshape(n, k) / unit
         R = B - matvec(X)
         n_iter = 1
-    best_X, residual, iterations = _iterate(matvec, X, R, scale, tol, max_iter)
+    best_X, residual, iterations = _iterate(matvec, X, R, scale, tol, max_iter, callback)
     with np.errstate(over="ignore"):
         X = best_X * unit
     x = X[:, 0] if np.ndim(b) == 1 else X
@@ -142,10 +146,12 @@ def _iterate(
     scale: np.ndarray,
     tol: float,
     max_iter: int,
+    callback: Callable[[int, np.ndarray], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """The conjugate-gradient iterations from ``X`` with residual ``R`` (updated in
     place), each column until its relative residual is below ``tol``; returns the iterate
     with the smallest residual of each column, those residuals, and the iterations run.
+    ``callback(iterations, residual)`` is called after each iteration.
 
     Rounding can make the recurrence drift once the attainable accuracy is reached; the
     iterate with the smallest residual is the one returned, column by column.
@@ -176,4 +182,6 @@ def _iterate(
         stalled = np.zeros_like(active)
         stalled[active] = pap <= 0
         active = (residual > tol) & ~stalled
+        if callback is not None:
+            callback(iterations, residual)
     return best_X, best, iterations

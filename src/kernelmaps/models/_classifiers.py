@@ -90,6 +90,10 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         from the device's free memory, the copy of the next block overlapping the work on
         the current one): the statistics are computed and merged there, the solve runs on
         the host and the fitted attributes are NumPy.  See :class:`FeatureRidge`.
+    verbose : int, default=0
+        Reports of the fit on standard output, as in :class:`FeatureRidge`: 0 silent;
+        1 each pass over the rows when it ends and the solve; 2 also the rows done
+        within a pass (about one line a second).
 
     Attributes
     ----------

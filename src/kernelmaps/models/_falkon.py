@@ -18,6 +18,8 @@ once per iteration.  On the host every operation is the NumPy one.
 from __future__ import annotations
 
 import functools
+import math
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -26,8 +28,10 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
+from .. import _progress
 from .._array_api import device_of, namespace_of, to_namespace, to_numpy
 from .._array_extras import cholesky, solve_triangular
+from .._progress import Progress, RowCounter, counted_pass
 from .._rows import Parts, Rows
 from .._streamed_rows import StreamedRows
 from ..exceptions import NonFiniteOutputError
@@ -269,8 +273,9 @@ class NystroemMatvec:
         self._cache: list[Any] = [None] * len(self.blocks)
         self.n_cached_rows = 0
 
-    def rhs(self, Y: Any) -> Any:
-        """``K_nm^T Y`` (float64, shape (m, t)), in one pass that fills the cache."""
+    def rhs(self, Y: Any, progress: Callable[[int], None] | None = None) -> Any:
+        """``K_nm^T Y`` (float64, shape (m, t)), in one pass that fills the cache;
+        ``progress`` is called with the rows of each block done."""
         rhs: Any = None
         self.n_cached_rows = 0
         where = self.placement
@@ -283,15 +288,20 @@ class NystroemMatvec:
             keep = self.n_cached_rows + Kb.shape[0] <= self.cache_rows
             self._cache[i] = Kb if keep else None
             self.n_cached_rows += Kb.shape[0] if keep else 0
+            if progress is not None:
+                progress(Kb.shape[0])
         assert rhs is not None
         return rhs
 
-    def __call__(self, V: Any, out: Any) -> Any:
-        """``out += K_nm^T (K_nm V)``, chunk by chunk of rows (one read of each block)."""
+    def __call__(self, V: Any, out: Any, progress: Callable[[int], None] | None = None) -> Any:
+        """``out += K_nm^T (K_nm V)``, chunk by chunk of rows (one read of each block);
+        ``progress`` is called with the rows of each block done."""
         V_work = self.placement.work(V, self.dtype, copy=False)
         for rows, Kb in zip(self.blocks, self._cache, strict=True):
             K = self.block_kernel(self.X[rows, ...]) if Kb is None else Kb
             add_gram_product(K, V_work, out, self.placement)
+            if progress is not None:
+                progress(K.shape[0])
         return out
 
     def release(self) -> None:
@@ -363,12 +373,14 @@ def build_part(
     name: str,
     checked: bool,
     placement: Placement | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> MatvecPart:
     """The :class:`MatvecPart` of rows ``X`` (global rows from ``start``) with targets
     ``Y``: its ``K_b^T Y_b`` formed while its cached blocks fill (the first ``cache_rows``
     rows of the whole data are eligible); unless ``checked``, the values are checked with
     the in-memory path's messages first.  With ``Y`` None the part has no ``K_b^T Y_b``
-    (streamed rows, rebuilt at every pass).  ``placement`` says where ``X`` is."""
+    (streamed rows, rebuilt at every pass).  ``placement`` says where ``X`` is;
+    ``progress`` is called with the rows of each block of the ``K_b^T Y_b`` pass."""
     if not checked:
         X, Y = _checked_part(X, Y, name)
     X = as_row_sliceable(X)
@@ -378,7 +390,7 @@ def build_part(
     matvec = NystroemMatvec(X, blocks, block_kernel, dtype, budget, placement)
     if Y is None:
         return MatvecPart(matvec, None)
-    return MatvecPart(matvec, matvec.rhs(_target_columns(Y, X.shape[0])))
+    return MatvecPart(matvec, matvec.rhs(_target_columns(Y, X.shape[0]), progress))
 
 
 def _part_rhs(part: MatvecPart) -> tuple[np.ndarray, int]:
@@ -389,8 +401,8 @@ def _add_pairs(a: tuple[np.ndarray, int], b: tuple[np.ndarray, int]) -> tuple[np
     return a[0] + b[0], a[1] + b[1]
 
 
-def _gram_product(part: MatvecPart, V: Any) -> Any:
-    return part.matvec(V, part.matvec.placement.zeros((V.shape[0], V.shape[1])))
+def _gram_product(part: MatvecPart, V: Any, progress: Callable[[int], None] | None) -> Any:
+    return part.matvec(V, part.matvec.placement.zeros((V.shape[0], V.shape[1])), progress)
 
 
 def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -426,6 +438,9 @@ class RowsMatvec:
         :func:`kernelmaps.feature_maps.row_blocks`).
     name : str
         The estimator's name, for the messages of the value checks.
+    progress : Progress, optional
+        Reports each pass, ``"K_nm products"``: the pass of :meth:`rhs` when it ends
+        (level 1), the rows within every pass (level 2).
 
     Attributes
     ----------
@@ -441,8 +456,10 @@ class RowsMatvec:
         cache_rows: int,
         block_rows: tuple[float, int],
         name: str,
+        progress: Progress | None = None,
     ) -> None:
         self.rows = rows
+        self.progress = progress
         self.placement = Placement.of(rows)
         self.build = functools.partial(
             build_part,
@@ -460,8 +477,10 @@ class RowsMatvec:
     def rhs(self, Y: Any) -> Any:
         """``K_nm^T Y`` (float64, shape (m, t)) for ``Y`` aligned on the rows; builds the
         parts."""
-        self.parts = self.rows.persist(self.build, Y)
-        rhs, self.n_cached_rows = self.parts.map_reduce(_part_rhs, _add_pairs)
+        with counted_pass(self.progress, "K_nm products", self.rows) as done:
+            build = self.build if done is None else functools.partial(self.build, progress=done)
+            self.parts = self.rows.persist(build, Y)
+            rhs, self.n_cached_rows = self.parts.map_reduce(_part_rhs, _add_pairs)
         if isinstance(self.rows, StreamedRows):
             # the parts are rebuilt from their blocks at every pass: without the targets
             self.parts = self.rows.persist(self.build, None)
@@ -472,7 +491,8 @@ class RowsMatvec:
         if self.parts is None:
             raise RuntimeError("RowsMatvec.rhs must be called first.")
         V = V if self.placement.on_device else np.ascontiguousarray(V)
-        out += self.parts.map_reduce(_gram_product, _add, V)
+        with counted_pass(self.progress, "K_nm products", self.rows, summary=None) as done:
+            out += self.parts.map_reduce(_gram_product, _add, V, done)
         return out
 
     def release(self) -> None:
@@ -523,6 +543,10 @@ class FalkonSolver:
         adding ``K_nm^T K_nm V`` (the Dask matvec on a Dask array).
     name : str, default="FalkonSolver"
         Who solves, for the messages.
+    progress : Progress, optional
+        Reports every conjugate-gradient iteration (its relative residual, the largest
+        over the targets, and the seconds since the solve began) and the stop reason, at
+        level 1; a sink gets the iterations as events (unit ``"iterations"``).
 
     Examples
     --------
@@ -544,12 +568,14 @@ class FalkonSolver:
         preconditioner: FalkonPreconditioner,
         matvec: GramOperator,
         name: str = "FalkonSolver",
+        progress: Progress | None = None,
     ) -> None:
         self.K_mm = K_mm
         self.alpha = alpha
         self.preconditioner = preconditioner
         self.matvec = matvec
         self.name = name
+        self.progress = progress or Progress(name)
 
     def system_matvec(self, V: Any) -> Any:
         """``H V = (K_nm^T K_nm + alpha K_mm) V``, where ``K_mm`` is."""
@@ -579,5 +605,65 @@ class FalkonSolver:
                 "large); rescale y (e.g. divide it by its standard deviation) or X."
             )
         b = to_numpy(self.preconditioner.apply_t(rhs))
-        result = conjugate_gradient(self.preconditioned_matvec, b, tol=tol, max_iter=max_iter)
+        progress = self.progress
+        steps = progress.rows(
+            "conjugate gradient", max_iter, level=None, summary=None, unit="iterations"
+        )
+        with steps:
+            report = _IterationLines(progress, steps)
+            result = conjugate_gradient(
+                self.preconditioned_matvec,
+                b,
+                tol=tol,
+                max_iter=max_iter,
+                callback=report if progress.enabled else None,
+            )
+        if progress.enabled:
+            report.finish()
+            progress.log(_stop_reason(result, tol, max_iter, steps.elapsed))
         return self.preconditioner.apply(_like(result.x, self.K_mm)), result
+
+
+class _IterationLines:
+    """The lines of the conjugate-gradient iterations (and their events): every one from
+    ``verbose=2``; at ``verbose=1`` at most one a :data:`kernelmaps._progress.INTERVAL`,
+    and the last (:meth:`finish`)."""
+
+    def __init__(self, progress: Progress, steps: RowCounter) -> None:
+        self.progress, self.steps = progress, steps
+        self.shown = -math.inf
+        self.pending: str | None = None
+
+    def __call__(self, iteration: int, residual: np.ndarray) -> None:
+        self.steps.add(1)
+        self.pending = (
+            f"CG iteration {iteration}: relative residual {float(np.max(residual)):.3e}, "
+            f"{self.steps.elapsed:.2f} s"
+        )
+        now = time.perf_counter()
+        if self.progress.verbose >= 2 or now - self.shown >= _progress.INTERVAL:
+            self.shown = now
+            self.finish()
+
+    def finish(self) -> None:
+        """Print the line of the last iteration, if it is not printed yet."""
+        if self.pending is not None:
+            self.progress.log(self.pending)
+            self.pending = None
+
+
+def _stop_reason(result: CGResult, tol: float, max_iter: int, seconds: float) -> str:
+    """Why the conjugate gradient stopped, for the line that ends the solve."""
+    residual = float(np.max(result.residual))
+    done = f"{result.n_iter} iterations in {seconds:.2f} s"
+    if result.converged:
+        return f"CG converged: relative residual {residual:.3e} <= tol={tol:g} after {done}"
+    if result.n_iter >= max_iter:
+        return (
+            f"CG stopped at max_iter={max_iter}: relative residual {residual:.3e} > "
+            f"tol={tol:g} after {done}"
+        )
+    return (
+        f"CG stopped: no progress left in rounding (relative residual {residual:.3e} > "
+        f"tol={tol:g}) after {done}"
+    )

@@ -116,6 +116,14 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         is, and ``predict`` runs on the host.  None: the fit runs where ``X`` is (an
         ``X`` of another library runs on its own device, which ``device``, if given,
         must name).
+    verbose : int, default=0
+        Reports of the fit, printed on standard output (flushed), each line starting
+        with ``[FeatureRidge]``.  0: nothing.  1: the feature map's fit; each pass over
+        the rows when it ends (``statistics``, ``leave-one-out``, or ``features`` for
+        the dual), with its rows, seconds and rows per second; the solve (``D``, the
+        penalty and how it was chosen, seconds).  2: also the rows done within a pass,
+        with the percentage and the rate (at most about one line a second, and the
+        last).  A Dask fit reports each pass when its computation ends.
 
     Attributes
     ----------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import time
 import warnings
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -11,11 +12,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import host_dtype, to_numpy
 from .._memory import check_memory
+from .._progress import Progress
 from .._random import check_random_state
 from .._rows import Rows, rowwise
 from .._streamed_rows import StreamedRows, stream_rows
@@ -157,6 +159,17 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         in-memory fit's to rounding.  None (default) fits where the rows are; arrays of
         another library with array API dispatch on are fitted on their own device and
         ``device`` is ignored.
+    verbose : int, default=0
+        Reports of the fit, printed on standard output (flushed), each line starting
+        with ``[NystroemKernelRidge]``.  0: nothing.  1: the landmark selection and the
+        preconditioner (seconds); the first pass over the rows (``K_nm products``,
+        forming ``K_nm^T y`` and the cache: rows, seconds, rows per second); the
+        conjugate-gradient iterations (each one pass over the rows: the relative
+        residual and the seconds since the solve began), at most about one line a
+        second and always the last; why it stopped (converged, ``max_iter``, or no
+        progress left in rounding).  2: every iteration, and the rows done within every
+        pass with the percentage and the rate (at most about one line a second, and
+        the last).  A Dask fit reports each pass when its computation ends.
 
     Attributes
     ----------
@@ -265,6 +278,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         # a device's name or a library's device object, resolved by resolve_device at fit
         "device": [None, str, object],
+        "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
     def __init__(
@@ -283,6 +297,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         cache_size: float = 2048,
         random_state: Any = None,
         device: Any = None,
+        verbose: int = 0,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -297,6 +312,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         self.cache_size = cache_size
         self.random_state = random_state
         self.device = device
+        self.verbose = verbose
 
     # -- pieces -------------------------------------------------------------------------
 
@@ -318,18 +334,26 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             X.shape[0], _block_bytes_per_row(m, X.shape[1], n_targets), max_rows=_MAX_BLOCK_ROWS
         )
 
-    def _solver(self, rows: Rows, kernel: Any, L: Any, n_targets: int) -> FalkonSolver:
+    def _solver(
+        self, rows: Rows, kernel: Any, L: Any, n_targets: int, progress: Progress | None = None
+    ) -> FalkonSolver:
         """FALKON's solver on the rows: preconditioner from ``K_mm`` (here, or on the
         rows' device with landmarks ``L`` there), ``K_nm`` blocks cached within
         ``cache_size`` (and within the share of a cluster's memory) where the rows are
-        held."""
+        held; reporting to ``progress`` (default: at the estimator's ``verbose``)."""
         n, m = rows.n_rows, L.shape[0]
+        progress = progress or Progress(type(self).__name__, self.verbose)
         check_memory(
             8.0 * 5 * m * m,
             f"{type(self).__name__}'s {m} x {m} landmark kernel matrix and preconditioner",
             "lower n_components (the number of landmarks)",
         )
+        start = time.perf_counter()
         K_mm = landmark_gram(kernel, L)
+        preconditioner = FalkonPreconditioner(K_mm, n, self.alpha)
+        if progress.enabled:
+            seconds = time.perf_counter() - start
+            progress.log(f"preconditioner: K_mm ({m} x {m}) and its factors in {seconds:.2f} s")
         work = _work_dtype(kernel, rows)
         # at most every row (a huge cache_size means all of them); Python floats do not
         # overflow to a warning
@@ -344,13 +368,10 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
             cache_rows,
             (_block_bytes_per_row(m, rows.n_features, n_targets), _MAX_BLOCK_ROWS),
             type(self).__name__,
+            progress,
         )
         return FalkonSolver(
-            K_mm,
-            self.alpha,
-            FalkonPreconditioner(K_mm, n, self.alpha),
-            matvec,
-            name=type(self).__name__,
+            K_mm, self.alpha, preconditioner, matvec, name=type(self).__name__, progress=progress
         )
 
     # -- fit / predict ------------------------------------------------------------------
@@ -381,8 +402,15 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
         where, home = Placement.of(rows), Placement.of(rows.X)
         y_ndim = y.ndim
         kernel = resolve_estimator_kernel(self, rows.n_features)
+        progress = Progress(type(self).__name__, self.verbose)
+        start = time.perf_counter()
         L, idx = self._select_landmarks(rows, kernel)
-        solver = self._solver(rows, kernel, where.data(L), 1 if y_ndim == 1 else int(y.shape[1]))
+        if progress.enabled:
+            how = self.landmarks if isinstance(self.landmarks, str) else "given"
+            seconds = time.perf_counter() - start
+            progress.log(f"landmarks: m = {L.shape[0]:,} ({how}) in {seconds:.2f} s")
+        n_targets = 1 if y_ndim == 1 else int(y.shape[1])
+        solver = self._solver(rows, kernel, where.data(L), n_targets, progress)
         try:
             coef, result = solver.solve(rows.align(y), tol=self.tol, max_iter=self.max_iter)
         finally:

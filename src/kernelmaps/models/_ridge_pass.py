@@ -48,6 +48,7 @@ from .._array_api import (
     to_numpy,
 )
 from .._array_types import is_dask_array
+from .._progress import Progress, counted_pass
 from .._rows import ArrayRows, Rows
 from ..feature_maps import row_blocks
 from ..kernels import one_line_errors
@@ -187,6 +188,10 @@ class RowWork:
         ``(z(X[:k]), k)``: the features of the first ``k`` rows of the one part of rows in
         memory, mapped already (to learn the width of a map that does not state it), so
         that the statistics' pass maps every row once.
+    progress : callable or None
+        Called with the rows of each block a part finishes (a pass's
+        :class:`~kernelmaps._progress.RowCounter`, set for rows that are worked on here
+        only: :func:`kernelmaps._progress.counted_pass`); None reports nothing.
     """
 
     feature_map: Any
@@ -198,6 +203,7 @@ class RowWork:
     check_labels: bool = False
     checked: bool = True
     head: Any = None
+    progress: Callable[[int], None] | None = None
 
     def targets(self, y: Any, X: Any = None) -> Any:
         """Targets as float64 ``(rows, t)``: the values, or the encoded labels; where the
@@ -268,8 +274,10 @@ class RowWork:
         if self.head is not None:
             head, k = self.head
             stats.update(head, take_rows(Y, slice(0, k)), weights[:k])
+            self._done(k)
         for Z, Y_block, w_block in self.blocks(X, Y, weights, k):
             stats.update(Z, Y_block, w_block)
+            self._done(Y_block.shape[0])
         return stats, bool(_namespace(X).any(weights != 0))
 
     def loo_sums(self, X: Any, y: Any, w: Any, start: int | None, *, terms: LooTerms) -> Any:
@@ -283,7 +291,13 @@ class RowWork:
             totals = np.zeros(n_alphas)
         for Z, Y_block, w_block in self.blocks(X, Y, weights):
             totals += loo_block_sums(terms, Z, Y_block, w_block)
+            self._done(Y_block.shape[0])
         return totals
+
+    def _done(self, n_rows: int) -> None:
+        """Report ``n_rows`` more rows of the part done."""
+        if self.progress is not None:
+            self.progress(n_rows)
 
 
 def merge_statistics(
@@ -297,27 +311,36 @@ def _add(a: Any, b: Any) -> Any:
     return a + b
 
 
-def ridge_statistics(rows: Rows, work: RowWork, Y: Any, w: Any) -> RidgeStatistics:
-    """The merged statistics of every part of ``rows`` (one pass); refuses all-zero
-    weights.  They follow ``X``: held on its device for an array of another library,
-    NumPy otherwise (rows streamed through a device too: merged there, then copied)."""
-    stats, nonzero = rows.map_reduce(work.statistics, merge_statistics, Y, w)
+def ridge_statistics(
+    rows: Rows, work: RowWork, Y: Any, w: Any, progress: Progress | None = None
+) -> RidgeStatistics:
+    """The merged statistics of every part of ``rows`` (one pass, reported to
+    ``progress`` as ``"statistics"``); refuses all-zero weights.  They follow ``X``: held
+    on its device for an array of another library, NumPy otherwise (rows streamed through
+    a device too: merged there, then copied)."""
+    with counted_pass(progress, "statistics", rows) as done:
+        counted = dataclasses.replace(work, progress=done)
+        stats, nonzero = rows.map_reduce(counted.statistics, merge_statistics, Y, w)
     if not nonzero:
         raise ValueError(ZERO_WEIGHTS)
     return stats if isinstance(rows, ArrayRows) else stats.to_host()
 
 
-def ridge_loo(rows: Rows, work: RowWork, Y: Any, w: Any) -> Callable[[LooTerms], np.ndarray]:
+def ridge_loo(
+    rows: Rows, work: RowWork, Y: Any, w: Any, progress: Progress | None = None
+) -> Callable[[LooTerms], np.ndarray]:
     """``loo(terms)`` for :func:`~kernelmaps.models._ridge_solvers.solve_ridge`: the
-    second pass, its sums added in the fixed tree (on the rows' device, the totals then
-    copied to the host)."""
+    second pass (reported to ``progress`` as ``"leave-one-out"``), its sums added in the
+    fixed tree (on the rows' device, the totals then copied to the host)."""
     import functools
 
     def loo(terms: LooTerms) -> np.ndarray:
         xp = getattr(rows, "xp", None)  # rows on a device: the terms moved there once
         held = terms if xp is None else terms.to_device(xp, rows.device)  # type: ignore[attr-defined]
-        sums = functools.partial(work.loo_sums, terms=held)
-        totals = rows.map_reduce(sums, _add, Y, w)
+        with counted_pass(progress, "leave-one-out", rows) as done:
+            counted = dataclasses.replace(work, progress=done)
+            sums = functools.partial(counted.loo_sums, terms=held)
+            totals = rows.map_reduce(sums, _add, Y, w)
         return loo_combine(terms, np.asarray(to_numpy(totals), dtype=np.float64))
 
     return loo

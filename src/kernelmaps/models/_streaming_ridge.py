@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 from collections.abc import Callable, Iterator
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -17,7 +18,7 @@ import scipy.sparse as sp
 from sklearn import config_context
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _memory
@@ -29,6 +30,7 @@ from .._array_api import (
     to_namespace,
 )
 from .._memory import check_memory
+from .._progress import Progress, RowCounter
 from .._rows import ArrayRows, Rows, as_rows
 from .._streamed_rows import StreamedRows
 from ..feature_maps import RandomFourierFeatures
@@ -90,6 +92,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         # a device of any installed library, checked by resolve_device when used
         "device": "no_validation",
+        "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
     #: The fitted arrays that follow ``X`` to its device (:meth:`_follow_x`).
@@ -106,6 +109,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         keep_statistics: bool = True,
         random_state: Any = None,
         device: Any = None,
+        verbose: int = 0,
     ) -> None:
         self.feature_map = feature_map
         self.alpha = alpha
@@ -115,6 +119,7 @@ class _StreamingRidgeMixin(BaseEstimator):
         self.keep_statistics = keep_statistics
         self.random_state = random_state
         self.device = device
+        self.verbose = verbose
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -153,6 +158,10 @@ class _StreamingRidgeMixin(BaseEstimator):
         if isinstance(self.feature_map, str):  # "passthrough"
             return None
         return clone(self.feature_map)
+
+    def _progress(self) -> Progress:
+        """The reports of a fit, silent at ``verbose=0`` (:mod:`kernelmaps._progress`)."""
+        return Progress(type(self).__name__, self.verbose)
 
     def _started(self) -> bool:
         """Whether a fit or a ``partial_fit`` has completed (``partial_fit`` continues)."""
@@ -257,9 +266,14 @@ class _StreamingRidgeMixin(BaseEstimator):
         if self.feature_map_ is None:
             width = rows.n_features
         else:
+            start = time.perf_counter()
             with config_context(assume_finite=True):
                 self.feature_map_.fit(rows.X)
             width = feature_width(self.feature_map_)
+            progress = self._progress()
+            if progress.enabled:
+                name = type(self.feature_map_).__name__
+                progress.log(f"feature map: {name} fitted in {time.perf_counter() - start:.2f} s")
         head = None
         if width is None:
             (probe,) = rows.read([np.arange(min(_WIDTH_PROBE_ROWS, rows.n_rows))])
@@ -306,8 +320,9 @@ class _StreamingRidgeMixin(BaseEstimator):
             self._store(solution, "dual")
         else:
             self._check_primal_memory()
-            stats = ridge_statistics(rows, dataclasses.replace(work, head=head), y, w)
-            loo = ridge_loo(rows, work, y, w)
+            progress = self._progress()
+            stats = ridge_statistics(rows, dataclasses.replace(work, head=head), y, w, progress)
+            loo = ridge_loo(rows, work, y, w, progress)
             self._store(self._checked_solve(stats, largest_weight, loo), "primal")
         self._drop_unless_kept()
         self._follow_x(rows)
@@ -329,7 +344,8 @@ class _StreamingRidgeMixin(BaseEstimator):
         else:
             self._resume_statistics()
         work = self._row_work(rows, encoder, check_labels=encoder is not None)
-        stats = ridge_statistics(rows, dataclasses.replace(work, head=head), y, w)
+        head_work = dataclasses.replace(work, head=head)
+        stats = ridge_statistics(rows, head_work, y, w, self._progress())
         if not first:
             stats = self._live_statistics().merge(stats)
         self._store(self._checked_solve(stats, largest_weight, None), "primal")
@@ -351,16 +367,21 @@ class _StreamingRidgeMixin(BaseEstimator):
             "lower the number of features D (the feature map's n_components) or fit on fewer rows",
         )
         k = first.shape[0]
-        if sp.issparse(first):
-            parts = [first.tocsr()]
-            parts += [sp.csr_matrix(self._features(X[rows])) for rows in self._block_rows(X, k)]
-            Z = sp.vstack(parts, format="csr").astype(np.float64, copy=False)
-        else:
-            Z = np.empty((n, D))
-            Z[:k] = first
-            for rows in self._block_rows(X, k):
-                Z[rows] = host_values(self._features(take_rows(X, rows)))
+        progress = self._progress()
+        with progress.rows("features", n) as counter:
+            counter.add(k)
+            blocks = _counted(self._block_rows(X, k), counter)
+            if sp.issparse(first):
+                parts = [first.tocsr()]
+                parts += [sp.csr_matrix(self._features(X[rows])) for rows in blocks]
+                Z = sp.vstack(parts, format="csr").astype(np.float64, copy=False)
+            else:
+                Z = np.empty((n, D))
+                Z[:k] = first
+                for rows in blocks:
+                    Z[rows] = host_values(self._features(take_rows(X, rows)))
         del first
+        start = time.perf_counter()
         dual = dual_problem(Z, Y, w, fit_intercept=self.fit_intercept)
         del Z
         check_sums(
@@ -373,12 +394,14 @@ class _StreamingRidgeMixin(BaseEstimator):
             ),
             largest_weight=largest_weight,
         )
-        return solve_dual(
+        solution = solve_dual(
             dual,
             alpha=float(self.alpha),
             alphas=self._check_alphas(),
             selection=self.alpha_selection,
         )
+        self._report_solve(progress, f"dual, n = {n:,}", solution, time.perf_counter() - start)
+        return solution
 
     def _adopt(
         self,
@@ -422,7 +445,8 @@ class _StreamingRidgeMixin(BaseEstimator):
         X, Y, w = rows
         self._check_primal_memory()
         training = as_rows(X)
-        self.statistics_ = ridge_statistics(training, self._row_work(training), Y, w)
+        work = self._row_work(training)
+        self.statistics_ = ridge_statistics(training, work, Y, w, self._progress())
         self._training_rows = None
 
     def _drop_unless_kept(self) -> None:
@@ -447,14 +471,35 @@ class _StreamingRidgeMixin(BaseEstimator):
     def _solve(self, stats: RidgeStatistics, loo: Callable[[Any], np.ndarray] | None) -> Any:
         """Solve from the statistics ``stats`` (NumPy); ``loo`` (the pass over the rows
         again, from :func:`~kernelmaps.models._ridge_pass.ridge_loo`) allows exact
-        leave-one-out."""
-        return solve_ridge(
+        leave-one-out.  The solve is reported without the time of that pass (which
+        reports itself)."""
+        progress = self._progress()
+        start, passes = time.perf_counter(), [0.0]
+        if progress.enabled and loo is not None:
+            loo = _timed(loo, passes)
+        solution = solve_ridge(
             stats,
             alpha=float(self.alpha),
             alphas=self._check_alphas(),
             selection=self.alpha_selection,
             fit_intercept=self.fit_intercept,
             loo=loo,
+        )
+        self._report_solve(progress, "primal", solution, time.perf_counter() - start - passes[0])
+        return solution
+
+    def _report_solve(self, progress: Progress, how: str, solution: Any, seconds: float) -> None:
+        """The line of a solve: the width, the penalty and how it was chosen, the time."""
+        if not progress.enabled:
+            return
+        alphas = self._check_alphas()
+        chosen = "given"
+        if solution.selection is not None and alphas is not None:
+            rule = {"loo": "leave-one-out", "gcv": "GCV"}.get(solution.selection)
+            chosen = f"chosen by {rule} among {alphas.size}"
+        progress.log(
+            f"solve ({how}): D = {self.n_features_out_:,}, alpha = {solution.alpha:.3g} "
+            f"({chosen}) in {seconds:.2f} s"
         )
 
     def _store(self, solution: Any, solver: str) -> None:
@@ -511,6 +556,27 @@ class _StreamingRidgeMixin(BaseEstimator):
             return Z @ xp.astype(W, Z.dtype, copy=False) + b
 
         return block
+
+
+def _counted(blocks: Iterator[slice], counter: RowCounter) -> Iterator[slice]:
+    """The row blocks ``blocks``, each added to ``counter`` once the caller is done
+    with it."""
+    for rows in blocks:
+        yield rows
+        counter.add(rows.stop - rows.start)
+
+
+def _timed(function: Callable[..., Any], spent: list[float]) -> Callable[..., Any]:
+    """``function``, its seconds added to ``spent[0]`` at every call."""
+
+    def timed(*args: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return function(*args)
+        finally:
+            spent[0] += time.perf_counter() - start
+
+    return timed
 
 
 def _copied(X: Any) -> Any:
