@@ -67,13 +67,16 @@ def largest_eigenvalue(stats: RidgeStatistics, fit_intercept: bool) -> float:
     return float(max(value[0], 0.0))
 
 
-def auto_alphas(stats: RidgeStatistics, fit_intercept: bool) -> np.ndarray:
+def auto_alphas(
+    stats: RidgeStatistics, fit_intercept: bool, top: float | None = None
+) -> np.ndarray:
     """The penalties of ``alphas="auto"``: ``l_max 10^k`` for ``k = -12, -11, ..., 0``.
 
     Relative to the largest eigenvalue ``l_max`` of the Gram matrix, the grid spans from
     the rounding level of the solve (``D eps l_max``, about ``1e-12 l_max``) to a penalty
     that damps every direction to half or less; the scale of the features and of the
-    number of rows drops out.
+    number of rows drops out.  ``top``: ``l_max`` when it is known (an eigendecomposition
+    at hand), else computed by :func:`largest_eigenvalue`.
 
     Examples
     --------
@@ -84,7 +87,8 @@ def auto_alphas(stats: RidgeStatistics, fit_intercept: bool) -> np.ndarray:
     >>> auto_alphas(stats, False)[[0, -1]].tolist()
     [1e-10, 100.0]
     """
-    top = largest_eigenvalue(stats, fit_intercept)
+    if top is None:
+        top = largest_eigenvalue(stats, fit_intercept)
     if not top > 0:
         top = 1.0  # constant features: any positive scale
     return top * 10.0**AUTO_ALPHA_EXPONENTS

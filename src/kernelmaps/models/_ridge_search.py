@@ -21,7 +21,7 @@ from sklearn.base import clone
 
 from .._array_api import to_numpy
 from .._memory import available_memory
-from .._progress import Progress
+from .._progress import Progress, counted_pass
 from .._rows import ArrayRows, Rows
 from ._ridge_pass import ZERO_WEIGHTS, feature_width, map_features
 from ._ridge_path import (
@@ -169,16 +169,22 @@ class RidgeSearch:
 
     # -- one batch ----------------------------------------------------------------------
 
+    def _work(self, candidates: list[Candidate], done: Any) -> SearchWork:
+        """The pass's work on ``candidates``, reporting its rows to ``done``."""
+        row_work = dataclasses.replace(self.work.row_work, progress=done)
+        return dataclasses.replace(self.work, row_work=row_work, candidates=tuple(candidates))
+
     def evaluate(self, gammas: Sequence[float | None]) -> dict[float | None, float]:
         """Evaluate the bandwidths ``gammas`` in one pass (plus the pass of a score that
         needs the rows); returns the best score of each."""
         candidates = [c for gamma in gammas for c in self.candidates(gamma)]
-        work = dataclasses.replace(self.work, candidates=tuple(candidates))
         self.progress.log(
-            f"pass over {self.rows.n_rows} rows for gamma in "
-            f"{[_short(g) for g in gammas]} ({len(candidates)} maps)"
+            f"gamma batch {', '.join(_short(g) for g in gammas)}: "
+            f"{len(candidates)} map{'s' if len(candidates) > 1 else ''}, "
+            f"{sum(len(c.widths) for c in candidates)} numbers of features"
         )
-        with self.progress.rows("statistics", self.rows.n_rows, level=2):
+        with counted_pass(self.progress, "statistics", self.rows) as done:
+            work = self._work(candidates, done)
             stats, nonzero = self.rows.map_reduce(work.statistics, merge_nested, *self.aligned)
         if not nonzero:
             raise ValueError(ZERO_WEIGHTS)
@@ -189,6 +195,12 @@ class RidgeSearch:
         for gamma, score in scored:
             best[gamma] = max(best.get(gamma, -np.inf), score)
         self.gamma_scores.update(best)
+        if self.best is not None:
+            b = self.best
+            self.progress.log(
+                f"best so far: gamma = {_short(b.gamma)}, alpha = {b.alpha:.3g}, "
+                f"n_components = {b.width}, score = {b.score:.6g}"
+            )
         return best
 
     def _score(
@@ -217,9 +229,13 @@ class RidgeSearch:
             self._record(candidate, width, merge_all(list(folds)), alphas, scores)
         return out
 
-    def _alphas(self, total: RidgeStatistics) -> np.ndarray:
+    def _alphas(self, total: RidgeStatistics, eig: Any = None) -> np.ndarray:
+        """The penalties of a candidate (``"auto"``: relative to its largest eigenvalue,
+        from ``eig`` when it is at hand)."""
         if self.spec.alphas is not None:
             return self.spec.alphas
+        if eig is not None:
+            return auto_alphas(total, self.spec.fit_intercept, float(eig.evals[-1]))
         return auto_alphas(total, self.spec.fit_intercept)
 
     def _criterion_scores(
@@ -229,8 +245,8 @@ class RidgeSearch:
         spec, fit_intercept = self.spec, self.spec.fit_intercept
         out, loo = [], []
         for _, _, (total,) in problems:
-            alphas = self._alphas(total)
             eig = eigen_ridge(total, fit_intercept)
+            alphas = self._alphas(total, eig)
             if spec.criterion == "gcv":
                 scores = -gcv_errors(total, eig, alphas, fit_intercept)
             elif spec.criterion == "evidence":
@@ -252,8 +268,8 @@ class RidgeSearch:
         held = terms
         if isinstance(self.rows, ArrayRows):
             held = [[t.to_device(self.rows.xp, self.rows.device) for t in ts] for ts in terms]
-        work = dataclasses.replace(self.work, candidates=tuple(candidates))
-        with self.progress.rows("leave-one-out", self.rows.n_rows, level=2):
+        with counted_pass(self.progress, "leave-one-out", self.rows) as done:
+            work = self._work(candidates, done)
             sums = self.rows.map_reduce(
                 _partial(work.loo_sums, terms=held), merge_nested, *self.aligned
             )
@@ -299,8 +315,8 @@ class RidgeSearch:
         """The held-out class counts of every problem, in one more pass."""
         it = iter(flat)
         weights = [[next(it) for _ in c.widths] for c in candidates]
-        work = dataclasses.replace(self.work, candidates=tuple(candidates))
-        with self.progress.rows("held-out predictions", self.rows.n_rows, level=2):
+        with counted_pass(self.progress, "held-out predictions", self.rows) as done:
+            work = self._work(candidates, done)
             counts = self.rows.map_reduce(
                 _partial(work.class_counts, weights=weights), merge_nested, *self.aligned
             )

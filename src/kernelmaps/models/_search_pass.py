@@ -159,6 +159,7 @@ class SearchWork:
         width = max(c.width for c in self.candidates)
         for rows in feature_row_blocks(n, d, width, self.row_work.n_targets):
             yield take_rows(X, rows), take_rows(Y, rows), w[rows], labels[rows]
+            self.row_work._done(rows.stop - rows.start)
 
     def _by_fold(self, labels: np.ndarray) -> Iterator[tuple[int, np.ndarray | None]]:
         """``(k, rows of fold k)`` for the folds present (None: the whole block)."""
