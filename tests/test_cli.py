@@ -438,3 +438,29 @@ def test_compare_goes_on_when_the_verdicts_cannot_be_written(tmp_path, capsys, m
     assert "no space left on the device" in proc.stderr
     assert "RFF vs orthogonal RFF: rff-orthogonal beats rff-mc at " in proc.stdout
     assert (out / "results.csv").exists() and (out / "results.json").exists()
+
+
+def test_fit_tune_prints_the_choice_and_saves_the_best_model(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    _regression_csv(tmp_path / "train.csv", 300, rng)
+    y_new = _regression_csv(tmp_path / "new.csv", 50, rng)
+    model = tmp_path / "model.skops"
+    proc = run_inprocess(
+        capsys, "fit", str(tmp_path / "train.csv"), "--target", "price", "--n-components",
+        "64", "--tune", "--cv", "3", "-o", str(model),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "gamma searched around" in proc.stdout
+    chosen = [line for line in proc.stdout.splitlines() if line.startswith("chosen:")]
+    assert len(chosen) == 1 and "3-fold r2 score" in chosen[0]
+    assert "D=8" in proc.stdout and "D=64" in proc.stdout  # the curve: D / 8 ... D
+    assert "(tuned)" in proc.stdout
+    proc = run_inprocess(capsys, "predict", str(model), str(tmp_path / "new.csv"))
+    assert proc.returncode == 0, proc.stderr
+    pred = np.array([float(v) for v in proc.stdout.splitlines()[1:]])
+    assert np.mean((pred - y_new) ** 2) < 0.5 * np.var(y_new)
+    _assert_user_error(
+        run_inprocess(capsys, "fit", str(tmp_path / "train.csv"), "--target", "price",
+                      "--cv", "3", "-o", str(model)),
+        "add --tune",
+    )  # fmt: skip
