@@ -315,6 +315,8 @@ def plot_cv_curve(
     """The cross-validation curves of a search: the best score against ``gamma`` (one
     curve per number of features) and against ``alpha`` (at the best ``gamma`` and
     number of features), from ``cv_results_`` of :class:`~kernelmaps.FeatureRidgeCV`.
+    Scores that are minus an error (GCV, leave-one-out, negative squared errors) are
+    drawn as the error, on a log axis.
 
     Parameters
     ----------
@@ -342,15 +344,19 @@ def plot_cv_curve(
     ...     out = plot_cv_curve(results, pathlib.Path(tempfile.mkdtemp()) / "cv.png")
     """
     Figure, Canvas = _figure_class()
+    finite = [float(m) for m in cv_results["mean_test_score"] if math.isfinite(float(m))]
+    errors = bool(finite) and max(finite) < 0  # minus an error: drawn as the error, log axis
+    sign = -1.0 if errors else 1.0
+    label = f"{score_name} (minus)" if errors else score_name
     fig = Figure(figsize=(9.0, 3.6))
     Canvas(fig)
     left, right = fig.subplots(1, 2)
     for width, points in sorted(_best_per(cv_results, "gamma", "n_components").items()):
         xs, ys = zip(*points, strict=True)
-        left.plot(xs, ys, marker="o", markersize=3, label=f"D = {width}")
+        left.plot(xs, [sign * v for v in ys], marker="o", markersize=3, label=f"D = {width}")
     left.set_xscale("log")
     left.set_xlabel("gamma")
-    left.set_ylabel(score_name)
+    left.set_ylabel(label)
     if left.lines:
         left.legend(fontsize=8)
     means = [float(m) for m in cv_results["mean_test_score"]]
@@ -361,14 +367,17 @@ def plot_cv_curve(
         if p["gamma"] == best["gamma"] and p["n_components"] == best["n_components"]
     ]
     xs, ys = zip(*sorted(same), strict=True)
-    right.plot(xs, ys, marker="o", markersize=3)
+    right.plot(xs, [sign * v for v in ys], marker="o", markersize=3)
     right.set_xscale("log")
     right.set_xlabel(
         f"alpha (gamma = {best['gamma']:.3g}, D = {best['n_components']})"
         if best["gamma"] is not None
         else f"alpha (D = {best['n_components']})"
     )
-    right.set_ylabel(score_name)
+    right.set_ylabel(label)
+    if errors:
+        left.set_yscale("log")
+        right.set_yscale("log")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
