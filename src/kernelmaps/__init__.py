@@ -27,7 +27,13 @@ if TYPE_CHECKING:
         TensorSketch,
     )
     from .metrics import feature_map_error, kernel_approximation_error
-    from .models import FeatureRidge, FeatureRidgeClassifier, KernelRidge, NystroemKernelRidge
+    from .models import (
+        FeatureRidge,
+        FeatureRidgeClassifier,
+        KernelRidge,
+        NystroemKernelRidge,
+        feature_budget,
+    )
 
 #: Where each public name lives; imported on first use (PEP 562), so that ``import
 #: kernelmaps`` and the command line start without loading scikit-learn and scipy.
@@ -53,7 +59,13 @@ _LAZY = {
     "move_to": "._array_api",
     "kernel_approximation_error": ".metrics",
     **dict.fromkeys(
-        ("FeatureRidge", "FeatureRidgeClassifier", "KernelRidge", "NystroemKernelRidge"),
+        (
+            "FeatureRidge",
+            "FeatureRidgeClassifier",
+            "KernelRidge",
+            "NystroemKernelRidge",
+            "feature_budget",
+        ),
         ".models",
     ),
 }
@@ -95,6 +107,7 @@ __all__ = [
     "TensorSketch",
     "__version__",
     "config_context",
+    "feature_budget",
     "feature_map_error",
     "get_config",
     "kernel_approximation_error",

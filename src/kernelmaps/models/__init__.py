@@ -10,11 +10,14 @@
   :class:`NystroemKernelRidge` solves with :func:`conjugate_gradient`.
 * :class:`RidgeStatistics` -- the mergeable sufficient statistics of a primal ridge fit
   (the solves are pure functions of them, in :mod:`kernelmaps.models._ridge_solvers`).
+* :func:`feature_budget` -- how many features the data needs: the statistical dimension
+  (:func:`statistical_dimension`), the counts the bounds give for it and the counts measured.
 * :class:`FeatureRidgeClassifier` -- one-vs-rest ridge classification on a feature map (the
   module :mod:`kernelmaps.models._classifiers` also gives the recipe with scikit-learn's
   linear classifiers).
 """
 
+from ._budget import BudgetRow, FeatureBudget, feature_budget
 from ._cg import CGResult, conjugate_gradient
 from ._classifiers import FeatureRidgeClassifier
 from ._falkon import FalkonPreconditioner, FalkonSolver, NystroemMatvec
@@ -22,16 +25,22 @@ from ._feature_ridge import FeatureRidge
 from ._kernel_ridge import KernelRidge
 from ._nystroem_ridge import NystroemKernelRidge
 from ._ridge_statistics import RidgeStatistics
+from ._statistical_dimension import StatisticalDimension, statistical_dimension
 
 __all__ = [
+    "BudgetRow",
     "CGResult",
     "FalkonPreconditioner",
     "FalkonSolver",
+    "FeatureBudget",
     "FeatureRidge",
     "FeatureRidgeClassifier",
     "KernelRidge",
     "NystroemKernelRidge",
     "NystroemMatvec",
     "RidgeStatistics",
+    "StatisticalDimension",
     "conjugate_gradient",
+    "feature_budget",
+    "statistical_dimension",
 ]
