@@ -115,6 +115,9 @@ class FeatureBudget:
     rows : tuple of BudgetRow
     notes : tuple of str
         What the numbers mean and where a bound does not apply.
+    nystroem_dimension : float
+        The upper end of the interval of the statistical dimension at ``epsilon * alpha``,
+        which the Nyström bounds use.
     rank : int
         Rank of the factor behind the interval (``n_sample``: exact eigenvalues).
     diameter : float or None
@@ -149,6 +152,7 @@ class FeatureBudget:
     error: str
     rows: tuple[BudgetRow, ...]
     notes: tuple[str, ...]
+    nystroem_dimension: float
     rank: int
     diameter: float | None
     spectral_second_moment: float | None
@@ -163,8 +167,8 @@ class FeatureBudget:
         >>> from kernelmaps.models import BudgetRow, FeatureBudget
         >>> row = BudgetRow("rff", "pointwise", 1476, None, "Rahimi & Recht 2007")
         >>> budget = FeatureBudget(3.0, (2.9, 3.1), 100, 100, "Gaussian(gamma=1.0)", 1.0,
-        ...                        1.0, 0.1, 0.05, "spectral", (row,), (), 100, None, None,
-        ...                        0, None)
+        ...                        1.0, 0.1, 0.05, "spectral", (row,), (), 30.0, 100, None,
+        ...                        None, 0, None)
         >>> budget.as_table()[0]["bound_features"]
         1476
         """
@@ -628,6 +632,6 @@ def feature_budget(
                      "lambda); the spectral D is indicative only.")  # fmt: skip
     return FeatureBudget(
         0.5 * (lo + hi), (lo, hi), n, n_s, repr(kernel_), getattr(kernel_, "gamma", None),
-        alpha, epsilon, delta, error, tuple(rows), tuple(notes), spectrum.rank, diameter,
-        sigma2, measure_rows, seed,
+        alpha, epsilon, delta, error, tuple(rows), tuple(notes), setting.s_nystroem,
+        spectrum.rank, diameter, sigma2, measure_rows, seed,
     )  # fmt: skip
