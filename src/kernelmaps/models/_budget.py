@@ -621,6 +621,12 @@ def feature_budget(
     rff = [m for m in chosen if m in ("rff", "orf")]
     rows, diameter, sigma2 = _rff_rows(setting, rff, notes) if rff else ([], None, None)
     rows += _nystroem_rows(setting, chosen)
+    vacuous = [
+        r.method for r in rows if r.method.startswith("nystroem") and (r.bound_features or 0) >= n
+    ]
+    if vacuous:
+        notes.append(f"{', '.join(vacuous)}: the bound asks for at least n = {n} landmarks: "
+                     "vacuous here (every row a landmark is the exact kernel).")  # fmt: skip
     seed = int(rng.integers(2**31)) if measure else None
     measure_rows = min(n_s, MEASURE_ROWS) if measure else 0
     if seed is not None:
