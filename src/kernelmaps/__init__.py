@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         FeatureRidgeCV,
         KernelRidge,
         NystroemKernelRidge,
+        feature_budget,
     )
 
 #: Where each public name lives; imported on first use (PEP 562), so that ``import
@@ -67,6 +68,7 @@ _LAZY = {
             "FeatureRidgeClassifierCV",
             "KernelRidge",
             "NystroemKernelRidge",
+            "feature_budget",
         ),
         ".models",
     ),
@@ -111,6 +113,7 @@ __all__ = [
     "TensorSketch",
     "__version__",
     "config_context",
+    "feature_budget",
     "feature_map_error",
     "get_config",
     "kernel_approximation_error",

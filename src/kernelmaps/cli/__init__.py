@@ -6,6 +6,9 @@
 ``kernelmaps fit`` / ``kernelmaps predict``
     Fit ridge regression or classification on a feature map from a data file, save it,
     and predict new rows with it.
+``kernelmaps budget``
+    How many features a data set needs: its statistical dimension, the bounds and the
+    measured count (:func:`kernelmaps.models.feature_budget`).
 ``kernelmaps datasets`` / ``kernelmaps methods``
     What is bundled, what the data home holds, and the registered methods.
 
@@ -29,7 +32,7 @@ from typing import Any
 
 from .._atomic import describe_os_error
 from ..exceptions import InsufficientMemoryError, OutputWriteError
-from . import compare, datasets, fit, methods, predict
+from . import budget, compare, datasets, fit, methods, predict
 from ._common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -47,12 +50,13 @@ EXAMPLES = """examples:
   kernelmaps compare --datasets letter cpu_act --methods rff-mc rff-sobol --seeds 5
   kernelmaps fit train.csv --target price -o model.skops
   kernelmaps predict model.skops new.csv -o predictions.csv
+  kernelmaps budget cpu_act                   # how many features the data needs
   kernelmaps datasets
 
 Run "kernelmaps COMMAND --help" for the options of a command.
 """
 
-_COMMANDS = (compare, fit, predict, datasets, methods)
+_COMMANDS = (compare, fit, predict, budget, datasets, methods)
 
 
 def __getattr__(name: str) -> Any:

@@ -457,7 +457,7 @@ def _report(
 
     ``names``: the registry name of each method as the table names it.
     """
-    from ..experiments import format_table, format_verdicts, study_verdicts
+    from ..experiments import format_dimensions, format_table, format_verdicts, study_verdicts
 
     print()
     print(format_table(result.rows, error_metric))
@@ -474,6 +474,9 @@ def _report(
     gammas = result.provenance.get("gamma", {})
     if gammas:
         print("\ngamma: " + ", ".join(f"{k} = {v:.4g}" for k, v in gammas.items()))
+    dimensions = format_dimensions(result.provenance.get("statistical_dimension", {}))
+    if dimensions:
+        print("\n" + dimensions)
     reused = result.n_cells - result.n_computed
     print(
         f"\n{result.n_cells} cells in {elapsed:.1f} s"

@@ -11,7 +11,8 @@
 * :class:`SavedModel` with :func:`save_model` / :func:`load_model`: model files in the
   skops format, which cannot run code when read (:func:`trusted_model_types` is the
   allow-list of what they may hold);
-* :func:`summarize` / :func:`format_table`: mean and spread over seeds, as a text table.
+* :func:`summarize` / :func:`format_table`: mean and spread over seeds, as a text table;
+  :func:`format_dimensions`: the statistical dimension of each data set of a run.
 """
 
 from ._config import (
@@ -23,6 +24,7 @@ from ._config import (
     default_study,
     load_config,
 )
+from ._dimension import format_dimensions
 from ._executor import DescribedExecutor
 from ._folder_lock import OutputFolderInUseError
 from ._model_file import (
@@ -70,6 +72,7 @@ __all__ = [
     "build_pipeline",
     "choose_gamma",
     "default_study",
+    "format_dimensions",
     "format_table",
     "format_verdicts",
     "get_method",

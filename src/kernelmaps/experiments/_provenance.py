@@ -34,6 +34,7 @@ def provenance(
     n_computed: int,
     gammas: dict[tuple[str, str], float],
     threads: int | None,
+    dimensions: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The provenance of a run of ``config`` that ends now.
 
@@ -50,6 +51,9 @@ def provenance(
         The bandwidth chosen for each (data set, kernel).
     threads : int or None
         Threads of the BLAS and OpenMP pools inside a cell.
+    dimensions : dict, default=None
+        The statistical dimension of each data set
+        (:func:`kernelmaps.experiments._dimension.statistical_dimensions`).
 
     Returns
     -------
@@ -69,6 +73,7 @@ def provenance(
         "n_reused": n_cells - n_computed,
         "gamma": {f"{k[0]}/{k[1]}": v for k, v in gammas.items()},
         "threads_per_cell": threads,
+        "statistical_dimension": dimensions or {},
     }
 
 

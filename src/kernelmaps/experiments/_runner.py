@@ -25,6 +25,7 @@ from typing import Any, TextIO
 from ._cell_log import covers, open_log
 from ._cells import Cell, plan
 from ._config import ExperimentConfig
+from ._dimension import statistical_dimensions
 from ._folder_lock import _FolderLock, output_folder
 from ._isolation import limit_threads
 from ._provenance import now, provenance
@@ -183,6 +184,7 @@ def run_experiment(
             n_computed=runner.n_computed,
             gammas=runner.gamma_cache,
             threads=threads,
+            dimensions=statistical_dimensions(config, runner.prepared, runner.gamma_cache, threads),
         )
         if out_dir is not None:
             write_tables(out_dir, rows, info, failures)

@@ -13,11 +13,14 @@
 * :class:`FeatureRidgeCV`, :class:`FeatureRidgeClassifierCV` -- ``gamma``, ``alpha`` and
   the number of features chosen by GCV, leave-one-out, the evidence or exact K-fold, in
   one pass over the rows per batch of bandwidths.
+* :func:`feature_budget` -- how many features the data needs: the statistical dimension
+  (:func:`statistical_dimension`), the counts the bounds give for it and the counts measured.
 * :class:`FeatureRidgeClassifier` -- one-vs-rest ridge classification on a feature map (the
   module :mod:`kernelmaps.models._classifiers` also gives the recipe with scikit-learn's
   linear classifiers).
 """
 
+from ._budget import BudgetRow, FeatureBudget, feature_budget
 from ._cg import CGResult, conjugate_gradient
 from ._classifiers import FeatureRidgeClassifier
 from ._falkon import FalkonPreconditioner, FalkonSolver, NystroemMatvec
@@ -26,11 +29,14 @@ from ._feature_ridge_cv import FeatureRidgeClassifierCV, FeatureRidgeCV
 from ._kernel_ridge import KernelRidge
 from ._nystroem_ridge import NystroemKernelRidge
 from ._ridge_statistics import RidgeStatistics
+from ._statistical_dimension import StatisticalDimension, statistical_dimension
 
 __all__ = [
+    "BudgetRow",
     "CGResult",
     "FalkonPreconditioner",
     "FalkonSolver",
+    "FeatureBudget",
     "FeatureRidge",
     "FeatureRidgeCV",
     "FeatureRidgeClassifier",
@@ -39,5 +45,8 @@ __all__ = [
     "NystroemKernelRidge",
     "NystroemMatvec",
     "RidgeStatistics",
+    "StatisticalDimension",
     "conjugate_gradient",
+    "feature_budget",
+    "statistical_dimension",
 ]
