@@ -311,8 +311,17 @@ class _RidgeSearchCV(BaseEstimator):
         self.feature_map_ = model.feature_map_
         self.coef_, self.intercept_ = model.coef_, model.intercept_
 
+    #: The model the search ends with (``best_estimator_``).
+    _model_class: ClassVar[type] = FeatureRidge
+
     def _final_estimator(self, best: Any) -> Any:
-        raise NotImplementedError
+        """The unfitted final model of the best candidate (its statistics come next)."""
+        return self._model_class(
+            best.feature_map if best.feature_map is not None else "passthrough",
+            alpha=best.alpha,
+            fit_intercept=self.fit_intercept,
+            keep_statistics=self.keep_statistics,
+        )
 
     def _n_targets(self, y: Any) -> int:
         raise NotImplementedError
@@ -560,13 +569,6 @@ class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
     def _n_targets(self, y: Any) -> int:
         return 1 if y.ndim == 1 else int(y.shape[1])
 
-    def _final_estimator(self, best: Any) -> FeatureRidge:
-        return FeatureRidge(
-            best.feature_map if best.feature_map is not None else "passthrough",
-            alpha=best.alpha,
-            fit_intercept=self.fit_intercept,
-            keep_statistics=self.keep_statistics,
-        )
 
 
 class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
@@ -642,13 +644,10 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         n_classes = int(self.classes_.shape[0])
         return 1 if n_classes == 2 else n_classes
 
-    def _final_estimator(self, best: Any) -> FeatureRidgeClassifier:
-        model = FeatureRidgeClassifier(
-            best.feature_map if best.feature_map is not None else "passthrough",
-            alpha=best.alpha,
-            fit_intercept=self.fit_intercept,
-            keep_statistics=self.keep_statistics,
-        )
+    _model_class: ClassVar[type] = FeatureRidgeClassifier
+
+    def _final_estimator(self, best: Any) -> Any:
+        model = super()._final_estimator(best)
         model._binarizer, model.classes_ = self._binarizer, self.classes_
         return model
 
