@@ -401,7 +401,7 @@ def _add_pairs(a: tuple[np.ndarray, int], b: tuple[np.ndarray, int]) -> tuple[np
     return a[0] + b[0], a[1] + b[1]
 
 
-def _gram_product(part: MatvecPart, V: Any, progress: Callable[[int], None] | None) -> Any:
+def _gram_product(part: MatvecPart, V: Any, progress: Callable[[int], None] | None = None) -> Any:
     return part.matvec(V, part.matvec.placement.zeros((V.shape[0], V.shape[1])), progress)
 
 
@@ -492,7 +492,11 @@ class RowsMatvec:
             raise RuntimeError("RowsMatvec.rhs must be called first.")
         V = V if self.placement.on_device else np.ascontiguousarray(V)
         with counted_pass(self.progress, "K_nm products", self.rows, summary=None) as done:
-            out += self.parts.map_reduce(_gram_product, _add, V, done)
+            # no progress argument where none is reported: nothing more sent to workers
+            product = (
+                _gram_product if done is None else functools.partial(_gram_product, progress=done)
+            )
+            out += self.parts.map_reduce(product, _add, V)
         return out
 
     def release(self) -> None:
