@@ -24,8 +24,7 @@ def add_options(add: Any) -> None:
         "--cv",
         type=int,
         metavar="K",
-        help="with --tune: exact K-fold cross-validation (default: generalized "
-        "cross-validation, from one pass)",
+        help="with --tune: exact K-fold cross-validation (default: exact leave-one-out)",
     )
     add(
         "--plot",
@@ -61,7 +60,6 @@ def tuned_pipeline(pipeline: Any, args: argparse.Namespace, task: str) -> Any:
         gammas=gammas,
         n_components_grid=grid,
         cv=args.cv,
-        criterion="gcv",
     )
     pipeline.steps[-1] = (type(search).__name__.lower(), search)
     return pipeline
@@ -69,7 +67,7 @@ def tuned_pipeline(pipeline: Any, args: argparse.Namespace, task: str) -> Any:
 
 def report(search: Any, args: argparse.Namespace) -> str:
     """The chosen values and the curve (best score per gamma and number of features)."""
-    how = f"{search.n_splits_}-fold {search.scoring_}" if search.n_splits_ else "GCV"
+    how = f"{search.n_splits_}-fold {search.scoring_}" if search.n_splits_ else "leave-one-out"
     gamma = "-" if search.gamma_ is None else f"{search.gamma_:.4g}"
     lines = [
         f"chosen: gamma = {gamma}, alpha = {search.alpha_:.3g}, "
