@@ -328,6 +328,11 @@ class _RidgeSearchCV(BaseEstimator):
 
     # -- prediction ---------------------------------------------------------------------
 
+    def _best(self, method: str, X: Any) -> Any:
+        """``best_estimator_.method(X)``."""
+        check_is_fitted(self, "best_estimator_")
+        return getattr(self.best_estimator_, method)(X)
+
     def predict(self, X: Any) -> Any:
         """Predict with the best model (``best_estimator_``).
 
@@ -339,8 +344,7 @@ class _RidgeSearchCV(BaseEstimator):
         -------
         ndarray
         """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict(X)
+        return self._best("predict", X)
 
 
 def _extend_at_edge(search: RidgeSearch, gammas: list[float | None]) -> list[float | None]:
@@ -652,15 +656,7 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         return model
 
     def decision_function(self, X: Any) -> Any:
-        """Decision values of the best model (``best_estimator_``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.decision_function(X)
+        """The best model's decision values, ``w_c^T z(x) + b_c``
+        (:meth:`FeatureRidgeClassifier.decision_function`) for rows ``X`` of shape
+        (n_samples, n_features); one column per class, one for two classes."""
+        return self._best("decision_function", X)
