@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         FeatureRidgeCV,
         KernelRidge,
         NystroemKernelRidge,
+        NystroemKernelRidgeCV,
     )
 
 #: Where each public name lives; imported on first use (PEP 562), so that ``import
@@ -67,6 +68,7 @@ _LAZY = {
             "FeatureRidgeClassifierCV",
             "KernelRidge",
             "NystroemKernelRidge",
+            "NystroemKernelRidgeCV",
         ),
         ".models",
     ),
@@ -103,6 +105,7 @@ __all__ = [
     "KernelRidge",
     "Nystroem",
     "NystroemKernelRidge",
+    "NystroemKernelRidgeCV",
     "RandomBinningFeatures",
     "RandomFourierFeatures",
     "RandomMaclaurinFeatures",

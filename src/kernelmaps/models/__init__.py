@@ -13,6 +13,9 @@
 * :class:`FeatureRidgeCV`, :class:`FeatureRidgeClassifierCV` -- ``gamma``, ``alpha`` and
   the number of features chosen by GCV, leave-one-out, the evidence or exact K-fold, in
   one pass over the rows per batch of bandwidths.
+* :class:`NystroemKernelRidgeCV` -- :class:`NystroemKernelRidge` with ``gamma``, ``alpha``
+  and the number of landmarks chosen by that search (nested landmarks, one pass per batch
+  of bandwidths), refitted by FALKON above ``max_exact_components`` landmarks.
 * :class:`FeatureRidgeClassifier` -- one-vs-rest ridge classification on a feature map (the
   module :mod:`kernelmaps.models._classifiers` also gives the recipe with scikit-learn's
   linear classifiers).
@@ -25,6 +28,7 @@ from ._feature_ridge import FeatureRidge
 from ._feature_ridge_cv import FeatureRidgeClassifierCV, FeatureRidgeCV
 from ._kernel_ridge import KernelRidge
 from ._nystroem_ridge import NystroemKernelRidge
+from ._nystroem_ridge_cv import NystroemKernelRidgeCV
 from ._ridge_statistics import RidgeStatistics
 
 __all__ = [
@@ -37,6 +41,7 @@ __all__ = [
     "FeatureRidgeClassifierCV",
     "KernelRidge",
     "NystroemKernelRidge",
+    "NystroemKernelRidgeCV",
     "NystroemMatvec",
     "RidgeStatistics",
     "conjugate_gradient",
