@@ -288,3 +288,13 @@ def test_parameter_errors_are_one_line_naming_the_fix(params, fit, match) -> Non
     with pytest.raises(ValueError, match=match) as error:
         model.fit(X, y, **fit)
     assert "\n" not in str(error.value)
+
+
+def test_given_landmarks_are_searched_by_their_prefixes() -> None:
+    X, y = _data()
+    L = X[::8][:10]
+    model = NystroemKernelRidgeCV(
+        landmarks=L, n_components_grid=[4, 10], gammas=[0.3], alphas=[0.1], cv=3
+    ).fit(X, y)
+    assert sorted(set(model.cv_results_["param_n_components"])) == [4, 10]
+    np.testing.assert_array_equal(model.landmarks_, L[: model.n_components_])

@@ -18,10 +18,11 @@ same on both.
 Landmarks are kept in the order they were chosen: the pivots of randomly pivoted
 Cholesky as the algorithm picks them (each prefix is an RPCholesky selection of its
 size), the other methods' landmarks in a random order (each prefix of a uniform sample
-is a uniform sample).  A landmark whose residual ``k(l, l) - |L_{l, <}|^2`` given the
-landmarks before it is at most ``PIVOT_RTOL k(l, l)`` adds nothing but round-off: it is
-skipped (its column of ``Z`` is zero), a decision that depends on the landmarks before
-it only, so every prefix skips the same ones.
+is a uniform sample), landmarks given as an array in their order.  A landmark whose
+residual ``k(l, l) - |L_{l, <}|^2`` given the landmarks before it is at most
+``PIVOT_RTOL k(l, l)`` adds nothing but round-off: it is skipped (its column of ``Z`` is
+zero), a decision that depends on the landmarks before it only, so every prefix skips
+the same ones.
 """
 
 from __future__ import annotations
@@ -44,7 +45,14 @@ from ..kernels import resolve_estimator_kernel
 from ..sampling import draw_landmarks, finish_landmarks, rpcholesky
 from ._nystroem_ridge import _landmark_kernel
 
-__all__ = ["PIVOT_RTOL", "NestedNystroem", "ordered_cholesky", "ordered_landmarks"]
+__all__ = [
+    "PIVOT_RTOL",
+    "NestedNystroem",
+    "inverse_factor",
+    "n_given",
+    "ordered_cholesky",
+    "ordered_landmarks",
+]
 
 #: A pivot whose residual is at most this fraction of ``k(l, l)`` is round-off (the
 #: threshold of randomly pivoted Cholesky: after ``k`` updates the float64 error of a
@@ -102,7 +110,7 @@ def inverse_factor(L: np.ndarray) -> np.ndarray:
 
 
 def ordered_landmarks(
-    rows: Rows, method: str, m: int, kernel: Any, rng: np.random.Generator
+    rows: Rows, method: Any, m: int, kernel: Any, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """The landmarks of ``method`` in the order chosen, with their rows (or None).
 
@@ -111,7 +119,7 @@ def ordered_landmarks(
     :func:`~kernelmaps.sampling.rpcholesky` picks them (the set of
     :func:`~kernelmaps.sampling.resolve_landmarks` with the same generator, which sorts
     it); the other methods' landmarks (those of ``resolve_landmarks``) in a random order
-    drawn from ``rng`` after them.
+    drawn from ``rng`` after them; landmarks given as an array in their order.
     """
     draw = draw_landmarks(
         rows.n_rows,
@@ -125,6 +133,8 @@ def ordered_landmarks(
         stacklevel=4,
     )
     (drawn,) = rows.read([draw.rows])
+    if draw.method is None:
+        return finish_landmarks(draw, drawn, rng)
     if draw.method != "rpcholesky":
         L, idx = finish_landmarks(draw, drawn, rng)
         order = rng.permutation(L.shape[0])
@@ -145,6 +155,12 @@ def ordered_landmarks(
     L = drawn[local]
     L = np.asarray(L.toarray() if sp.issparse(L) else L, dtype=draw.dtype)
     return L, local if draw.rows is None else np.asarray(draw.rows)[local]
+
+
+def n_given(landmarks: Any) -> int:
+    """The number of landmarks given as an array (dense, sparse or a list)."""
+    shape = getattr(landmarks, "shape", None)
+    return int(shape[0]) if shape is not None else len(landmarks)
 
 
 class NestedNystroem(TransformerMixin, BaseEstimator):
@@ -177,7 +193,7 @@ class NestedNystroem(TransformerMixin, BaseEstimator):
         coef0: float | None = None,
         kernel_params: dict[str, Any] | None = None,
         n_components: int = 100,
-        landmarks: str = "uniform",
+        landmarks: Any = "uniform",
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
@@ -192,7 +208,12 @@ class NestedNystroem(TransformerMixin, BaseEstimator):
     def fit(self, X: Any, y: Any = None) -> NestedNystroem:
         """Choose the ordered landmarks from the validated rows ``X`` and factor ``K_mm``."""
         rows = as_rows(X)
-        m = min(int(self.n_components), rows.n_rows)
+        landmarks = self.landmarks
+        if isinstance(landmarks, str):
+            m = min(int(self.n_components), rows.n_rows)
+        else:  # the first n_components of the landmarks given
+            m = min(int(self.n_components), n_given(landmarks))
+            landmarks = landmarks[:m]
         check_memory(
             8.0 * 5 * m * m,
             f"the {m} x {m} kernel matrix of the landmarks and its Cholesky factor",
@@ -200,7 +221,7 @@ class NestedNystroem(TransformerMixin, BaseEstimator):
         )
         kernel = resolve_estimator_kernel(self, rows.n_features)
         rng = check_random_state(self.random_state)
-        L, idx = ordered_landmarks(rows, self.landmarks, m, kernel, rng)
+        L, idx = ordered_landmarks(rows, landmarks, m, kernel, rng)
         K_mm = _landmark_kernel(kernel, L, np.dtype(np.float64))(L)
         factor = ordered_cholesky(0.5 * (K_mm + K_mm.T))
         self.kernel_ = kernel

@@ -30,7 +30,7 @@ from ..kernels import (
 from ..sampling import LANDMARK_METHODS
 from ._base import regression_rows
 from ._feature_ridge_cv import FeatureRidgeCV, _RidgeSearchCV
-from ._nested_nystroem import NestedNystroem
+from ._nested_nystroem import NestedNystroem, n_given
 from ._nystroem_ridge import NystroemKernelRidge
 from ._ridge_search import Best, RidgeSearch
 
@@ -112,9 +112,11 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
     n_components : int, default=100
         The number of landmarks ``m`` (with ``n_components_grid=None``); at most
         ``n_samples``.
-    landmarks : {"uniform", "kmeans", "leverage", "rpcholesky"}, default="uniform"
+    landmarks : {"uniform", "kmeans", "leverage", "rpcholesky"} or array-like, default="uniform"
         How the landmarks are chosen, as in :class:`NystroemKernelRidge`, from all the
-        training rows (see Notes: this leaks a little into the cross-validation).
+        training rows (see Notes: this leaks a little into the cross-validation), or the
+        landmarks themselves, shape (m, n_features), in the order their prefixes are
+        searched (``n_components`` is then ignored).
     gammas : "auto", array-like or None, default="auto"
         The bandwidths (:class:`FeatureRidgeCV`'s).
     alphas : "auto" or array-like, default="auto"
@@ -209,7 +211,7 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
             NystroemKernelRidge._parameter_constraints,
             ("n_components", "max_iter", "tol", "cache_size", "random_state"),
         ),
-        "landmarks": [StrOptions(set(LANDMARK_METHODS))],
+        "landmarks": [StrOptions(set(LANDMARK_METHODS)), "array-like"],
         **_pick(
             _RidgeSearchCV._parameter_constraints,
             ("gammas", "alphas", "n_components_grid", "cv", "criterion", "scoring"),
@@ -232,7 +234,7 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
         coef0: float | None = None,
         kernel_params: dict[str, Any] | None = None,
         n_components: int = 100,
-        landmarks: str = "uniform",
+        landmarks: Any = "uniform",
         gammas: Any = "auto",
         alphas: Any = "auto",
         n_components_grid: Any = None,
@@ -298,28 +300,35 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
         self._seed = self.random_state
         if self._seed is None:
             self._seed = int(np.random.default_rng().integers(2**32))
-        search, largest_weight = self._search(rows, y, sample_weight, groups, None)
-        self._finish(search, rows, largest_weight)
-        self.n_iter_ = len(search.gamma_scores)
-        if self.solver_ == "falkon":
-            assert search.best is not None
-            self._refit(search.best, rows.X, y)
+        try:
+            search, largest_weight = self._search(rows, y, sample_weight, groups, None)
+            self._finish(search, rows, largest_weight)
+            self.n_iter_ = len(search.gamma_scores)
+            if self.solver_ == "falkon":
+                assert search.best is not None
+                self._refit(search.best, rows.X, y)
+        finally:
+            del self._plan  # a fit's working state, not a fitted attribute
         return self
 
     # -- the plan -----------------------------------------------------------------------
 
     def _exact_plan(self, rows: Rows, groups: Any) -> _Plan:
         """The numbers of landmarks scored exactly, and the refit above the bound."""
-        asked = _RidgeSearchCV._grid(self, NestedNystroem()) or (int(self.n_components),)
-        if max(asked) > rows.n_rows:
+        given = not isinstance(self.landmarks, str)
+        most = n_given(self.landmarks) if given else rows.n_rows
+        asked = _RidgeSearchCV._grid(self, NestedNystroem())
+        asked = asked or (most if given else int(self.n_components),)
+        if max(asked) > most:
             warnings.warn(
-                f"n_components={max(asked)} is larger than n_samples={rows.n_rows}: every "
-                f"sample is used as a landmark ({rows.n_rows} landmarks). Give a smaller "
-                "n_components (or n_components_grid) or more samples.",
+                f"n_components={max(asked)} is larger than "
+                f"{f'the {most} landmarks given' if given else f'n_samples={most}'}: "
+                f"{most} landmarks are used. Give a smaller n_components (or "
+                "n_components_grid).",
                 UserWarning,
                 stacklevel=3,
             )
-            asked = tuple(sorted({min(m, rows.n_rows) for m in asked}))
+            asked = tuple(sorted({min(m, most) for m in asked}))
         bound = int(self.max_exact_components)
         limit = _memory_limit(self._n_groups(rows, groups))
         if limit is not None:
@@ -412,9 +421,11 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
     def _refit(self, best: Best, X: Any, y: Any) -> None:
         """The model at the ``n_components`` above the exact bound, by conjugate gradient,
         with the chosen ``gamma`` and ``alpha``."""
-        assert self._plan.refit is not None
-        model = self._kernel_ridge(best, self._plan.refit, self.landmarks).fit(X, y)
-        self.n_components_ = self.best_params_["n_components"] = self._plan.refit
+        m = self._plan.refit
+        assert m is not None
+        landmarks = self.landmarks if isinstance(self.landmarks, str) else self.landmarks[:m]
+        model = self._kernel_ridge(best, m, landmarks).fit(X, y)
+        self.n_components_ = self.best_params_["n_components"] = m
         self._adopt_model(model, "falkon")
 
     def _adopt_model(self, model: NystroemKernelRidge, solver: str) -> None:
