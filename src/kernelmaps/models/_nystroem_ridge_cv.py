@@ -290,17 +290,18 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
         self._validate_params()
         rows, y = regression_rows(self, X, y, reset=True)
         self._y_1d = y.ndim == 1
-        self._plan = self._exact_plan(rows, groups)
-        if self._plan.refit is not None and sample_weight is not None:
-            raise ValueError(
-                f"sample_weight: the refit at n_components={self._plan.refit} above "
-                f"max_exact_components={self.max_exact_components} is NystroemKernelRidge's, "
-                "which takes no weights; drop sample_weight or raise max_exact_components."
-            )
         self._seed = self.random_state
         if self._seed is None:
             self._seed = int(np.random.default_rng().integers(2**32))
+        self._plan = self._exact_plan(rows, groups)
         try:
+            if self._plan.refit is not None and sample_weight is not None:
+                raise ValueError(
+                    f"sample_weight: the refit at n_components={self._plan.refit} above "
+                    f"max_exact_components={self.max_exact_components} is "
+                    "NystroemKernelRidge's, which takes no weights; drop sample_weight or "
+                    "raise max_exact_components."
+                )
             search, largest_weight = self._search(rows, y, sample_weight, groups, None)
             self._finish(search, rows, largest_weight)
             self.n_iter_ = len(search.gamma_scores)
