@@ -162,9 +162,7 @@ class _RidgeSearchCV(BaseEstimator):
         n_splits, scoring = self._n_splits_and_scoring()
         alphas = None
         if not (isinstance(self.alphas, str) and self.alphas == "auto"):
-            alphas = np.sort(
-                self._positive("alphas", "Give penalties such as np.logspace(-6, 2, 13).")
-            )
+            alphas = np.sort(self._positive("alphas", "Give penalties such as np.logspace(-6, 2, 13)."))
         return SearchSpec(
             base_map=base,
             grid=self._grid(base),
@@ -264,9 +262,7 @@ class _RidgeSearchCV(BaseEstimator):
         if isinstance(self.gammas, str):
             g0 = self._rule_gamma(rows, base)
             return [float(g) for g in g0 * AUTO_GAMMA_FACTORS], True
-        return [
-            float(g) for g in np.sort(self._positive("gammas", "Give e.g. [0.01, 0.1, 1]."))
-        ], False
+        return [float(g) for g in np.sort(self._positive("gammas", "Give e.g. [0.01, 0.1, 1]."))], False
 
     def _rule_gamma(self, rows: Rows, base: Any) -> float:
         """The data's bandwidth (:func:`kernelmaps.bandwidth.gamma_from_data`) on a sample
@@ -276,9 +272,7 @@ class _RidgeSearchCV(BaseEstimator):
         (sample,) = rows.read([index])
         sample = to_numpy(sample) if not hasattr(sample, "toarray") else sample.toarray()
         kernel = base.get_params().get("kernel", "rbf")
-        return gamma_from_data(
-            np.asarray(sample), kernel=kernel if isinstance(kernel, str) else "rbf"
-        )
+        return gamma_from_data(np.asarray(sample), kernel=kernel if isinstance(kernel, str) else "rbf")
 
     def _run_gammas(self, search: RidgeSearch, rows: Rows, base: Any) -> None:
         """The bandwidth grid in batches that fit in memory, then the golden-section
@@ -661,3 +655,4 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
+

@@ -195,14 +195,8 @@ class RidgeSearch:
     ) -> list[tuple[float | None, float]]:
         """Score every width and penalty of every candidate; keep their result rows."""
         problems = [
-            (
-                c,
-                width,
-                [
-                    s.restricted(width.columns, width.scale) if width.columns is not None else s
-                    for s in stats[i]
-                ],
-            )
+            (c, width, [s.restricted(width.columns, width.scale) if width.columns is not None
+                        else s for s in stats[i]])
             for i, c in enumerate(candidates)
             for width in c.widths
         ]
@@ -289,9 +283,7 @@ class RidgeSearch:
             out.append((alphas, np.array(scores)))
         if weights:
             counts = self._class_pass(candidates, weights)
-            out = [
-                (a, _class_scores(n, spec.scoring)) for (a, _), n in zip(out, counts, strict=True)
-            ]
+            out = [(a, _class_scores(n, spec.scoring)) for (a, _), n in zip(out, counts, strict=True)]
         return out
 
     def _class_pass(self, candidates: list[Candidate], flat: list[Any]) -> list[np.ndarray]:
