@@ -88,6 +88,18 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
         },
         {"feature_map": "passthrough", "gammas": None, "criterion": "gcv"},
     ],
+    "NystroemKernelRidgeCV": [
+        {"n_components": 20, "gammas": [0.1, 1.0], "alphas": [0.01, 1.0], "random_state": 0},
+        {
+            "n_components": 20,
+            "n_components_grid": [10, 20],
+            "landmarks": "rpcholesky",
+            "gammas": [0.05],
+            "alphas": [0.01, 1.0],
+            "cv": 3,
+            "random_state": 0,
+        },
+    ],
     "FeatureRidgeClassifierCV": [
         {
             "feature_map": kernelmaps.RandomFourierFeatures(n_components=20, random_state=0),

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         KernelRidge,
         NystroemKernelRidge,
         feature_budget,
+        NystroemKernelRidgeCV,
     )
 
 #: Where each public name lives; imported on first use (PEP 562), so that ``import
@@ -69,6 +70,7 @@ _LAZY = {
             "KernelRidge",
             "NystroemKernelRidge",
             "feature_budget",
+            "NystroemKernelRidgeCV",
         ),
         ".models",
     ),
@@ -105,6 +107,7 @@ __all__ = [
     "KernelRidge",
     "Nystroem",
     "NystroemKernelRidge",
+    "NystroemKernelRidgeCV",
     "RandomBinningFeatures",
     "RandomFourierFeatures",
     "RandomMaclaurinFeatures",

@@ -15,6 +15,9 @@
   one pass over the rows per batch of bandwidths.
 * :func:`feature_budget` -- how many features the data needs: the statistical dimension
   (:func:`statistical_dimension`), the counts the bounds give for it and the counts measured.
+* :class:`NystroemKernelRidgeCV` -- :class:`NystroemKernelRidge` with ``gamma``, ``alpha``
+  and the number of landmarks chosen by that search (nested landmarks, one pass per batch
+  of bandwidths), refitted by FALKON above ``max_exact_components`` landmarks.
 * :class:`FeatureRidgeClassifier` -- one-vs-rest ridge classification on a feature map (the
   module :mod:`kernelmaps.models._classifiers` also gives the recipe with scikit-learn's
   linear classifiers).
@@ -28,6 +31,7 @@ from ._feature_ridge import FeatureRidge
 from ._feature_ridge_cv import FeatureRidgeClassifierCV, FeatureRidgeCV
 from ._kernel_ridge import KernelRidge
 from ._nystroem_ridge import NystroemKernelRidge
+from ._nystroem_ridge_cv import NystroemKernelRidgeCV
 from ._ridge_statistics import RidgeStatistics
 from ._statistical_dimension import StatisticalDimension, statistical_dimension
 
@@ -43,6 +47,7 @@ __all__ = [
     "FeatureRidgeClassifierCV",
     "KernelRidge",
     "NystroemKernelRidge",
+    "NystroemKernelRidgeCV",
     "NystroemMatvec",
     "RidgeStatistics",
     "StatisticalDimension",
