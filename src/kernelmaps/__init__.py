@@ -34,8 +34,8 @@ if TYPE_CHECKING:
         FeatureRidgeCV,
         KernelRidge,
         NystroemKernelRidge,
-        feature_budget,
         NystroemKernelRidgeCV,
+        feature_budget,
     )
 
 #: Where each public name lives; imported on first use (PEP 562), so that ``import

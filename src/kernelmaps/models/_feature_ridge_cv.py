@@ -574,7 +574,6 @@ class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
         return 1 if y.ndim == 1 else int(y.shape[1])
 
 
-
 class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
     """One-vs-rest ridge classification on a feature map with ``gamma``, ``alpha`` and
     ``n_components`` chosen by cross-validation in one pass per batch of bandwidths.
