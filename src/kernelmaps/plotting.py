@@ -294,8 +294,8 @@ def plot_score_curves(
 def _best_per(cv_results: dict[str, Any], key: str, group: str | None) -> dict[Any, Any]:
     """``{group value: [(key value, best mean score over the rest), ...]}``."""
     means = cv_results["mean_test_score"]
-    keys = [p[key] for p in cv_results["params"]]
-    groups = [p[group] if group else None for p in cv_results["params"]]
+    keys = [p.get(key) for p in cv_results["params"]]
+    groups = [p.get(group) if group else None for p in cv_results["params"]]
     best: dict[Any, dict[Any, float]] = {}
     for k, g, m in zip(keys, groups, means, strict=True):
         if k is None or not math.isfinite(float(m)):
@@ -364,14 +364,14 @@ def plot_cv_curve(
     same = [
         (p["alpha"], m)
         for p, m in zip(cv_results["params"], means, strict=True)
-        if p["gamma"] == best["gamma"] and p["n_components"] == best["n_components"]
+        if p.get("gamma") == best.get("gamma") and p["n_components"] == best["n_components"]
     ]
     xs, ys = zip(*sorted(same), strict=True)
     right.plot(xs, [sign * v for v in ys], marker="o", markersize=3)
     right.set_xscale("log")
     right.set_xlabel(
         f"alpha (gamma = {best['gamma']:.3g}, D = {best['n_components']})"
-        if best["gamma"] is not None
+        if best.get("gamma") is not None
         else f"alpha (D = {best['n_components']})"
     )
     right.set_ylabel(label)

@@ -88,10 +88,10 @@ def _curve_table(cv_results: dict[str, Any]) -> str:
     """The best score over alpha for each gamma (rows) and number of features (columns)."""
     params, means = cv_results["params"], cv_results["mean_test_score"]
     widths = sorted({p["n_components"] for p in params})
-    gammas = sorted({p["gamma"] for p in params}, key=lambda g: -1.0 if g is None else g)
+    gammas = sorted({p.get("gamma") for p in params}, key=lambda g: -1.0 if g is None else g)
     best: dict[tuple[Any, int], float] = {}
     for p, m in zip(params, means, strict=True):
-        key = (p["gamma"], p["n_components"])
+        key = (p.get("gamma"), p["n_components"])
         if math.isfinite(float(m)):
             best[key] = max(best.get(key, -math.inf), float(m))
     header = "gamma       " + "".join(f"{f'D={D}':>12}" for D in widths)

@@ -298,7 +298,7 @@ class _RidgeSearchCV(BaseEstimator):
         self.cv_results_ = _cv_results(search)
         self.best_index_ = best.index
         self.best_score_ = best.score
-        self.best_params_ = {"gamma": best.gamma, "alpha": best.alpha, "n_components": best.width}
+        self.best_params_ = dict(self.cv_results_["params"][best.index])
         self.gamma_, self.alpha_, self.n_components_ = best.gamma, best.alpha, best.width
         self.n_splits_ = search.spec.n_splits
         self.scoring_ = search.spec.scoring if search.spec.n_splits else search.spec.criterion
@@ -398,18 +398,12 @@ def _cv_results(search: RidgeSearch) -> dict[str, Any]:
     for value in np.unique(ties):  # equal scores share the smallest rank, as GridSearchCV
         members = ties == value
         rank[members] = rank[members].min()
-    out: dict[str, Any] = {
-        "param_gamma": np.ma.masked_array(
-            [np.nan if r["gamma"] is None else r["gamma"] for r in rows],
-            mask=[r["gamma"] is None for r in rows],
-        ),
-        "param_alpha": np.ma.masked_array([r["alpha"] for r in rows], mask=False),
-        "param_n_components": np.ma.masked_array([r["n_components"] for r in rows], mask=False),
-        "params": [
-            {"gamma": r["gamma"], "alpha": r["alpha"], "n_components": r["n_components"]}
-            for r in rows
-        ],
-    }
+    # plain arrays (GridSearchCV's are masked, which a model file cannot hold); no
+    # param_gamma for a map without one, as GridSearchCV lists only what it searched
+    searched = ["gamma"] if rows[0]["gamma"] is not None else []
+    searched += ["alpha", "n_components"]
+    out: dict[str, Any] = {f"param_{name}": np.array([r[name] for r in rows]) for name in searched}
+    out["params"] = [{name: r[name] for name in searched} for r in rows]
     if search.spec.n_splits:
         for k in range(splits.shape[1]):
             out[f"split{k}_test_score"] = splits[:, k]
