@@ -463,7 +463,11 @@ class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
     criterion : {"loo", "gcv", "evidence"}, default="loo"
         With ``cv=None``: exact leave-one-out mean squared error (one more pass),
         generalized cross-validation, or the log evidence of the Bayesian ridge model.
-        ``mean_test_score`` is minus the error, or the log evidence per row.
+        ``mean_test_score`` is minus the error, or the log evidence per row.  GCV uses
+        the mean leverage for every row, so it does not see rows far out in feature
+        space that a nearly unpenalized model fits exactly: on data with such rows
+        (California housing) it can choose a penalty far too small; leave-one-out sees
+        them (docs/TUNING.md).
     scoring : {"r2", "neg_mean_squared_error", "neg_root_mean_squared_error"} or None
         With ``cv``: the score of a split, as GridSearchCV's (default ``"r2"``).
     refine_gamma : int, default=3
