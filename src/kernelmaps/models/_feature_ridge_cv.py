@@ -282,8 +282,7 @@ class _RidgeSearchCV(BaseEstimator):
         """The bandwidth grid in batches that fit in memory, then the golden-section
         refinement in ``log gamma`` about the best."""
         gammas, auto = self._gamma_grid(rows, base)
-        widths = search.candidates(gammas[0])
-        size = search.batch_size([c.width for c in widths])
+        size = search.batch_size(search.candidates(gammas[0]))
         for start in range(0, len(gammas), size):
             search.evaluate(gammas[start : start + size])
         if not auto:

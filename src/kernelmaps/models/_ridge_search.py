@@ -157,11 +157,15 @@ class RidgeSearch:
             out.append(Candidate(gamma, fitted, self._width(fitted), (Width(D),)))
         return out
 
-    def batch_size(self, gamma_widths: Sequence[int]) -> int:
-        """How many bandwidths one pass holds: the statistics of every candidate and
-        fold, with room for the merges, in half the available memory."""
+    def batch_size(self, candidates: Sequence[Candidate]) -> int:
+        """How many bandwidths one pass holds in half the available memory: per
+        bandwidth, the statistics of every candidate map and fold (``D^2`` each), and
+        while scoring, those of every smaller width and fold (a block copied), its
+        eigenvectors and the merges (``3 D'^2``)."""
         groups = self.work.n_folds
-        per_gamma = 8.0 * (groups + 2) * sum(float(D) * D for D in gamma_widths)
+        maps = sum(float(c.width) ** 2 for c in candidates)
+        widths = sum(float(w.n_components) ** 2 for c in candidates for w in c.widths)
+        per_gamma = 8.0 * (groups * maps + (groups + 3) * widths)
         available = available_memory()
         if available is None:
             return 8
