@@ -289,3 +289,23 @@ def test_float32_and_sparse_passthrough() -> None:
     np.testing.assert_allclose(
         linear.cv_results_["mean_test_score"], dense.cv_results_["mean_test_score"], atol=tol
     )
+
+
+def test_weights_by_cholesky_equal_weights_by_eigendecomposition() -> None:
+    from kernelmaps.models._ridge_path import EIGEN_FROM, train_weights
+
+    X, y = _data()
+    D = 40
+    Z = _rff(D).set_params(gamma=0.5).fit_transform(X)
+    stats = RidgeStatistics(D, 1).update(Z, y[:, None], np.ones(len(y)))
+    alphas = np.logspace(-3, 3, EIGEN_FROM)  # one eigendecomposition for all of them
+    by_eig = train_weights(stats, alphas, True)[0]
+    by_cholesky = np.concatenate(  # a Cholesky factorization per penalty
+        [train_weights(stats, part, True)[0] for part in np.array_split(alphas, 2)], axis=1
+    )
+    for j, alpha in enumerate(alphas):
+        cond = _condition(X, 0.5, D, alpha)
+        scale = float(np.abs(by_eig[:, j]).max())
+        np.testing.assert_allclose(
+            by_cholesky[:, j], by_eig[:, j], rtol=0, atol=64 * D * EPS * cond * scale
+        )
