@@ -273,7 +273,9 @@ def eigen_ridge(stats: RidgeStatistics, fit_intercept: bool) -> EigenRidge:
     (3, 1)
     """
     G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
-    evals, V = scipy.linalg.eigh(G, overwrite_a=True, check_finite=False)
+    # divide and conquer is a quarter faster than the default (MRRR) from D ~ 512
+    driver = "evd" if G.shape[0] >= 512 else None
+    evals, V = scipy.linalg.eigh(G, overwrite_a=True, check_finite=False, driver=driver)
     level = rounding_level(evals)
     return EigenRidge(np.clip(evals, 0.0, None), V, V.T @ C, z_mean, y_mean, level)
 
