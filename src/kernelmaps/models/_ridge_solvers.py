@@ -468,9 +468,13 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     h = (P * P) @ inv * w[:, None]
     if terms.fit_intercept:
         h += (w / terms.weight_sum)[:, None]
-    for j in range(alphas.shape[0]):
-        fitted = P @ (Q * inv[:, j : j + 1])
-        sums[j] = _loo_sum(xp, (Yc - fitted) * root_w[:, None], 1.0 - h[:, j], w)
+    # the fitted values of every alpha in one product: P read once, not once per alpha
+    n_alphas, t = alphas.shape[0], Q.shape[1]
+    coef = xp.reshape(Q[:, :, None] * inv[:, None, :], (Q.shape[0], t * n_alphas))
+    fitted = xp.reshape(P @ coef, (P.shape[0], t, n_alphas))
+    for j in range(n_alphas):
+        residuals = (Yc - fitted[:, :, j]) * root_w[:, None]
+        sums[j] = _loo_sum(xp, residuals, 1.0 - h[:, j], w)
     return sums
 
 
