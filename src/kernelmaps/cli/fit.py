@@ -27,12 +27,16 @@ EXAMPLES = """examples:
   kernelmaps fit train.csv --target species --method nystroem --n-components 512 \\
       --model classifier -o model.skops
   kernelmaps fit data.svm -o model.skops           # svmlight files carry their target
+  kernelmaps fit train.csv --target price --tune -o model.skops   # gamma, alpha, D chosen
 
 The task is inferred from the target (text labels, or at most 50 distinct integers:
 classification; other numbers: regression) unless --model says it.  The features are
 standardised; gamma is set by the median heuristic on the standardised training rows
 unless --gamma gives it; the ridge penalty is chosen by leave-one-out error among
-1e-6 ... 1e2.
+1e-6 ... 1e2.  With --tune, gamma, the penalty and the number of features (D/8 ... D,
+D = --n-components, 1024 by default) are chosen together by exact leave-one-out (or
+--cv K folds), in one pass over the rows per batch of gammas; the chosen values and the
+curve (the best score per gamma and D) are printed, --plot draws it.
 
 The model file is in the skops format (a zip of JSON and arrays), which cannot run code
 when read; an existing file is replaced only once the new one is completely written.
@@ -54,8 +58,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     >>> from kernelmaps.cli import fit
     >>> parser = fit.add_parser(argparse.ArgumentParser().add_subparsers())
     >>> args = parser.parse_args(["train.csv", "--target", "price", "-o", "model.skops"])
-    >>> args.method, args.n_components
-    ('rff', 2048)
+    >>> args.method, args.n_components  # the number of features: 2048, 1024 with --tune
+    ('rff', None)
     """
     parser = add_command(sub, "fit", HELP, DESCRIPTION, EXAMPLES, run)
     add = parser.add_argument
@@ -74,9 +78,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     add(
         "--n-components",
         type=positive_int,
-        default=2048,
+        default=None,
         metavar="D",
-        help="number of features (default: 2048)",
+        help="number of features (default: 2048; with --tune the largest searched, default 1024)",
     )
     add(
         "--model",
