@@ -43,8 +43,14 @@ from ._fuzz import (
 )
 from ._instances import CHECK_PARAMS
 
-REGRESSORS = ("KernelRidge", "FeatureRidge", "NystroemKernelRidge")
-CLASSIFIERS = ("FeatureRidgeClassifier",)
+REGRESSORS = (
+    "KernelRidge",
+    "FeatureRidge",
+    "NystroemKernelRidge",
+    "FeatureRidgeCV",
+    "NystroemKernelRidgeCV",
+)
+CLASSIFIERS = ("FeatureRidgeClassifier", "FeatureRidgeClassifierCV")
 MODELS = REGRESSORS + CLASSIFIERS
 #: Maps whose kernel is defined for non-negative inputs (they must refuse negatives).
 NONNEG_MAPS = ("AdditiveChi2Sampler", "SkewedChi2Sampler")

@@ -238,7 +238,7 @@ class _RidgeSearchCV(BaseEstimator):
         work = SearchWork(row_work, (), n_groups, hashed)
         folds = None if labels is None else rows.align(labels, "folds")
         progress = Progress(type(self).__name__, int(self.verbose))
-        search = RidgeSearch(spec, rows, work, (y_aligned, w, folds), progress)
+        search = RidgeSearch(spec, rows, work, (y_aligned, w, folds), progress, largest_weight)
         self._run_gammas(search, rows, base)
         if search.best is None:
             raise ValueError(

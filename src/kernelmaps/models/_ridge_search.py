@@ -23,6 +23,7 @@ from .._array_api import to_numpy
 from .._memory import available_memory
 from .._progress import Progress, counted_pass
 from .._rows import ArrayRows, Rows
+from ._checks import check_statistics
 from ._ridge_pass import ZERO_WEIGHTS, feature_width, map_features
 from ._ridge_path import (
     auto_alphas,
@@ -95,13 +96,21 @@ class RidgeSearch:
     Y, w, folds
         The aligned targets, weights and fold labels of the pass.
     progress : Progress
+    largest_weight : float or None
+        For the messages of the overflow checks (:func:`~._checks.check_statistics`).
     """
 
     def __init__(
-        self, spec: SearchSpec, rows: Rows, work: SearchWork, aligned: tuple, progress: Progress
+        self,
+        spec: SearchSpec,
+        rows: Rows,
+        work: SearchWork,
+        aligned: tuple,
+        progress: Progress,
+        largest_weight: float | None = None,
     ) -> None:
         self.spec, self.rows, self.work, self.aligned = spec, rows, work, aligned
-        self.progress = progress
+        self.progress, self.largest_weight = progress, largest_weight
         self.results: list[dict[str, Any]] = []
         self.best: Best | None = None
         self.gamma_scores: dict[float | None, float] = {}
@@ -193,6 +202,10 @@ class RidgeSearch:
         if not nonzero:
             raise ValueError(ZERO_WEIGHTS)
         stats = [[s.to_host() for s in folds] for folds in stats]
+        name = self.work.row_work.estimator_name
+        for folds in stats:  # sums that overflowed: the message with the fix, before scoring
+            for s in folds:
+                check_statistics(name, s, largest_weight=self.largest_weight)
         del work
         scored = self._score(candidates, stats)
         best: dict[float | None, float] = {}
