@@ -45,7 +45,7 @@ def _estimators_taking(parameter: str) -> list[type]:
 
 
 KERNEL_ESTIMATORS = _estimators_taking("kernel")
-CALLABLE_OK = {"Nystroem", "IKA", "KernelRidge", "NystroemKernelRidge"}
+CALLABLE_OK = {"Nystroem", "IKA", "KernelRidge", "NystroemKernelRidge", "NystroemKernelRidgeCV"}
 
 
 def _fit(cls: type, **params) -> object:
