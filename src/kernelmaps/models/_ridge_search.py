@@ -223,27 +223,26 @@ class RidgeSearch:
     def _score(
         self, candidates: list[Candidate], stats: list[list[RidgeStatistics]]
     ) -> list[tuple[float | None, float]]:
-        """Score every width and penalty of every candidate; keep their result rows."""
-        problems = [
-            (
-                c,
-                width,
-                [
+        """Score every width and penalty of every candidate; keep their result rows.
+        A problem is ``(candidate, width, statistics of each fold, of all the rows)``."""
+        problems = []
+        for i, c in enumerate(candidates):
+            for width in c.widths:
+                folds = [
                     s.restricted(width.columns, width.scale) if width.columns is not None else s
                     for s in stats[i]
-                ],
-            )
-            for i, c in enumerate(candidates)
-            for width in c.widths
-        ]
+                ]
+                problems.append((c, width, folds, merge_all(folds)))
         if self.spec.n_splits == 0:
             split_scores = self._criterion_scores(candidates, problems)
         else:
             split_scores = self._kfold_scores(candidates, problems)
         out = []
-        for (candidate, width, folds), (alphas, scores) in zip(problems, split_scores, strict=True):
+        for (candidate, width, _, total), (alphas, scores) in zip(
+            problems, split_scores, strict=True
+        ):
             out.append((candidate.gamma, float(np.max(np.mean(scores, axis=0)))))
-            self._record(candidate, width, merge_all(list(folds)), alphas, scores)
+            self._record(candidate, width, total, alphas, scores)
         return out
 
     def _alphas(self, total: RidgeStatistics, eig: Any = None) -> np.ndarray:
@@ -261,7 +260,7 @@ class RidgeSearch:
         """``(alphas, scores of shape (1, n_alphas))`` of each problem by the criterion."""
         spec, fit_intercept = self.spec, self.spec.fit_intercept
         out, loo = [], []
-        for _, _, (total,) in problems:
+        for _, _, _, total in problems:
             eig = eigen_ridge(total, fit_intercept)
             alphas = self._alphas(total, eig)
             if spec.criterion == "gcv":
@@ -302,13 +301,12 @@ class RidgeSearch:
         """``(alphas, scores of shape (n_splits, n_alphas))`` of each problem by K-fold."""
         spec, fit_intercept = self.spec, self.spec.fit_intercept
         out, weights = [], []
-        for _, _, folds in problems:
-            folds = list(folds)
+        for _, _, folds, total in problems:
             if any(s.weight_sum <= 0 for s in folds[: spec.n_splits]):
                 raise ValueError(
                     "cv: a fold has no rows of positive weight; give fewer splits or more rows."
                 )
-            alphas = self._alphas(merge_all(folds))
+            alphas = self._alphas(total)
             trains = [train_statistics(folds, k) for k in range(spec.n_splits)]
             if spec.scoring in ("accuracy", "balanced_accuracy"):
                 weights.append([fold_weights(t, alphas, fit_intercept) for t in trains])
