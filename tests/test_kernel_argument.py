@@ -257,8 +257,13 @@ def test_nystroem_real_degree_reproduces_scikit_learn_s_kernel() -> None:
 
 
 def test_real_degree_on_negative_products_refused_by_name() -> None:
+    """Every row is a landmark and x·(−x) < 0, so whichever sample is drawn has such a pair."""
+    signed = np.vstack([X, -X])
+    nystroem = kernelmaps.Nystroem(
+        "polynomial", degree=2.5, coef0=0.0, n_components=len(signed), random_state=0
+    )
     with pytest.raises(ValueError, match="non-integer degree has no real power"):
-        kernelmaps.Nystroem("polynomial", degree=2.5, coef0=0.0, n_components=4).fit(X - 0.15)
+        nystroem.fit(signed)
 
 
 @pytest.mark.parametrize(
