@@ -23,7 +23,7 @@ import kernelmaps  # noqa: E402
 
 project = "kernelmaps"
 author = "the kernelmaps developers"
-copyright = "the kernelmaps developers"  # noqa: A001
+copyright = "the kernelmaps developers"
 release = kernelmaps.__version__
 version = ".".join(release.split(".")[:2])
 
@@ -36,6 +36,7 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
+    "public_names",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -47,7 +48,6 @@ nitpicky = True
 # -- API reference -----------------------------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": False, "inherited-members": False}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
