@@ -509,7 +509,7 @@ def test_nystroem_component_indices():
     Non-regression test for:
     https://github.com/scikit-learn/scikit-learn/issues/20474
     """
-    X, _ = make_classification(n_samples=100, n_features=20)
+    X, _ = make_classification(n_samples=100, n_features=20, random_state=0)
     feature_map_nystroem = Nystroem(
         n_components=10,
         random_state=0,

@@ -315,7 +315,7 @@ class RowCounter:
 def counted_pass(
     progress: Progress | None, what: str, rows: Any, *, summary: int | None = 1
 ) -> Iterator[Callable[[int], None] | None]:
-    """A pass over ``rows`` (a :class:`kernelmaps._rows.Rows`) counted by
+    """A pass over ``rows`` (a ``kernelmaps._rows.Rows``) counted by
     ``progress.rows(what, rows.n_rows)``.
 
     Yields the callback that the map functions call with the rows of each block they

@@ -2,9 +2,9 @@
 
 ``FeatureRidge(device="cuda")`` and ``NystroemKernelRidge(device="cuda")`` fit NumPy (or
 Dask) rows on a GPU: :class:`StreamedRows` wraps the host rows as a
-:class:`kernelmaps._rows.Rows` whose parts are blocks of rows copied to the device one
+``kernelmaps._rows.Rows`` whose parts are blocks of rows copied to the device one
 after the other, so that a fit's device memory is a few blocks whatever ``n`` is.  The
-fits are the ones written against :class:`~kernelmaps._rows.Rows`: a map over the parts
+fits are the ones written against ``Rows``: a map over the parts
 (:meth:`StreamedRows.map_reduce`) gets each block on the device with the same block of
 every aligned companion (targets, weights; labels that are not numbers stay on the host),
 and merges the results in the fixed tree of
@@ -197,7 +197,7 @@ def _slice(values: Any, rows: slice) -> Any:
 
 
 def stream_rows(rows: Rows, device: Any) -> Rows:
-    """``rows`` streamed to ``device`` (see :func:`kernelmaps._array_api.resolve_device`);
+    """``rows`` streamed to ``device`` (see ``kernelmaps._array_api.resolve_device``);
     the rows themselves when ``device`` is None or the rows are a device's already (an
     array of another library, which must then be on ``device``: else a ``ValueError``)."""
     if device is None:

@@ -41,7 +41,7 @@ class OutputWriteError(OSError):
     """A file could not be written (full disk, read-only file system, no permission).
 
     The previous content of the file, if any, is unchanged (see
-    :func:`kernelmaps._atomic.atomic_write`).  ``errno`` is that of the failure.
+    ``kernelmaps._atomic.atomic_write``).  ``errno`` is that of the failure.
 
     Examples
     --------

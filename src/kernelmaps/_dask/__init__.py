@@ -1,10 +1,10 @@
 """Dask support: the rows of a fit and the row-wise methods on :class:`dask.array.Array`.
 
 Imported only when an estimator receives a Dask array (see
-:func:`kernelmaps._array_types.is_dask_array`, and the dispatch of :mod:`kernelmaps._rows`);
+:func:`kernelmaps._array_types.is_dask_array`, and the dispatch of ``kernelmaps._rows``);
 the rest of kernelmaps never imports Dask, which is the optional extra
 ``pip install "kernelmaps[dask]"``.  This package knows no estimator: the fits are written
-once against :class:`kernelmaps._rows.Rows`, and it holds the Dask implementation of it.
+once against ``kernelmaps._rows.Rows``, and it holds the Dask implementation of it.
 
 * :class:`DaskRows` (:mod:`._rows`): the training rows of a fit, one part per row chunk:
   rows read by global index in one compute, maps over the chunks merged in a fixed binary

@@ -1,5 +1,5 @@
 """The rows of a fit on a Dask array: :class:`DaskRows`, the Dask implementation of
-:class:`kernelmaps._rows.Rows`.
+``kernelmaps._rows.Rows``.
 
 One part per row chunk (its columns in one chunk).  Every operation is one
 :func:`dask.compute` on whichever scheduler is active (the local threads or a
@@ -162,7 +162,7 @@ def _pieces(values: Any, n_chunks: int) -> list[Any]:
 
 
 class DaskRows:
-    """:class:`kernelmaps._rows.Rows` of a validated Dask array (columns in one chunk).
+    """``kernelmaps._rows.Rows`` of a validated Dask array (columns in one chunk).
 
     Parameters
     ----------

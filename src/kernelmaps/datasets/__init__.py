@@ -3,7 +3,7 @@
 Bundled (inside the installed package, no network needed; see :func:`list_datasets`):
 ``letter``, ``covtype`` (10 000 random rows), ``cpu_act``, ``california_housing`` and
 ``ijcnn1`` (a stratified 10 000-row sample).  Sources and licences are listed in the
-docstring of :mod:`kernelmaps.datasets._bundled` and in ``datasets/README.md``.
+docstring of ``kernelmaps.datasets._bundled`` and in ``datasets/README.md``.
 
 Larger sets (USPS, MNIST, FSDD MFCC frames, flow cytometry, ...) are read from a data home
 (``data_home=`` or ``$KERNELMAPS_DATA``) with :func:`load_from_home`; nothing is

@@ -2,7 +2,7 @@
 
 :func:`load_file` reads CSV (:mod:`._csv`), svmlight/libsvm (:mod:`._svmlight`), ``.npy``
 and ``.npz`` (:mod:`._numpy_files`) files, choosing by ``format`` or by the file suffix
-(:data:`FILE_FORMATS`), a compression suffix (``.gz``, ``.bz2``, ``.xz``) looked through.
+(``FILE_FORMATS``), a compression suffix (``.gz``, ``.bz2``, ``.xz``) looked through.
 Every loader returns a :class:`Dataset` whose features are finite float64 numbers, and
 raises :class:`DataFileError` for bad input (see :mod:`._file_checks`).
 """
@@ -43,7 +43,7 @@ FILE_FORMATS = {
 
 
 def file_format(path: str | os.PathLike[str]) -> str | None:
-    """The format (a key of :data:`FILE_FORMATS`) of ``path`` by its suffix, or None.
+    """The format (a key of ``FILE_FORMATS``) of ``path`` by its suffix, or None.
 
     Parameters
     ----------

@@ -633,7 +633,7 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
 
 
 def default_study(*, registered_only: bool = True) -> ExperimentConfig:
-    """The default study of ``kernelmaps compare``, read from :data:`DEFAULT_STUDY`.
+    """The default study of ``kernelmaps compare``, read from ``DEFAULT_STUDY``.
 
     Three bundled data sets (letter, covtype, ijcnn1); the method pairs of the kernel
     approximation study (RFF vs QMC RFF, Nyström uniform vs k-means, RMFM vs CRFM) with

@@ -89,7 +89,7 @@ def statistical_dimensions(
 
 
 def format_dimensions(dimensions: Mapping[str, Mapping[str, Any]]) -> str:
-    """One line per data set of :func:`statistical_dimensions` for the printed summary
+    """One line per data set of ``statistical_dimensions`` for the printed summary
     (empty when there is none).
 
     Examples

@@ -122,9 +122,11 @@ class DescribedExecutor(cf.Executor):
         self.libraries = tuple(libraries)
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        """Run ``fn(*args, **kwargs)`` on the wrapped executor; its future."""
         return self.executor.submit(fn, *args, **kwargs)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Shut the wrapped executor down, as :meth:`concurrent.futures.Executor.shutdown`."""
         self.executor.shutdown(wait=wait, cancel_futures=cancel_futures)
 
 

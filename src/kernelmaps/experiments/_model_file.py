@@ -20,7 +20,7 @@ Reading a file (:func:`load_model`) refuses, before anything is built:
   archive's whole schema, then :func:`skops.io.loads` is given the same list.
 
 :func:`save_model` checks the same list before writing, so every file it writes can be
-read back; it writes the file whole or not at all (:func:`kernelmaps._atomic.atomic_write`).
+read back; it writes the file whole or not at all (``kernelmaps._atomic.atomic_write``).
 See ``docs/MODEL_FILES.md``.
 """
 
@@ -103,7 +103,7 @@ def trusted_model_types() -> tuple[str, ...]:
     Returns
     -------
     tuple of str
-        Sorted ``module.Class`` names, as :func:`skops.io.get_untrusted_types` gives them.
+        Sorted ``module.Class`` names, as ``skops.io.get_untrusted_types`` gives them.
 
     Examples
     --------

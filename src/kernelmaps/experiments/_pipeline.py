@@ -2,7 +2,7 @@
 
 :func:`make_model` builds the unfitted pipeline that ``kernelmaps fit`` fits and saves;
 :func:`choose_gamma` picks its bandwidth from the training rows.  The ridge penalty is
-chosen among :data:`ALPHAS` by the exact leave-one-out error of
+chosen among ``ALPHAS`` by the exact leave-one-out error of
 :class:`kernelmaps.models.FeatureRidge` (or ``FeatureRidgeClassifier``).
 
 The standardisation is :class:`FiniteStandardScaler`, scikit-learn's ``StandardScaler``
@@ -161,7 +161,7 @@ def build_pipeline(feature_map: Any, task: str) -> Any:
     """``StandardScaler -> ridge on feature_map``, the penalty chosen by leave-one-out.
 
     Uses :class:`kernelmaps.models.FeatureRidge` / ``FeatureRidgeClassifier`` (streamed
-    Gram matrix, exact leave-one-out over :data:`ALPHAS`); the scaler is a
+    Gram matrix, exact leave-one-out over ``ALPHAS``); the scaler is a
     :class:`FiniteStandardScaler` (step ``"standardscaler"``).
 
     Examples
@@ -199,7 +199,7 @@ def make_model(
 ) -> Any:
     """The unfitted pipeline ``StandardScaler -> feature map -> ridge`` of a method.
 
-    The ridge (regression) or ridge classifier picks its penalty among :data:`ALPHAS` by
+    The ridge (regression) or ridge classifier picks its penalty among ``ALPHAS`` by
     exact leave-one-out error on the features (Rifkin & Lippert, 2007).
 
     Parameters

@@ -10,7 +10,7 @@ better than the first (the baseline), and the points where it is *significantly*
 The rule, for one point: with ``m_b, s_b, n_b`` and ``m_c, s_c, n_c`` the mean, standard
 deviation (``ddof=1``) and number of seeds of the baseline and the challenger, the
 challenger wins when its mean is better (lower for an error, higher for an accuracy:
-:func:`~kernelmaps.experiments._summary.metric_higher_is_better`), and wins
+``metric_higher_is_better``), and wins
 significantly when the difference of the means exceeds two standard errors of that
 difference,
 
@@ -156,7 +156,7 @@ def study_verdicts(
         data set, method, n_components, seed and metric.
     metric : str
         The metric judged; its direction is
-        :func:`~kernelmaps.experiments._summary.metric_higher_is_better`.  A metric with
+        ``metric_higher_is_better``.  A metric with
         no direction (``n_features_out``) has no verdict.
     methods : mapping, default=None
         The registry name of each method as the rows name it (a study may label its

@@ -289,7 +289,7 @@ class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         )
 
     def _fit_rows(self, rows: Rows, rng: np.random.Generator) -> None:
-        """Fit on the training ``rows`` (:class:`kernelmaps._rows.Rows`).
+        """Fit on the training ``rows`` (``kernelmaps._rows.Rows``).
 
         The default, for the maps that use only the shape and dtype of the data: ``_fit``
         on the rows in memory (whose values it may check), or on no rows of their width,

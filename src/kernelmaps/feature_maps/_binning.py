@@ -120,7 +120,7 @@ class RandomBinningFeatures(BaseFeatureMap):
     of one grid share a key with probability about ``n_bins^2 / 2^65``.
 
     On a Dask array, ``fit`` collects the occupied bins chunk by chunk in parallel and
-    merges them (a sorted union, :meth:`kernelmaps._rows.Rows.map_reduce`): the map equals the
+    merges them (a sorted union, ``kernelmaps._rows.Rows.map_reduce``): the map equals the
     one fitted on the same data in numpy with the same seed, whatever the chunking.
 
     Cost: ``O(n d P)`` to bin and ``O(n P log n_bins)`` to look the bins up; the output is

@@ -196,7 +196,7 @@ class AdditiveChi2Sampler(BaseFeatureMap):
         ``eps`` with ``|z(x) . z(y) - k(x, y)| <= eps * sum_i sqrt(x_i y_i)
         <= eps * sqrt(sum(x) sum(y))`` for all non-negative ``x, y`` (see Notes).  This
         worst case is dominated by the aliasing at very unequal ``x_i / y_i`` (about 0.9
-        for the defaults); :func:`additive_chi2_error_bound` with ``max_log_ratio``
+        for the defaults); ``additive_chi2_error_bound`` with ``max_log_ratio``
         gives the much smaller bound for data whose non-zero values span a bounded
         ratio (about 0.10 for ``n = 2`` and values in ``[1, 16]``, 0.05 for ``n = 3``).
     n_features_in_ : int
@@ -208,7 +208,7 @@ class AdditiveChi2Sampler(BaseFeatureMap):
     truncated Riemann sum ``g(l) = L sum_{|j| < n} sech(pi j L) e^(i j L l)``, so each
     coordinate's error is ``sqrt(x y) |g(l) - sech(l / 2)|``: periodization (aliasing)
     plus truncation.  ``error_bound_`` is the supremum of ``|g - sech(./2)|`` over
-    ``l``, computed at fit (:func:`additive_chi2_error_bound`).  It is deterministic: no
+    ``l``, computed at fit (``additive_chi2_error_bound``).  It is deterministic: no
     variance.  Cost ``O(nnz(X) (2 n - 1))``; sparse input gives sparse CSR output with
     ``2 n - 1`` times the non-zeros, dense input dense output, dtype kept.
 

@@ -154,7 +154,7 @@ class IKA(BaseFeatureMap):
     On a Dask array, ``fit`` draws the centres' rows (or k-means' sample and seed) and
     the sample on the client from global row indices, gathers those rows in one compute,
     and gives the map fitted on the same data in numpy with the same seed, whatever the
-    chunking (:mod:`kernelmaps._rows`).
+    chunking (``kernelmaps._rows``).
 
     With scikit-learn's ``array_api_dispatch`` on, an array of another library (PyTorch,
     CuPy, ...) makes the work run on its device: the sample, the centres and the

@@ -167,7 +167,7 @@ class Nystroem(BaseFeatureMap):
     On a Dask array, ``fit`` draws the landmarks on the client from global row indices
     and gathers their rows in one compute (at most ``max(100 000, 20 m)`` rows for
     ``"kmeans"`` and ``"leverage"``), and gives the map fitted on the same data in numpy
-    with the same seed, whatever the chunking (:mod:`kernelmaps._rows`).
+    with the same seed, whatever the chunking (``kernelmaps._rows``).
 
     With scikit-learn's ``array_api_dispatch`` on, an array of another library (PyTorch,
     CuPy, ...) makes the work run on its device: the landmarks are drawn on the host with

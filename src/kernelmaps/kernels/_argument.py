@@ -89,7 +89,7 @@ def one_line_errors(owner: str | None = None) -> Iterator[None]:
 
 
 class StrictInterval(Interval):
-    """scikit-learn's :class:`~sklearn.utils._param_validation.Interval`, refusing booleans.
+    """scikit-learn's ``Interval``, refusing booleans.
 
     ``True`` is an ``Integral`` (and a ``Real``) to Python, so scikit-learn's interval
     accepts ``n_components=True`` as 1; every estimator of kernelmaps refuses it with the
@@ -223,7 +223,7 @@ def kernel_parameter_constraints(
         Whether ``gamma="scale"`` is accepted (the estimator then passes its training
         data to :func:`resolve_estimator_kernel`, see :func:`scale_gamma`).
     integer_degree : bool, default=False
-        Whether ``degree`` must be an int >= 1 (:class:`IntegerDegree`: the maps that
+        Whether ``degree`` must be an int >= 1 (``IntegerDegree``: the maps that
         expand the kernel into integer powers) rather than a real > 0.
 
     Returns

@@ -190,7 +190,7 @@ class Kernel(ABC):
     """A positive-definite kernel ``k(x, y)`` evaluated exactly.
 
     Subclasses are frozen dataclasses whose fields are the kernel's parameters.  A
-    ``gamma`` of ``None`` means ``1 / n_features``, as in :mod:`sklearn.metrics.pairwise`;
+    ``gamma`` of ``None`` means ``1 / n_features``, as in ``sklearn.metrics.pairwise``;
     :meth:`resolve` fills it in once the number of features is known.
 
     Examples
@@ -211,7 +211,7 @@ class Kernel(ABC):
 
         Computed in float64; returned as float32 only when both inputs are float32.  With
         array API dispatch on, arrays of another library give an array of theirs, on their
-        device, computed in their dtype (:meth:`_evaluate_array`).
+        device, computed in their dtype (``_evaluate_array``).
         """
         if is_foreign(X):
             return self._call_array(X, X if Y is None else Y)

@@ -1,6 +1,6 @@
-"""Dot-product kernels ``k(x, y) = f(x . y)`` and their Maclaurin coefficients.
+"""Dot-product kernels ``k(x, y) = f(<x, y>)`` and their Maclaurin coefficients.
 
-A function ``f`` gives a positive-definite kernel ``f(x . y)`` on the unit sphere of every
+A function ``f`` gives a positive-definite kernel ``f(<x, y>)`` on the unit sphere of every
 dimension exactly when ``f(t) = sum_n a_n t^n`` with every ``a_n >= 0`` (Schoenberg 1942;
 Theorem 2 of the report's section 3.1).  Random Maclaurin features (Kar & Karnick 2012)
 need the coefficients ``a_n`` and the radius of convergence ``R`` of the series; the
@@ -145,7 +145,7 @@ def _gram(X: Any, Y: Any) -> np.ndarray:
 
 
 class DotProductKernel(Kernel):
-    """A kernel ``k(x, y) = f(x . y)`` with ``f(t) = sum_n a_n t^n``, every ``a_n >= 0``.
+    """A kernel ``k(x, y) = f(<x, y>)`` with ``f(t) = sum_n a_n t^n``, every ``a_n >= 0``.
 
     Subclasses give the coefficients (:meth:`maclaurin_coefficient`), the radius of
     convergence of the series (:meth:`radius_of_convergence`, ``inf`` for entire
@@ -238,7 +238,7 @@ class DotProductKernel(Kernel):
 @register_kernel("polynomial", "poly")
 @dataclasses.dataclass(frozen=True)
 class Polynomial(DotProductKernel):
-    """Polynomial kernel ``k(x, y) = (gamma x . y + coef0)^degree``.
+    """Polynomial kernel ``k(x, y) = (gamma <x, y> + coef0)^degree``.
 
     The same kernel and defaults as :func:`sklearn.metrics.pairwise.polynomial_kernel`.
 
@@ -351,7 +351,7 @@ class Polynomial(DotProductKernel):
 @register_kernel("homogeneous_polynomial")
 @dataclasses.dataclass(frozen=True)
 class HomogeneousPolynomial(DotProductKernel):
-    """Homogeneous polynomial kernel ``k(x, y) = (x . y)^degree``.
+    """Homogeneous polynomial kernel ``k(x, y) = <x, y>^degree``.
 
     Parameters
     ----------
@@ -392,7 +392,7 @@ class HomogeneousPolynomial(DotProductKernel):
 @register_kernel("exponential_dot_product", "exp_dot")
 @dataclasses.dataclass(frozen=True)
 class ExponentialDotProduct(DotProductKernel):
-    """Exponential dot-product kernel ``k(x, y) = exp(gamma x . y)``.
+    """Exponential dot-product kernel ``k(x, y) = exp(gamma <x, y>)``.
 
     Parameters
     ----------
@@ -435,7 +435,7 @@ class ExponentialDotProduct(DotProductKernel):
 @register_kernel("maclaurin")
 @dataclasses.dataclass(frozen=True)
 class MaclaurinKernel(DotProductKernel):
-    """Any dot-product kernel ``f(x . y)`` given by its Maclaurin coefficients.
+    """Any dot-product kernel ``f(<x, y>)`` given by its Maclaurin coefficients.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""The kernels of :mod:`sklearn.metrics.pairwise` that the other modules do not hold.
+"""The kernels of ``sklearn.metrics.pairwise`` that the other modules do not hold.
 
 ==================  =========================================  ============================
 kernel              k(x, y)                                    scikit-learn
@@ -61,7 +61,7 @@ def _gram(X: Any, Y: Any) -> np.ndarray:
 @register_kernel("linear")
 @dataclasses.dataclass(frozen=True)
 class Linear(Kernel):
-    """Linear kernel ``k(x, y) = x . y`` (:func:`sklearn.metrics.pairwise.linear_kernel`).
+    """Linear kernel ``k(x, y) = <x, y>`` (:func:`sklearn.metrics.pairwise.linear_kernel`).
 
     Examples
     --------
@@ -94,7 +94,7 @@ class Linear(Kernel):
 @register_kernel("sigmoid")
 @dataclasses.dataclass(frozen=True)
 class Sigmoid(Kernel):
-    """Sigmoid kernel ``k(x, y) = tanh(gamma x . y + coef0)``
+    """Sigmoid kernel ``k(x, y) = tanh(gamma <x, y> + coef0)``
     (:func:`sklearn.metrics.pairwise.sigmoid_kernel`, with its defaults).
 
     Not positive semidefinite in general (Schölkopf & Smola 2002, section 2.3): a
@@ -148,7 +148,7 @@ class Sigmoid(Kernel):
 @register_kernel("cosine")
 @dataclasses.dataclass(frozen=True)
 class Cosine(Kernel):
-    """Cosine similarity ``k(x, y) = x . y / (|x| |y|)``, 0 when a row is zero
+    """Cosine similarity ``k(x, y) = <x, y> / (|x| |y|)``, 0 when a row is zero
     (:func:`sklearn.metrics.pairwise.cosine_similarity`).
 
     Positive semidefinite: the linear kernel of the rows scaled to unit norm.  The rows

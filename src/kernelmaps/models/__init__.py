@@ -9,7 +9,7 @@
   preconditioner, the matvec ``K_nm^T (K_nm v)`` and their composition, which
   :class:`NystroemKernelRidge` solves with :func:`conjugate_gradient`.
 * :class:`RidgeStatistics` -- the mergeable sufficient statistics of a primal ridge fit
-  (the solves are pure functions of them, in :mod:`kernelmaps.models._ridge_solvers`).
+  (the solves are pure functions of them, in ``kernelmaps.models._ridge_solvers``).
 * :class:`FeatureRidgeCV`, :class:`FeatureRidgeClassifierCV` -- ``gamma``, ``alpha`` and
   the number of features chosen by GCV, leave-one-out, the evidence or exact K-fold, in
   one pass over the rows per batch of bandwidths.
@@ -19,7 +19,7 @@
   and the number of landmarks chosen by that search (nested landmarks, one pass per batch
   of bandwidths), refitted by FALKON above ``max_exact_components`` landmarks.
 * :class:`FeatureRidgeClassifier` -- one-vs-rest ridge classification on a feature map (the
-  module :mod:`kernelmaps.models._classifiers` also gives the recipe with scikit-learn's
+  module ``kernelmaps.models._classifiers`` also gives the recipe with scikit-learn's
   linear classifiers).
 """
 

@@ -129,7 +129,7 @@ def _check_lazy_y(estimator: Any, y: Any) -> None:
 
 
 def regression_rows(estimator: Any, X: Any, y: Any, *, reset: bool = True) -> tuple[Rows, Any]:
-    """The training rows of a regressor (:class:`kernelmaps._rows.Rows`) and its targets
+    """The training rows of a regressor (``kernelmaps._rows.Rows``) and its targets
     ``y``, 1-D or 2-D, checked with scikit-learn's messages.
 
     In memory: :func:`validate_regression_data`.  For a Dask ``X``: its metadata; a Dask

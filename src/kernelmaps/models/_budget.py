@@ -1,7 +1,7 @@
 """``feature_budget``: how many features the data needs, by the bounds and as measured.
 
-The statistical dimension of the data (:mod:`kernelmaps.models._statistical_dimension`), the
-counts the bounds of :mod:`kernelmaps.models._budget_bounds` give for it, and, with
+The statistical dimension of the data (``kernelmaps.models._statistical_dimension``), the
+counts the bounds of ``kernelmaps.models._budget_bounds`` give for it, and, with
 ``measure=True``, the count at which each map of the library reaches the error asked on a
 sample of the rows.
 """
@@ -538,7 +538,7 @@ def feature_budget(
 
     Notes
     -----
-    The bounds (derivations in :mod:`kernelmaps.models._budget_bounds`; ``D`` output
+    The bounds (derivations in ``kernelmaps.models._budget_bounds``; ``D`` output
     features of the ``cos_sin`` map, ``L = D / 2`` frequencies; ``m`` landmarks; ``s`` the
     upper end of the interval of the statistical dimension):
 

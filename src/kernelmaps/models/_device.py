@@ -92,7 +92,7 @@ class Placement:
     @classmethod
     def of(cls, X: Any) -> Placement:
         """The placement of ``X``: an array (another library's, with dispatch on, is on
-        its device; any other is on the host), or :class:`kernelmaps._rows.Rows` (on
+        its device; any other is on the host), or ``kernelmaps._rows.Rows`` (on
         their ``xp`` and ``device`` where they have them: arrays of another library,
         streamed rows)."""
         if hasattr(X, "read") and hasattr(X, "in_memory"):

@@ -172,7 +172,7 @@ class FalkonPreconditioner:
     ----------
     K_mm : ndarray of shape (m, m)
         Symmetric kernel matrix of the landmarks (float64; an array of another library is
-        factorized on its device, with :func:`kernelmaps._array_api.cholesky`).
+        factorized on its device, with ``kernelmaps._array_api.cholesky``).
     n : int
         Number of training rows.
     alpha : float
@@ -410,7 +410,7 @@ def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class RowsMatvec:
-    """``K_nm^T (K_nm V)`` over the parts of the training rows (:class:`kernelmaps._rows.Rows`).
+    """``K_nm^T (K_nm V)`` over the parts of the training rows (``kernelmaps._rows.Rows``).
 
     :meth:`rhs` builds one :class:`MatvecPart` per part where the part is held (its rows,
     the landmark kernel, its cached ``K_nm`` blocks) and returns the sum of their
@@ -543,7 +543,7 @@ class FalkonSolver:
     alpha : float
     preconditioner : FalkonPreconditioner
     matvec : NystroemMatvec
-        Or any :class:`GramOperator`: an object with ``rhs(Y)`` and ``__call__(V, out)``
+        Or any ``GramOperator``: an object with ``rhs(Y)`` and ``__call__(V, out)``
         adding ``K_nm^T K_nm V`` (the Dask matvec on a Dask array).
     name : str, default="FalkonSolver"
         Who solves, for the messages.

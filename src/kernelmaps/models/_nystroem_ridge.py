@@ -55,7 +55,7 @@ _MAX_BLOCK_ROWS = 2048
 
 
 def _work_dtype(kernel: Any, X: Any) -> np.dtype:
-    """float32 for dense float32 input (an array or :class:`~kernelmaps._rows.Rows`) and
+    """float32 for dense float32 input (an array or ``Rows``) and
     the Gaussian kernel (evaluated in float32 by :class:`LandmarkKernel`), float64
     otherwise; on a device, the dtype of the rows whatever the kernel."""
     if Placement.of(X).on_device:
@@ -145,7 +145,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     device : str or device object, default=None
         Fit NumPy (or SciPy, or Dask) rows on this device: ``"cuda"``, ``"cuda:1"``,
         ``"mps"``, ``"cpu"`` or a ``torch.device`` (PyTorch), a CuPy ``Device``, an
-        ``array_api_strict.Device`` (see :func:`kernelmaps._array_api.resolve_device`).
+        ``array_api_strict.Device`` (see ``kernelmaps._array_api.resolve_device``).
         The rows are streamed through the device block by block at every
         conjugate-gradient iteration (one pass each): a block holds at most an eighth of
         the device's free memory (scikit-learn's ``working_memory`` where the library
@@ -205,7 +205,7 @@ class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
     rows: blocks within ``cache_size`` are computed once (in the same pass as
     ``K_nm^T y``) and kept, the others are recomputed.  Jitter only changes the
     preconditioner, never the solution.  The pieces are objects of
-    :mod:`kernelmaps.models._falkon`: ``FalkonPreconditioner`` (``T``, ``A``),
+    ``kernelmaps.models._falkon``: ``FalkonPreconditioner`` (``T``, ``A``),
     ``NystroemMatvec`` (the ``K_nm`` blocks and ``K_nm^T K_nm V``) and ``FalkonSolver``
     (their composition for :func:`~kernelmaps.models.conjugate_gradient`).
 

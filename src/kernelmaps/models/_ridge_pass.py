@@ -1,7 +1,7 @@
 """The passes of a primal ridge fit over the parts of the training rows.
 
 :class:`FeatureRidge` and :class:`FeatureRidgeClassifier` read their rows through
-:class:`kernelmaps._rows.Rows`: one pass maps every part to the
+``kernelmaps._rows.Rows``: one pass maps every part to the
 :class:`~kernelmaps.models.RidgeStatistics` of its rows (row block by row block under
 ``working_memory``, so that a part never holds its whole ``Z``), merged by
 :meth:`RidgeStatistics.merge` (the exact Chan-Golub-LeVeque update) in the fixed tree of

@@ -5,7 +5,7 @@ A search evaluates many feature maps at once, one :class:`Candidate` each (a ban
 (:meth:`SearchWork.statistics`) maps every row block through every candidate and adds the
 features to the :class:`~kernelmaps.models.RidgeStatistics` of the row's fold; the
 statistics of every candidate and fold are merged in the fixed tree of the rows
-(:meth:`kernelmaps._rows.Rows.map_reduce`), so that a Dask array's chunks are reduced
+(``kernelmaps._rows.Rows.map_reduce``), so that a Dask array's chunks are reduced
 where they live.  The numbers of features a candidate serves are column subsets of its
 output (:class:`Width`): the statistics of the leading features of a map are a block of
 its statistics (:meth:`RidgeStatistics.restricted`), so they need no pass of their own.

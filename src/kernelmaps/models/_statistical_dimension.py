@@ -282,7 +282,7 @@ def statistical_dimension(
     penalty in the scale of :class:`KernelRidge` (``min sum (y - f)^2 + alpha |f|^2``, the
     ``lambda`` of Avron et al. 2017).  Estimated on a uniform sample of ``n_s = min(n,
     n_samples)`` rows as ``s_{alpha n_s / n}(K_{n_s})``, bracketed by randomly pivoted
-    Cholesky; see :mod:`kernelmaps.models._statistical_dimension` for the scaling, the
+    Cholesky; see ``kernelmaps.models._statistical_dimension`` for the scaling, the
     interval and its proof.  Cost ``O(n_s r^2)`` for a factor of rank ``r``, at most
     ``O(n_s^3)``; never ``n x n``.
 

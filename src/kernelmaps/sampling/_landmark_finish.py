@@ -5,7 +5,7 @@
 :func:`finish_landmarks` takes the rows it named, once read, and makes the landmarks: the
 rows themselves (``"uniform"``), the k-means centres, or the rows chosen by ridge leverage
 scores or randomly pivoted Cholesky, repeated rows dropped on request.  Rows of an array of
-another library give the same landmarks on its device (:func:`_finish_landmarks_array`).
+another library give the same landmarks on its device (``_finish_landmarks_array``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def finish_landmarks(
         The rows ``draw.rows`` of ``X`` in that order (every row of ``X`` when
         ``draw.rows`` is None).  An array of another library (PyTorch, CuPy, ...) gives
         the same landmarks as an array of its own, on its device (see
-        :func:`_finish_landmarks_array`).
+        ``_finish_landmarks_array``).
     rng : numpy.random.Generator
         The generator the draw was made with: ``"leverage"`` goes on drawing from it
         (the other methods drew everything already, see

@@ -18,7 +18,7 @@ four methods, among (or summarising) the rows of ``X``:
     scheme of Musco & Musco (2017), Algorithm 3 (``RecursiveRLS-Nyström``, in the form
     of their reference implementation): the leverage scores of a uniform half of the
     data are estimated from landmarks sampled recursively on a further half, so the
-    ``n x n`` kernel matrix is never formed (:mod:`kernelmaps.sampling._leverage`).
+    ``n x n`` kernel matrix is never formed (``kernelmaps.sampling._leverage``).
     Cost ``O(n m)`` kernel evaluations and ``O(n m^2)`` arithmetic, memory ``O(n m)``
     at most (evaluated in row blocks).
 ``"rpcholesky"``
@@ -26,7 +26,7 @@ four methods, among (or summarising) the rows of ``X``:
     Webber 2024), in the blocked, accelerated form of Epperly, Tropp & Webber (2024) by
     default: each pivot is drawn with probability proportional to the diagonal of the
     residual ``K - F F^T`` of the pivots chosen before, so that rows the landmarks
-    already explain are not chosen again (:mod:`kernelmaps.sampling._rpcholesky`).
+    already explain are not chosen again (``kernelmaps.sampling._rpcholesky``).
     ``E tr(K - K_hat) <= (1 + eps) tr(K - [[K]]_r)`` with
     ``m >= r / eps + r log(1 / (eps eta))`` pivots.  Cost ``O(n m)`` kernel evaluations,
     ``O(n m^2)`` arithmetic, memory ``O(n m)``.  If the residual vanishes before ``m``
@@ -41,7 +41,7 @@ as before this sample existed.  Why a sample, and not a distributed algorithm:
 
 * The same algorithm then runs on the same rows whether ``X`` is a numpy array or a
   Dask array (the draws name the same global indices, and the rows of a Dask array are
-  gathered in one compute, :func:`landmark_rows`), so the landmarks are equal bit for bit, and
+  gathered in one compute, ``landmark_rows``), so the landmarks are equal bit for bit, and
   do not depend on the chunking or on the workers.  A distributed Lloyd iteration or a
   distributed recursion of Musco & Musco would need one pass over the data per
   iteration or level (``log2(n / m)`` of them) and their reductions would differ from
@@ -132,7 +132,7 @@ def _float_dtype(X: Any) -> np.dtype:
 
 
 def landmark_rows(X: Any) -> Rows:
-    """The :class:`~kernelmaps._rows.Rows` the landmarks are drawn from: ``X`` itself when
+    """The ``Rows`` the landmarks are drawn from: ``X`` itself when
     it is one, else the rows of the array ``X`` (an in-memory one checked here).
 
     The selection reads them once, for the rows its draws name (a Dask array in one
@@ -291,8 +291,8 @@ def select_landmarks(
     Parameters
     ----------
     X : {ndarray, sparse matrix, dask array} of shape (n_samples, n_features)
-        Validated data (float32 or float64), or its :class:`~kernelmaps._rows.Rows`.  A
-        Dask array is read in one compute (:func:`landmark_rows`), and gives the
+        Validated data (float32 or float64), or its ``Rows``.  A
+        Dask array is read in one compute (``landmark_rows``), and gives the
         landmarks of the same data in numpy.
     n_landmarks : int
         Number of landmarks ``m``, ``1 <= m <= n_samples``.
@@ -486,9 +486,9 @@ def resolve_landmarks(
     Parameters
     ----------
     X : {ndarray, sparse matrix, dask array} of shape (n_samples, n_features)
-        Validated data (finite, float32 or float64), or its :class:`~kernelmaps._rows.Rows`.
+        Validated data (finite, float32 or float64), or its ``Rows``.
         A Dask array is read in one compute and gives the landmarks of the same data in
-        numpy (:func:`landmark_rows`).
+        numpy (``landmark_rows``).
     landmarks : {"uniform", "kmeans", "leverage", "rpcholesky"} or array-like
         A method of :func:`select_landmarks`, or the landmarks themselves, of shape
         (m, n_features) (dense or sparse; checked for shape and finiteness, returned

@@ -197,7 +197,7 @@ def recursive_rls_indices(
     ``lambda`` set so that about ``m`` columns are kept (``lambda = (tr(K_SS) -
     sum of its top k eigenvalues) / k``).  The last level samples exactly ``m`` rows
     without replacement with probabilities proportional to the estimated scores.  See
-    :mod:`kernelmaps.sampling._leverage`.
+    ``kernelmaps.sampling._leverage``.
 
     Parameters
     ----------

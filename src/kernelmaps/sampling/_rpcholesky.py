@@ -163,7 +163,7 @@ def rpcholesky(
     probability proportional to the diagonal of the current residual
     ``d = diag(K) - rowsum(F * F)`` and returns them with the factor ``F`` of the
     Nyström approximation ``F F^T = K[:, S] K[S, S]^+ K[S, :]`` they define.  See
-    :mod:`kernelmaps.sampling._rpcholesky` for the algorithm and its guarantee.
+    ``kernelmaps.sampling._rpcholesky`` for the algorithm and its guarantee.
 
     Parameters
     ----------
@@ -532,7 +532,7 @@ def rpcholesky_indices_array(
     *,
     block_size: int = RPCHOLESKY_BLOCK_SIZE,
 ) -> np.ndarray:
-    """:func:`rpcholesky_indices` of rows ``X`` that are an array of another library: the
+    """``rpcholesky_indices`` of rows ``X`` that are an array of another library: the
     pivots of :func:`rpcholesky_array` with ``numpy.random.default_rng(seed)``, sorted
     and completed as there (host indices).
 
