@@ -37,6 +37,7 @@ extensions = [
     "myst_parser",
     "sphinx_gallery.gen_gallery",
     "public_names",
+    "sphinx-mathjax-offline",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -91,6 +92,8 @@ sphinx_gallery_conf = {
 html_theme = "pydata_sphinx_theme"
 html_title = f"kernelmaps {release}"
 html_static_path = ["_static"]
+html_favicon = "_static/kernelmaps.svg"
+html_logo = "_static/kernelmaps.svg"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
