@@ -6,7 +6,8 @@ names and parameters: ``RBFSampler`` -> ``RandomFourierFeatures``,
 ``SkewedChi2Sampler`` -> kernelmaps' classes of the same names.  Every other change is a
 deliberate difference listed in docs/MIGRATION.md and marked below with a comment
 ``# DIFFERENCE <n>: ...`` naming it.  The array API test (``array_api_dispatch``) is not
-carried over: kernelmaps computes with numpy (difference 6 in docs/MIGRATION.md).
+carried over: kernelmaps' own array API tests (``tests/test_array_api_*.py``) run every map
+on array-api-strict and PyTorch (docs/GPU.md).
 
 The assertions and their tolerances are scikit-learn's, with its fixed seeds
 (``random_state=42``): these tests check that code ported from scikit-learn runs and
