@@ -42,7 +42,14 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_inventories", "checks", "results/*.md", "results/**/*.md", "**/README.md"]
+exclude_patterns = [
+    "_build",
+    "_inventories",
+    "checks",
+    "results/*.md",
+    "results/**/*.md",
+    "**/README.md",
+]
 templates_path = ["_templates"]
 nitpicky = True
 

@@ -77,7 +77,11 @@ def test_alpha_chosen_by_leave_one_out(digits) -> None:
 
 @pytest.mark.parametrize(
     "linear",
-    [LogisticRegression(max_iter=2000), LinearSVC(C=1.0, random_state=0), SGDClassifier(random_state=0)],
+    [
+        LogisticRegression(max_iter=2000),
+        LinearSVC(C=1.0, random_state=0),
+        SGDClassifier(random_state=0),
+    ],
     ids=["LogisticRegression", "LinearSVC", "SGDClassifier"],
 )
 def test_pipeline_recipe(digits, linear) -> None:
@@ -112,7 +116,11 @@ def test_maps_make_a_nonlinear_problem_linearly_separable() -> None:
     # check with a wide margin (the mapped classifiers reach about 100%).
     X, y = make_circles(n_samples=400, factor=0.4, noise=0.05, random_state=0)
     rff = RandomFourierFeatures(gamma=2.0, n_components=300, random_state=0)
-    for linear in (LogisticRegression(max_iter=2000), LinearSVC(random_state=0), SGDClassifier(random_state=0)):
+    for linear in (
+        LogisticRegression(max_iter=2000),
+        LinearSVC(random_state=0),
+        SGDClassifier(random_state=0),
+    ):
         raw = type(linear)(**linear.get_params()).fit(X[:200], y[:200]).score(X[200:], y[200:])
         mapped = make_pipeline(rff, linear).fit(X[:200], y[:200]).score(X[200:], y[200:])
         assert raw < 0.75 and mapped > 0.9, (linear, raw, mapped)

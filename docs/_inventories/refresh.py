@@ -48,6 +48,11 @@ SUBSET: dict[str, list[tuple[str, str, str | None]]] = {
             "py:class",
             "library/concurrent.futures.html#concurrent.futures.Executor",
         ),
+        (
+            "concurrent.futures.Executor.shutdown",
+            "py:method",
+            "library/concurrent.futures.html#concurrent.futures.Executor.shutdown",
+        ),
         ("ValueError", "py:exception", "library/exceptions.html#ValueError"),
         ("MemoryError", "py:exception", "library/exceptions.html#MemoryError"),
         ("OSError", "py:exception", "library/exceptions.html#OSError"),
