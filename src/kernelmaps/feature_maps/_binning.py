@@ -92,9 +92,9 @@ class RandomBinningFeatures(BaseFeatureMap):
     ----------
     kernel_ : BinnableKernel
         The kernel with its parameters resolved.
-    pitches_ : ndarray of shape (n_grids, n_features_in_)
+    pitches_ : ndarray of shape (n_grids, n_features_in)
         Grid pitches ``delta``.
-    shifts_ : ndarray of shape (n_grids, n_features_in_)
+    shifts_ : ndarray of shape (n_grids, n_features_in)
         Grid shifts ``u``.
     bin_keys_ : list of ndarray of uint64
         For each grid, the sorted keys of the bins that the training data occupies.

@@ -469,7 +469,7 @@ class SkewedChi2Sampler(BaseFeatureMap):
     Attributes
     ----------
     kernel_ : SkewedChi2
-    random_weights_ : ndarray of shape (n_features_in_, n_components)
+    random_weights_ : ndarray of shape (n_features_in, n_components)
     random_offset_ : ndarray of shape (n_components,)
     n_features_in_ : int
 

@@ -116,7 +116,7 @@ class RandomFourierFeatures(BaseFeatureMap):
     ----------
     kernel_ : ShiftInvariantKernel
         The kernel with its parameters resolved.
-    frequencies_ : ndarray of shape (n_features_in_, n_frequencies)
+    frequencies_ : ndarray of shape (n_features_in, n_frequencies)
         The frequencies ``w_i`` as columns.
     offsets_ : ndarray or None
         The phases ``b_i``: one per frequency for ``"cos_phase"``; for ``"cos_sin"``, one

@@ -106,17 +106,17 @@ class IKA(BaseFeatureMap):
     ----------
     kernel_ : Kernel or callable
         The resolved kernel.
-    centers_ : ndarray of shape (n_basis_, n_features_in_) or None
+    centers_ : ndarray of shape (n_basis, n_features_in) or None
         Centres of the basis functions (``None`` for ``"fourier"`` and callables).
     frequencies_, offsets_ : ndarray or None
         ``w_j`` (as columns) and ``u_j`` of the ``"fourier"`` basis.
     sample_indices_ : ndarray of int
         Training rows used to estimate ``P`` and ``M``.
-    eigenvalues_ : ndarray of shape (n_components_,)
+    eigenvalues_ : ndarray of shape (n_components,)
         ``lambda_1 >= ... >= lambda_m``: estimated eigenvalues of the kernel operator
         ``(K f)(x) = int k(x, y) f(y) p(y) dy`` (zero beyond the rank of the reduced
         problem; negative values from a non-PSD kernel are clipped to zero).
-    coefficients_ : ndarray of shape (n_basis_, n_components_)
+    coefficients_ : ndarray of shape (n_basis, n_components)
         ``sqrt(lambda_i) v^(i)`` as columns: ``psi(x) = b(x) @ coefficients_``.
     n_components_ : int
         Number of eigenfunctions kept, the output width (``n_components`` capped at

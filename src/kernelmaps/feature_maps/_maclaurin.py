@@ -297,9 +297,9 @@ class RandomMaclaurinFeatures(_MaclaurinFeatureMap):
     ----------
     kernel_ : DotProductKernel
         The kernel with its parameters resolved.
-    orders_ : ndarray of shape (n_random_,)
+    orders_ : ndarray of shape (n_random,)
         The order ``N`` of each random feature.
-    weights_ : ndarray of shape (n_random_,)
+    weights_ : ndarray of shape (n_random,)
         ``sqrt(a_N / P[N])``; zero where ``a_N = 0`` (such a feature is identically 0).
     rademacher_ : list of (int, ndarray, ndarray)
         For each order ``n`` with ``a_n > 0``: ``n``, the indices of its features and the

@@ -124,16 +124,16 @@ class Nystroem(BaseFeatureMap):
     ----------
     kernel_ : Kernel or callable or None
         The resolved kernel (``None`` for ``"precomputed"``).
-    components_ : ndarray of shape (n_components_, n_features_in_)
+    components_ : ndarray of shape (n_components, n_features_in)
         The landmarks, dense, in the training dtype (for ``"precomputed"``, the rows of
         the training kernel matrix at the landmark indices).
     component_indices_ : ndarray of int or None
         Training rows used as landmarks (``None`` for k-means or given landmarks).
-    normalization_ : ndarray of shape (n_components_, n_components_)
+    normalization_ : ndarray of shape (n_components, n_components)
         ``K_mm^{+1/2}``: column ``i < rank_`` is ``v_i / sqrt(w_i)`` for the ``i``-th
         largest eigenpair of ``K_mm``, the other columns are zero.  In the training
         dtype (float32 for float32 data).
-    eigenvalues_ : ndarray of shape (n_components_,)
+    eigenvalues_ : ndarray of shape (n_components,)
         Eigenvalues of ``K_mm`` in decreasing order.
     rank_ : int
         Effective rank: number of eigenvalues above the cut-off (non-zero columns).

@@ -75,10 +75,10 @@ class TensorSketch(BaseFeatureMap):
     ----------
     kernel_ : Polynomial or HomogeneousPolynomial
         The kernel with its parameters resolved.
-    hashes_ : ndarray of shape (degree, n_features_in_ + 1)
+    hashes_ : ndarray of shape (degree, n_features_in + 1)
         Bucket ``h_k(j)`` of every input coordinate (the last column is the constant
         coordinate ``sqrt(coef0)``, unused when ``coef0 = 0``).
-    signs_ : ndarray of shape (degree, n_features_in_ + 1)
+    signs_ : ndarray of shape (degree, n_features_in + 1)
         Signs ``s_k(j)``, +-1.
     n_features_in_ : int
 

@@ -226,13 +226,13 @@ class Fastfood(_StructuredFourierFeatures):
     ----------
     kernel_ : ShiftInvariantKernel
         The kernel with its parameters resolved.
-    signs_ : ndarray of shape (n_blocks_, padded_dim_)
+    signs_ : ndarray of shape (n_blocks, padded_dim)
         The diagonals of ``B_j`` (``+-1``).
-    permutations_ : ndarray of shape (n_blocks_, padded_dim_)
+    permutations_ : ndarray of shape (n_blocks, padded_dim)
         ``Pi_j`` as index arrays: ``(Pi_j v)_k = v[permutations_[j, k]]``.
-    gaussians_ : ndarray of shape (n_blocks_, padded_dim_)
+    gaussians_ : ndarray of shape (n_blocks, padded_dim)
         The diagonals of ``G_j``.
-    norms_ : ndarray of shape (n_blocks_, padded_dim_)
+    norms_ : ndarray of shape (n_blocks, padded_dim)
         The frequency norms ``r_ji = |v_ji|``.
     offsets_ : ndarray or None
         The phases ``b_i`` (as in :class:`RandomFourierFeatures`).
@@ -400,9 +400,9 @@ class StructuredOrthogonalFeatures(_StructuredFourierFeatures):
     ----------
     kernel_ : ShiftInvariantKernel
         The kernel with its parameters resolved.
-    signs_ : ndarray of shape (n_blocks_, 3, padded_dim_)
+    signs_ : ndarray of shape (n_blocks, 3, padded_dim)
         The diagonals of ``D_j1, D_j2, D_j3`` (``+-1``; ``D_j3`` is applied first).
-    norms_ : ndarray of shape (n_blocks_, padded_dim_)
+    norms_ : ndarray of shape (n_blocks, padded_dim)
         The row norms ``r_ji = |w_ji|``.
     offsets_ : ndarray or None
         The phases ``b_i`` (as in :class:`RandomFourierFeatures`).

@@ -398,7 +398,7 @@ class ShiftInvariantKernel(Kernel):
     (3, 2)
     """
 
-    #: True when p(w) depends on |w| only (orthogonal random features apply).
+    #: True when p(w) depends on ``|w|`` only (orthogonal random features apply).
     radial: ClassVar[bool] = False
 
     @diag_follows_x

@@ -129,7 +129,7 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
     ----------
     feature_map_ : transformer or None
         The fitted feature map (None for ``"passthrough"``).
-    coef_ : ndarray of shape (n_features_out_,) or (n_targets, n_features_out_)
+    coef_ : ndarray of shape (n_features_out,) or (n_targets, n_features_out)
         The weights ``w`` (float64; an array of ``X``'s namespace on its device after a
         fit on the arrays of another library, see the Notes).
     intercept_ : float or ndarray of shape (n_targets,)
