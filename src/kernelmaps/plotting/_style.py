@@ -16,7 +16,8 @@ from typing import Any
 
 __all__ = ["MethodLook", "looks", "method_style"]
 
-#: The colour of each family (Okabe & Ito's palette, told apart with colour blindness).
+#: The colour of each family: Okabe & Ito's palette (told apart with colour blindness),
+#: but an ochre for random binning (their orange is too near the Nyström vermillion).
 FAMILY_COLORS = {
     "fourier": "#0072B2",  # blue
     "nystroem": "#D55E00",  # vermillion
