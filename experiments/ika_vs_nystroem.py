@@ -29,7 +29,7 @@ def report(result: ExperimentResult, config: ExperimentConfig, out: Path) -> str
     from kernelmaps import plotting
 
     plotting.plot_error_curves(
-        result.rows, path=out / "figure.png", title="IKA vs Nyström, relative Frobenius error"
+        result, path=out / "figure.png", title="IKA vs Nyström, relative Frobenius error"
     )
     text = "\n\n".join(format_table(result.rows, m) for m in config.metrics)
     (out / "table.md").write_text("```\n" + text + "\n```\n", encoding="utf-8")

@@ -17,22 +17,29 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from run_study import run_study
 
 from kernelmaps.experiments import ExperimentConfig, ExperimentResult, format_table
 
 
-def report(result: ExperimentResult, config: ExperimentConfig, out: Path) -> str:
-    """The spectral error figure (band: min-max over seeds); spectral and Frobenius tables."""
+def draw(results: Any, out: Path) -> None:
+    """The spectral error figure, from a result or a saved ``results.json`` (whose
+    configuration tells the methods behind the labels MC, QMC Halton, ...)."""
     from kernelmaps import plotting
 
     plotting.plot_error_curves(
-        result.rows,
+        results,
         metric="spectral_error",
         path=out / "figure.png",
-        title="Random Fourier features: relative spectral error (mean, band: min-max)",
+        title="Random Fourier features: relative spectral error",
     )
+
+
+def report(result: ExperimentResult, config: ExperimentConfig, out: Path) -> str:
+    """The spectral error figure (:func:`draw`); spectral and Frobenius tables."""
+    draw(result, out)
     text = format_table(result.rows, "spectral_error")
     text += "\n\n" + format_table(result.rows, "fro_error")
     (out / "table.md").write_text("```\n" + text + "\n```\n", encoding="utf-8")

@@ -129,7 +129,7 @@ def tables(result: ExperimentResult, config: ExperimentConfig, out: Path) -> str
     from kernelmaps import plotting
 
     metric = config.metrics[0]
-    plotting.plot_error_curves(result.rows, metric, path=out / "figure.png", title=config.name)
+    plotting.plot_error_curves(result, metric, path=out / "figure.png", title=config.name)
     text = "\n\n".join(format_table(result.rows, m) for m in config.metrics)
     (out / "table.md").write_text("```\n" + text + "\n```\n", encoding="utf-8")
     return text

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from run_study import run_study
 
@@ -30,19 +31,26 @@ from kernelmaps.experiments import ExperimentConfig, ExperimentResult, summarize
 SEED_PAIRS = ["rff-mc", "rff-sobol", "nystroem-uniform", "nystroem-kmeans", "rmfm", "crfm"]
 
 
-def report(result: ExperimentResult, config: ExperimentConfig, out: Path) -> str:
-    """The study's figure, the figure of all methods, and the table of means ± std."""
+def draw(results: Any, out: Path) -> None:
+    """The study's figure (its three pairs) and the figure of all methods, from a result
+    or a saved ``results.json``: ``draw("docs/results/seed_study/results.json", out)``
+    redraws them without running the study again."""
     from kernelmaps import plotting
 
     plotting.plot_error_curves(
-        result.rows,
+        results,
         path=out / "figure.png",
         methods=SEED_PAIRS,
-        title="Relative Frobenius error of the kernel matrix (mean, band: min-max over seeds)",
+        title="Relative Frobenius error of the kernel matrix: the study's three pairs",
     )
     plotting.plot_error_curves(
-        result.rows, path=out / "figure_all.png", title="All methods (same data, same rule)"
+        results, path=out / "figure_all.png", title="All methods (same data, same rule)"
     )
+
+
+def report(result: ExperimentResult, config: ExperimentConfig, out: Path) -> str:
+    """The study's figures (:func:`draw`), and the table of means ± std."""
+    draw(result, out)
     _write_table(result.rows, out / "table.md", len(config.seeds), config.n_components)
     return f"{result.n_cells} cells ({result.n_computed} computed); wrote {out}"
 

@@ -315,7 +315,7 @@ def run(args: argparse.Namespace) -> int:
         names = {m.display: m.name for m in config.methods}
         _report(result, error_metric, elapsed, out_dir, names)
     if not args.no_plot:
-        _figure(result.rows, error_metric, out_dir, args.quiet)
+        _figure(result, error_metric, out_dir, args.quiet)
     return EXIT_OK
 
 
@@ -485,7 +485,8 @@ def _report(
     print(f"wrote {out_dir / 'results.csv'} and {out_dir / 'results.json'}")
 
 
-def _figure(rows: list[dict[str, Any]], metric: str, out_dir: Path, quiet: bool) -> None:
+def _figure(result: Any, metric: str, out_dir: Path, quiet: bool) -> None:
+    """figure.png of ``result`` (its configuration tells the methods behind its labels)."""
     from .. import plotting
 
     if not plotting.matplotlib_available():
@@ -496,6 +497,6 @@ def _figure(rows: list[dict[str, Any]], metric: str, out_dir: Path, quiet: bool)
         )
         return
     path = out_dir / "figure.png"
-    plotting.plot_error_curves(rows, metric=metric, path=path)
+    plotting.plot_error_curves(result, metric=metric, path=path)
     if not quiet:
         print(f"wrote {path}")

@@ -5,13 +5,16 @@
   :func:`default_study` is the study ``kernelmaps compare`` runs by default, and
   :meth:`ExperimentConfig.with_options` derives a new one from it;
 * :func:`run_experiment`: runs it into a tidy table (CSV/JSON with provenance), resumable;
-* the method registry: :func:`method_names`, :func:`get_method`, :func:`register_method`;
+* the method registry: :func:`method_names`, :func:`get_method`, :func:`register_method`,
+  with each method's family (:data:`METHOD_FAMILIES`), label and kernel
+  (:func:`kernel_label` names it in words) for figures;
 * :func:`make_model` (with :func:`choose_gamma`): the ridge pipeline on a method's
   features that ``kernelmaps fit`` fits;
 * :class:`SavedModel` with :func:`save_model` / :func:`load_model`: model files in the
   skops format, which cannot run code when read (:func:`trusted_model_types` is the
   allow-list of what they may hold);
-* :func:`summarize` / :func:`format_table`: mean and spread over seeds, as a text table;
+* :func:`summarize` / :func:`format_table`: mean, median, quartiles and spread over seeds,
+  as a text table;
   :func:`format_dimensions`: the statistical dimension of each data set of a run.
 """
 
@@ -43,7 +46,15 @@ from ._pipeline import (
     resolve_method,
 )
 from ._prepare import prepare_data
-from ._registry import MethodSpec, get_method, method_names, register_method
+from ._registry import (
+    KERNEL_LABELS,
+    METHOD_FAMILIES,
+    MethodSpec,
+    get_method,
+    kernel_label,
+    method_names,
+    register_method,
+)
 from ._runner import ExperimentResult, run_experiment
 from ._saved_model import ColumnMismatchError, NonFinitePredictionError, SavedModel
 from ._summary import format_table, metric_title, summarize
@@ -51,8 +62,10 @@ from ._tables import RESULT_COLUMNS, read_results
 from ._verdicts import STUDY_PAIRS, format_verdicts, study_verdicts, write_verdicts
 
 __all__ = [
+    "KERNEL_LABELS",
     "MAX_CELLS",
     "METHOD_ALIASES",
+    "METHOD_FAMILIES",
     "METRICS",
     "MODEL_FORMAT_VERSION",
     "RESULT_COLUMNS",
@@ -76,6 +89,7 @@ __all__ = [
     "format_table",
     "format_verdicts",
     "get_method",
+    "kernel_label",
     "load_config",
     "load_model",
     "make_model",

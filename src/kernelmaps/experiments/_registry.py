@@ -11,7 +11,9 @@ kernel than the method's default; the other keys are the kernel's parameters
 (``gamma``, ``degree``, ...).
 
 Methods for the maps of :mod:`kernelmaps.feature_maps` are registered when those maps are
-available.
+available.  Each built-in method also says how figures and tables show it: its family
+(:data:`METHOD_FAMILIES`: the methods that share a construction, drawn in one colour) and
+a short label; :func:`kernel_label` names its kernel in words.
 """
 
 from __future__ import annotations
@@ -25,7 +27,65 @@ from typing import Any
 from .. import feature_maps as _fm
 from ..kernels import Kernel, ShiftInvariantKernel, get_kernel_class, kernel_names
 
-__all__ = ["MethodSpec", "get_method", "method_names", "register_method"]
+__all__ = [
+    "KERNEL_LABELS",
+    "METHOD_FAMILIES",
+    "MethodSpec",
+    "get_method",
+    "kernel_label",
+    "method_names",
+    "register_method",
+]
+
+#: The families of methods, in the order figures list them: key -> name in words.  The
+#: methods of a family share a construction (and a colour in the figures); a study's
+#: pairs mostly compare two members of one family.
+METHOD_FAMILIES: dict[str, str] = {
+    "fourier": "Fourier features",
+    "nystroem": "Nyström",
+    "ika": "IKA",
+    "dot-product": "dot-product maps",
+    "binning": "random binning",
+    "chi2": "χ² samplers",
+}
+
+#: Kernel registry names -> their names in words, for legends and captions.
+KERNEL_LABELS: dict[str, str] = {
+    "rbf": "Gaussian",
+    "gaussian": "Gaussian",
+    "laplacian": "Laplacian",
+    "matern": "Matérn",
+    "cauchy": "Cauchy",
+    "polynomial": "polynomial",
+    "poly": "polynomial",
+    "homogeneous_polynomial": "homogeneous polynomial",
+    "exp_dot": "exponential dot product",
+    "exponential_dot_product": "exponential dot product",
+    "maclaurin": "Maclaurin series",
+    "linear": "linear",
+    "cosine": "cosine",
+    "sigmoid": "sigmoid",
+    "chi2": "exponentiated χ²",
+    "exponentiated_chi2": "exponentiated χ²",
+    "skewed_chi2": "skewed χ²",
+    "additive_chi2_pd": "additive χ²",
+    "sklearn_additive_chi2": "additive χ² (negative)",
+    "histogram_intersection": "histogram intersection",
+    "intersection": "histogram intersection",
+}
+
+
+def kernel_label(kernel: str) -> str:
+    """The name in words of the kernel registered as ``kernel`` (a name it does not know is
+    given back as it is).
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments import kernel_label
+    >>> kernel_label("rbf"), kernel_label("polynomial"), kernel_label("my_kernel")
+    ('Gaussian', 'polynomial', 'my_kernel')
+    """
+    return KERNEL_LABELS.get(str(kernel).lower(), str(kernel))
 
 
 def _bandwidth_kernels() -> frozenset[str]:
@@ -84,6 +144,12 @@ class MethodSpec:
     estimator_class : type or None, default=None
         The class the factory builds (found on factories made by the registry when not
         given); it answers which kernels the method handles.  ``None``: any kernel.
+    family : str, default=""
+        A key of :data:`METHOD_FAMILIES` (or a new one): the methods that share a
+        construction, one colour in the figures.  ``""``: a family of its own, drawn in
+        the colour of methods the registry does not know.
+    label : str, default=""
+        Short name in figure legends (``"RFF, Monte Carlo"``); ``""``: the name.
 
     Examples
     --------
@@ -91,6 +157,8 @@ class MethodSpec:
     >>> spec = get_method("sorf")
     >>> spec.supported_kernels(), spec.supports("laplacian")
     (('gaussian', 'matern', 'rbf'), False)
+    >>> spec.family, spec.display_label
+    ('fourier', 'SORF')
     """
 
     name: str
@@ -99,6 +167,13 @@ class MethodSpec:
     description: str
     kernel_params: dict[str, Any] = dataclasses.field(default_factory=dict)
     estimator_class: type | None = None
+    family: str = ""
+    label: str = ""
+
+    @property
+    def display_label(self) -> str:
+        """The label of the method in legends: :attr:`label`, or the name without one."""
+        return self.label or self.name
 
     def map_class(self) -> type | None:
         """The class of the estimator the factory builds, when known."""
@@ -208,22 +283,24 @@ _POLY = {"degree": 2, "gamma": 1.0, "coef0": 0.0}
 
 _RFF = "random Fourier features"
 #: The built-in methods, in registration order: (name, map class name, default kernel,
-#: fixed constructor arguments, description, default kernel parameters).
-_BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
+#: fixed constructor arguments, description, default kernel parameters, family, label).
+_BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any], str, str]] = [
     *[
         (
             f"rff-{sampler}",
             "RandomFourierFeatures",
             "rbf",
             {"variant": "cos_sin", "sampler": sampler},
-            f"{_RFF}, cos/sin pairs, {label} frequencies",
+            f"{_RFF}, cos/sin pairs, {description} frequencies",
             {},
+            "fourier",
+            label,
         )
-        for sampler, label in [
-            ("mc", "Monte Carlo"),
-            ("orthogonal", "orthogonal"),
-            ("halton", "scrambled Halton"),
-            ("sobol", "randomly shifted Sobol'"),
+        for sampler, description, label in [
+            ("mc", "Monte Carlo", "RFF, Monte Carlo"),
+            ("orthogonal", "orthogonal", "RFF, orthogonal"),
+            ("halton", "scrambled Halton", "QMC RFF, Halton"),
+            ("sobol", "randomly shifted Sobol'", "QMC RFF, Sobol'"),
         ]
     ],
     (
@@ -233,6 +310,8 @@ _BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
         {"variant": "cos_phase", "sampler": "mc"},
         f"{_RFF}, cos + random phase (Rahimi & Recht)",
         {},
+        "fourier",
+        "RFF, cos + phase",
     ),
     # Structured maps: O(D log d) per row instead of O(D d); radial spectral measures only.
     (
@@ -242,6 +321,8 @@ _BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
         {"variant": "cos_sin"},
         "Fastfood (Le, Sarlós & Smola), Hadamard-Gaussian products, cos/sin pairs",
         {},
+        "fourier",
+        "Fastfood",
     ),
     (
         "sorf",
@@ -250,6 +331,8 @@ _BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
         {"variant": "cos_sin"},
         "structured orthogonal random features (Yu et al.), cos/sin pairs",
         {},
+        "fourier",
+        "SORF",
     ),
     # The output width of random binning depends on the data; each row holds one non-zero
     # per grid, so n_grids = n_components gives the same cost per dot product as a dense
@@ -261,14 +344,29 @@ _BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
         {"size_param": "n_grids"},
         "random binning on the Laplacian kernel, n_grids = n_components",
         {},
+        "binning",
+        "random binning",
     ),
     *[
-        (f"nystroem-{lm}", "Nystroem", "rbf", {"landmarks": lm}, f"Nyström, landmarks: {label}", {})
-        for lm, label in [
-            ("uniform", "uniformly sampled rows (Williams & Seeger)"),
-            ("kmeans", "k-means centres (Zhang, Tsang & Kwok)"),
-            ("leverage", "recursive ridge leverage scores (Musco & Musco)"),
-            ("rpcholesky", "randomly pivoted Cholesky (Chen, Epperly, Tropp & Webber)"),
+        (
+            f"nystroem-{lm}",
+            "Nystroem",
+            "rbf",
+            {"landmarks": lm},
+            f"Nyström, landmarks: {description}",
+            {},
+            "nystroem",
+            f"Nyström, {label}",
+        )
+        for lm, description, label in [
+            ("uniform", "uniformly sampled rows (Williams & Seeger)", "uniform"),
+            ("kmeans", "k-means centres (Zhang, Tsang & Kwok)", "k-means"),
+            ("leverage", "recursive ridge leverage scores (Musco & Musco)", "leverage scores"),
+            (
+                "rpcholesky",
+                "randomly pivoted Cholesky (Chen, Epperly, Tropp & Webber)",
+                "RPCholesky",
+            ),
         ]
     ],
     *[
@@ -277,10 +375,15 @@ _BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
             "IKA",
             "rbf",
             {"centers": centers},
-            f"IKA (Ronchetti), Gaussian basis centred at {label}",
+            f"IKA (Ronchetti), Gaussian basis centred at {description}",
             {},
+            "ika",
+            label,
         )
-        for centers, label in [("uniform", "sampled rows"), ("kmeans", "k-means centres")]
+        for centers, description, label in [
+            ("uniform", "sampled rows", "IKA"),
+            ("kmeans", "k-means centres", "IKA, k-means"),
+        ]
     ],
     *[
         (
@@ -288,18 +391,25 @@ _BUILT_IN: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
             cls_name,
             "polynomial",
             {},
-            f"{label}, polynomial kernel (x.y)^2 by default",
+            f"{description}, polynomial kernel (x.y)^2 by default",
             _POLY,
+            "dot-product",
+            label,
         )
-        for name, cls_name, label in [
-            ("rmfm", "RandomMaclaurinFeatures", "random Maclaurin features (Kar & Karnick)"),
-            ("crfm", "CompactRandomFeatures", "compact random features (Hamid et al.)"),
-            ("tensorsketch", "TensorSketch", "TensorSketch (Pham & Pagh)"),
+        for name, cls_name, description, label in [
+            (
+                "rmfm",
+                "RandomMaclaurinFeatures",
+                "random Maclaurin features (Kar & Karnick)",
+                "RMFM",
+            ),
+            ("crfm", "CompactRandomFeatures", "compact random features (Hamid et al.)", "CRFM"),
+            ("tensorsketch", "TensorSketch", "TensorSketch (Pham & Pagh)", "TensorSketch"),
         ]
     ],
 ]
 
-for _name, _cls_name, _kernel, _fixed, _description, _params in _BUILT_IN:
+for _name, _cls_name, _kernel, _fixed, _description, _params, _family, _label in _BUILT_IN:
     _cls = getattr(_fm, _cls_name, None)
     if _cls is not None:
         register_method(
@@ -309,6 +419,8 @@ for _name, _cls_name, _kernel, _fixed, _description, _params in _BUILT_IN:
                 _generic(_cls, _kernel, **_fixed),
                 _description,
                 kernel_params=dict(_params),
+                family=_family,
+                label=_label,
             )
         )
 
@@ -334,5 +446,7 @@ if _Skewed is not None:
             "skewedness 1; inputs above -1",
             kernel_params={"skewedness": 1.0},
             estimator_class=_skewed_cls,
+            family="chi2",
+            label="skewed χ² RFF",
         )
     )

@@ -1,4 +1,4 @@
-"""Summaries of tidy result tables: mean and spread over seeds, and a text table."""
+"""Summaries of tidy result tables: centre and spread over seeds, and a text table."""
 
 from __future__ import annotations
 
@@ -60,19 +60,23 @@ def metric_title(metric: str) -> str:
 
 
 def summarize(rows: Iterable[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
-    """Mean, standard deviation, min, max and count over seeds of ``metric``.
+    """Mean, standard deviation, median, quartiles, min, max and count over seeds of
+    ``metric``.
 
     Returns one dict per (dataset, method, n_components), in the order of first
-    appearance, with keys ``dataset, method, kernel, gamma, n_components, mean, std, min,
-    max, n``.
+    appearance, with keys ``dataset, method, kernel, gamma, n_components, mean, std,
+    median, q1, q3, min, max, n``.  ``std`` has ``ddof=1`` (0 for one seed); the
+    quartiles ``q1`` and ``q3`` (25th and 75th percentiles) interpolate linearly between
+    the sorted values, as :func:`numpy.percentile` does by default.
 
     Examples
     --------
     >>> from kernelmaps.experiments import summarize
     >>> rows = [{"dataset": "letter", "method": "rff-mc", "n_components": 8, "seed": s,
-    ...          "metric": "fro_error", "value": v} for s, v in enumerate([0.2, 0.4])]
-    >>> [(s["mean"], round(s["std"], 4), s["n"]) for s in summarize(rows, "fro_error")]
-    [(0.30000000000000004, 0.1414, 2)]
+    ...          "metric": "fro_error", "value": v} for s, v in enumerate([0.2, 0.4, 0.3, 2.0])]
+    >>> s = summarize(rows, "fro_error")[0]
+    >>> [round(s[k], 3) for k in ("mean", "std", "median", "q1", "q3")], s["n"]
+    ([0.725, 0.854, 0.35, 0.275, 0.8], 4)
     """
     groups: dict[tuple[str, str, int], list[float]] = {}
     meta: dict[tuple[str, str, int], dict[str, Any]] = {}
@@ -93,6 +97,9 @@ def summarize(rows: Iterable[dict[str, Any]], metric: str) -> list[dict[str, Any
                 **meta[key],
                 "mean": float(v.mean()),
                 "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
+                "median": float(np.median(v)),
+                "q1": float(np.percentile(v, 25)),
+                "q3": float(np.percentile(v, 75)),
                 "min": float(v.min()),
                 "max": float(v.max()),
                 "n": int(v.size),
