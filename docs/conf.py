@@ -74,6 +74,7 @@ intersphinx_mapping = {
     "scipy": ("https://docs.scipy.org/doc/scipy/", str(_INVENTORIES / "scipy.inv")),
     "sklearn": ("https://scikit-learn.org/stable/", str(_INVENTORIES / "sklearn.inv")),
     "dask": ("https://docs.dask.org/en/stable/", str(_INVENTORIES / "dask.inv")),
+    "matplotlib": ("https://matplotlib.org/stable/", str(_INVENTORIES / "matplotlib.inv")),
 }
 intersphinx_timeout = 1
 

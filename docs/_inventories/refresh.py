@@ -29,6 +29,7 @@ ROOTS = {
     "scipy": "https://docs.scipy.org/doc/scipy/",
     "sklearn": "https://scikit-learn.org/stable/",
     "dask": "https://docs.dask.org/en/stable/",
+    "matplotlib": "https://matplotlib.org/stable/",
 }
 
 _NUMPY = "reference/generated/{name}.html#{name}"
@@ -64,6 +65,7 @@ SUBSET: dict[str, list[tuple[str, str, str | None]]] = {
         ("numpy.dtype", "py:class", None),
         ("numpy.linalg.matrix_rank", "py:function", None),
         ("numpy.linalg.eigh", "py:function", None),
+        ("numpy.percentile", "py:function", None),
         (
             "numpy.random.Generator",
             "py:class",
@@ -131,13 +133,24 @@ SUBSET: dict[str, list[tuple[str, str, str | None]]] = {
             ("svm.SVC", "py:class"),
         ]
     ],
+    "matplotlib": [
+        ("matplotlib.axes.Axes.plot", "py:method", None),
+        ("matplotlib.figure.Figure", "py:class", "api/figure_api.html#matplotlib.figure.Figure"),
+    ],
     "dask": [
         ("dask.array.Array", "py:class", None),
         ("dask.array.from_array", "py:function", None),
     ],
 }
 
-_PATTERNS = {"numpy": _NUMPY, "scipy": _SCIPY, "sklearn": _SKLEARN, "dask": _DASK}
+_MATPLOTLIB = "api/_as_gen/{name}.html#{name}"
+_PATTERNS = {
+    "numpy": _NUMPY,
+    "scipy": _SCIPY,
+    "sklearn": _SKLEARN,
+    "dask": _DASK,
+    "matplotlib": _MATPLOTLIB,
+}
 
 
 def inventory(project: str, entries: list[tuple[str, str, str | None]]) -> bytes:

@@ -172,7 +172,7 @@ class MethodSpec:
 
     @property
     def display_label(self) -> str:
-        """The label of the method in legends: :attr:`label`, or the name without one."""
+        """The label of the method in legends: ``label``, or the name without one."""
         return self.label or self.name
 
     def map_class(self) -> type | None:
