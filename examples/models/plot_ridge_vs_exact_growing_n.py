@@ -29,8 +29,8 @@ from kernelmaps.datasets import load_california_housing
 # The data
 # --------
 # The features are standardised with the statistics of the training pool; the target
-# (median house value, in 100 000 dollars) is centred for each fit, since the kernel
-# models have no intercept.
+# (median house value, in 100 000 dollars) is centred for each fit, since
+# ``KernelRidge`` and ``NystroemKernelRidge`` have no intercept.
 X, y = load_california_housing(return_X_y=True)
 rng = np.random.default_rng(0)
 order = rng.permutation(len(y))
@@ -96,7 +96,8 @@ for n in sizes:
 # The figure
 # ----------
 # Fit time on log-log axes (a slope of 1 is linear in ``n``, 3 cubic) and the test
-# root mean squared error.
+# root mean squared error. The times are single fits on the machine that built this
+# page.
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
 for (name, times), marker in zip(fit_time.items(), "osD", strict=True):
     ns = sorted(times)

@@ -117,8 +117,9 @@ for row in budget.rows:
 # The error falls with ``D`` at every bandwidth, and the best bandwidth lies far below
 # the median heuristic, where the Gaussian kernel is smooth over the whole data set and
 # a small penalty fits this data best; the held-out rows confirm the choice. The bounds
-# ask for orders of magnitude more features than the error needs, and the measured
-# kernel error is a different target again: it is reached with a handful of features at
-# so smooth a kernel, while the prediction still improves with ``D``. Take the
+# ask for far more features than the largest ``D`` of the grid, where the error is still
+# falling, and the measured kernel error is a different target again: it is reached with
+# a handful of features at so smooth a kernel, while the prediction still improves with
+# ``D``. Take the
 # statistical dimension as the order of magnitude of ``D`` worth trying, and the
 # cross-validation curve to settle it.
