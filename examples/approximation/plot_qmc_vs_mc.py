@@ -80,8 +80,7 @@ fig = plot_error_curves(
 plt.figure(fig)
 
 # %%
-# At the smallest ``D`` the three samplers are within each other's spread. From there on
-# both quasi-Monte Carlo samplers are below Monte Carlo on both data sets, and their
-# curves are steeper, so the gap widens as ``D`` grows; their spread over the seeds is
-# smaller too, since only the scrambling or the shift of a fixed point set is random.
-# Sobol' is at or below Halton.
+# At the smallest ``D`` the three samplers are within each other's spread over the
+# seeds. From there on both quasi-Monte Carlo samplers are below Monte Carlo on both data
+# sets, and their curves are steeper, so the gap widens as ``D`` grows. Sobol' is at or
+# below Halton throughout.
