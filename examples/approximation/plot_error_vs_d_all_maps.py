@@ -99,5 +99,4 @@ plt.figure(fig)
 # on the data (Nyström, IKA) are better at every ``m`` and fall much faster, because the
 # spectrum of this kernel matrix decays fast, so the gap grows with ``m``; k-means
 # landmarks lead throughout. The errors of maps of different kernels measure different
-# approximations and are not comparable with each other; the spread over the seeds is
-# widest for the maps of the polynomial kernel.
+# approximations and are not comparable with each other.
