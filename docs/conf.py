@@ -88,7 +88,7 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
     "matplotlib_animations": False,
-    "image_scrapers": ("matplotlib",),
+    "image_scrapers": ("gallery_figures.returned_figures",),
     "reference_url": {"kernelmaps": None},
     "doc_module": ("kernelmaps",),
     "backreferences_dir": None,

@@ -432,3 +432,20 @@ def test_a_cell_is_one_record_of_its_settings():
         datasets=["cpu_act"], methods=["rff-mc"], n_components=[8], seeds=1, alpha=0.5
     )
     assert plan(changed)[0].key != cells[0].key  # a shared setting changes every cell
+
+
+def test_format_table_median_shows_the_quartiles_of_the_seeds() -> None:
+    from kernelmaps.experiments import format_table
+
+    values = [0.5, 0.1, 0.4, 0.2, 0.3]  # median 0.3, quartiles 0.2 and 0.4 (linear rule)
+    rows = [
+        {"dataset": "toy", "method": "rff-mc", "kernel": "rbf", "n_components": 8,
+         "seed": s, "metric": "fro_error", "value": v}
+        for s, v in enumerate(values)
+    ]  # fmt: skip
+    table = format_table(rows, center="median")
+    assert "median [quartiles] over 5 seeds" in table
+    assert "0.3000 [0.2000, 0.4000]" in table
+    assert "0.3000 ± 0.1581" in format_table(rows)
+    with pytest.raises(ValueError, match='center must be "mean" or "median"'):
+        format_table(rows, center="mode")

@@ -20,10 +20,13 @@ seeds, summarised by the median and quartiles, since single draws of RMFM and CR
 far off.
 """
 
-import matplotlib.pyplot as plt
-import numpy as np
-
-from kernelmaps.experiments import DatasetConfig, ExperimentConfig, MethodConfig, run_experiment
+from kernelmaps.experiments import (
+    DatasetConfig,
+    ExperimentConfig,
+    MethodConfig,
+    format_table,
+    run_experiment,
+)
 from kernelmaps.plotting import plot_error_curves
 
 # %%
@@ -50,31 +53,19 @@ print(f"{result.n_cells} cells, {len(result.failures)} failed")
 # %%
 # Median and quartiles over the seeds
 # -----------------------------------
-def quartile_table(rows, metric, columns):
-    """Median (first quartile - third quartile) of ``metric`` over the seeds: one line
-    per data set and method, one column per number of features in ``columns``."""
-    values = {}
-    for r in rows:
-        if r["metric"] == metric:
-            curve = values.setdefault((r["dataset"], r["method"]), {})
-            curve.setdefault(r["n_components"], []).append(r["value"])
-    print(f"{'data set':<10}{'method':<14}" + "".join(f"{f'D = {d}':>21}" for d in columns))
-    for (dataset, method), curve in values.items():
-        cells = [np.percentile(curve[d], [50, 25, 75]) for d in columns]
-        text = "".join(f"{f'{m:.3f} ({lo:.3f}-{hi:.3f})':>21}" for m, lo, hi in cells)
-        print(f"{dataset:<10}{method:<14}" + text)
-
-
-quartile_table(result.rows, "fro_error", [16, 64, 512])
+shown = (16, 64, 512)
+print(
+    format_table(
+        [r for r in result.rows if r["n_components"] in shown], "fro_error", center="median"
+    )
+)
 
 # %%
 # The figure
 # ----------
 # :func:`~kernelmaps.plotting.plot_error_curves` returns a
-# ``matplotlib.figure.Figure``; ``plt.figure(fig)`` hands it to pyplot (matplotlib
-# 3.11 or later), which shows it here.
+# :class:`matplotlib.figure.Figure`; ``fig.savefig("errors.png")`` (or ``path=``) writes it.
 fig = plot_error_curves(result, "fro_error", title="Polynomial kernel (x . y)^2")
-plt.figure(fig)
 
 # %%
 # The errors fall with ``D``, slowly and not always monotonically, and single draws

@@ -8,7 +8,7 @@ with the approximate kernel. This example fits
 features) on :class:`~kernelmaps.RandomFourierFeatures` and on
 :class:`~kernelmaps.Nystroem` features of the Gaussian kernel, for a growing number of
 features ``D``, and compares its test accuracy and fit time with two exact kernel
-machines on the same kernel: ``sklearn.svm.SVC`` and kernel ridge classification
+machines on the same kernel: :class:`sklearn.svm.SVC` and kernel ridge classification
 (:class:`~kernelmaps.KernelRidge` on the ``-1 / +1`` labels, the sign as prediction).
 
 The data is the bundled ijcnn1 sample (10 000 rows, 22 features, 2 classes, about 9

@@ -3,7 +3,7 @@ Fitting on a Dask cluster
 =========================
 
 :class:`~kernelmaps.FeatureRidge` and :class:`~kernelmaps.FeatureRidgeCV` accept a
-``dask.array.Array``: one task per chunk of rows computes the chunk's features and
+:class:`dask.array.Array`: one task per chunk of rows computes the chunk's features and
 reduces them at once to the ridge statistics (``Z^T Z``, ``Z^T y`` and the means), which
 are merged in a fixed pairwise tree. The ``n x D`` feature matrix is never held whole,
 so the rows may be larger than the memory of any one machine; the fitted model is small

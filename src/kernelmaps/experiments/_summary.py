@@ -118,9 +118,35 @@ def _fmt(value: float, metric: str) -> str:
     return f"{value:.4f}"
 
 
-def format_table(rows: Iterable[dict[str, Any]], metric: str = "fro_error") -> str:
+def _cell(v: dict[str, Any], metric: str, center: str) -> str:
+    """One cell of :func:`format_table`: ``mean ± std`` or ``median [q1, q3]``."""
+    if v["n"] <= 1:
+        return _fmt(v["mean"], metric)
+    if center == "median":
+        return f"{_fmt(v['median'], metric)} [{_fmt(v['q1'], metric)}, {_fmt(v['q3'], metric)}]"
+    return f"{_fmt(v['mean'], metric)} ± {_fmt(v['std'], metric)}"
+
+
+def format_table(
+    rows: Iterable[dict[str, Any]], metric: str = "fro_error", *, center: str = "mean"
+) -> str:
     """A text table of ``metric``: one line per data set and method, one column per
-    ``n_components``, each cell ``mean ± std`` over seeds (std with ``ddof=1``).
+    ``n_components``, each cell ``mean ± std`` over seeds (std with ``ddof=1``), or with
+    ``center="median"`` the median and the quartiles, ``median [q1, q3]`` (the centre and
+    band of :func:`~kernelmaps.plotting.plot_error_curves`).
+
+    Parameters
+    ----------
+    rows : iterable of dict
+        The runner's tidy rows.
+    metric : str, default="fro_error"
+        The metric tabulated.
+    center : {"mean", "median"}, default="mean"
+        The statistic of each cell over the seeds.
+
+    Returns
+    -------
+    str
 
     Examples
     --------
@@ -143,11 +169,9 @@ def format_table(rows: Iterable[dict[str, Any]], metric: str = "fro_error") -> s
         if (s["dataset"], s["method"]) not in lines_keys:
             lines_keys.append((s["dataset"], s["method"]))
     n_seeds = max(s["n"] for s in summary)
-    texts = {
-        k: f"{_fmt(v['mean'], metric)} ± {_fmt(v['std'], metric)}" if v["n"] > 1
-        else _fmt(v["mean"], metric)
-        for k, v in cells.items()
-    }  # fmt: skip
+    if center not in ("mean", "median"):
+        raise ValueError(f'center must be "mean" or "median"; got {center!r}.')
+    texts = {k: _cell(v, metric, center) for k, v in cells.items()}
     width = max([len(t) for t in texts.values()] + [len(f"D={d}") for d in grid])
     ds_w = max(len("dataset"), *(len(k[0]) for k in lines_keys))
     me_w = max(len("method"), *(len(k[1]) for k in lines_keys))
@@ -156,7 +180,9 @@ def format_table(rows: Iterable[dict[str, Any]], metric: str = "fro_error") -> s
         f"{'D=' + str(d):>{width}}" for d in grid
     )
     title = f"{metric_title(metric)}" + (
-        f", mean ± std over {n_seeds} seeds" if n_seeds > 1 else ""
+        f", {'mean ± std' if center == 'mean' else 'median [quartiles]'} over {n_seeds} seeds"
+        if n_seeds > 1
+        else ""
     )
     lines = [title, header, "-" * len(header)]
     previous = None
