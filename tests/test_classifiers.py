@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits, make_circles
@@ -9,7 +11,12 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
-from kernelmaps import FeatureRidge, FeatureRidgeClassifier, RandomFourierFeatures
+from kernelmaps import (
+    FeatureRidge,
+    FeatureRidgeClassifier,
+    FeatureRidgeClassifierCV,
+    RandomFourierFeatures,
+)
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +133,16 @@ def test_maps_make_a_nonlinear_problem_linearly_separable() -> None:
         assert raw < 0.75 and mapped > 0.9, (linear, raw, mapped)
     ridge = FeatureRidgeClassifier(rff, alpha=0.1).fit(X[:200], y[:200])
     assert ridge.score(X[200:], y[200:]) > 0.9
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: FeatureRidgeClassifier(_rff(16)), lambda: FeatureRidgeClassifierCV(_rff(16))]
+)
+def test_many_classes_warn_only_when_they_outnumber_half_the_rows(make) -> None:
+    """26 classes on 520 rows is classification; 100 labels on 100 rows may be regression."""
+    X = np.random.default_rng(0).standard_normal((520, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make().fit(X, np.arange(520) % 26)
+    with pytest.warns(UserWarning, match=r"unique classes \(100\) is greater than 50% .* \(100\)"):
+        make().fit(X[:100], np.arange(100))

@@ -39,6 +39,7 @@ solution of everything seen so far instead of stochastic steps.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -55,6 +56,10 @@ from ._ridge_pass import checked_weights
 from ._streaming_ridge import _StreamingRidgeMixin
 
 __all__ = ["FeatureRidgeClassifier"]
+
+
+#: The start of scikit-learn's warning on more distinct labels than half the samples.
+_MANY_CLASSES = "The number of unique classes is greater than 50%"
 
 
 class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
@@ -150,10 +155,26 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
 
     _follows_x: ClassVar[tuple[str, ...]] = (*_StreamingRidgeMixin._follows_x, "classes_")
 
-    def _set_classes(self, labels: Any) -> None:
+    def _set_classes(self, labels: Any, n_samples: int | None = None) -> None:
         """``classes_`` and the +1/-1 encoder from the labels ``labels`` of ``fit``
-        (every label, or each distinct one once); at least two classes are needed."""
-        check_classification_targets(labels)
+        (every label, or each distinct one once); at least two classes are needed.
+
+        scikit-learn warns when the distinct labels outnumber half the rows (``y`` could be
+        a regression target); given each label once, that ratio is judged on the
+        ``n_samples`` rows they label (none for the ``classes`` of ``partial_fit``).
+        """
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", _MANY_CLASSES, UserWarning)
+            check_classification_targets(labels)
+        n_classes = len(labels)
+        if n_samples is not None and n_samples > 20 and n_classes > round(0.5 * n_samples):
+            warnings.warn(
+                f"The number of unique classes ({n_classes}) is greater than 50% of the number "
+                f"of samples ({n_samples}). `y` could represent a regression problem, not a "
+                "classification problem.",
+                UserWarning,
+                stacklevel=3,
+            )
         self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(labels)
         self.classes_ = self._binarizer.classes_
         if self.classes_.shape[0] < 2:
@@ -183,7 +204,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         self._validate_params()
         rows, y = classification_rows(self, X, y, reset=True)
         rows = stream_rows(rows, self.device)
-        self._set_classes(rows.distinct(y))
+        self._set_classes(rows.distinct(y), rows.n_rows)
         y = rows.align(y)
         head = self._start(rows, self._class_targets(), False)
         weights = checked_weights(rows, sample_weight)

@@ -633,7 +633,7 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         self._validate_params()
         rows, y = classification_rows(self, X, y, reset=True)
         probe = FeatureRidgeClassifier()
-        probe._set_classes(rows.distinct(y))
+        probe._set_classes(rows.distinct(y), rows.n_rows)
         self._binarizer, self.classes_ = probe._binarizer, probe.classes_
         self._y_1d = False
         search, largest_weight = self._search(rows, y, sample_weight, groups, self._binarizer)
