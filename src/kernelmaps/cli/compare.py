@@ -496,7 +496,10 @@ def _figure(result: Any, metric: str, out_dir: Path, quiet: bool) -> None:
             file=sys.stderr,
         )
         return
+    from ..experiments import metric_title
+
     path = out_dir / "figure.png"
-    plotting.plot_error_curves(result, metric=metric, path=path)
+    title = f"kernelmaps compare: {metric_title(metric)} against the number of features"
+    plotting.plot_error_curves(result, metric=metric, path=path, title=title)
     if not quiet:
         print(f"wrote {path}")
