@@ -101,6 +101,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"kernelmaps {release}"
 html_static_path = ["_static"]
 html_favicon = "_static/kernelmaps.svg"
+html_css_files = ["kernelmaps.css"]
 html_logo = "_static/kernelmaps.svg"
 html_theme_options = {
     "navigation_with_keys": False,
