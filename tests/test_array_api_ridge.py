@@ -531,14 +531,31 @@ def test_device_parameter() -> None:
     X, y, _ = _data("float64")
     assert FeatureRidge().get_params()["device"] is None
     assert FeatureRidgeClassifier(device="cpu").get_params()["device"] == "cpu"
-    with dispatch(), pytest.raises(ValueError, match=r"^device='cpu' does not match where X is"):
-        FeatureRidge(_rff(), device="cpu").fit(Place("array_api_strict", "float64").asarray(X), y)
     with pytest.raises(ValueError, match="device=3"):
         FeatureRidge(_rff(), device=3).fit(X, y)
     place = Place("array_api_strict", "float64")
     with dispatch():  # X on the device named: X's place wins, the fit follows X
         model = FeatureRidge(_rff(), device=_strict_device()).fit(place.asarray(X), y)
     assert_fitted_at(model, place)
+
+
+def test_device_name_without_its_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A device name that no installed library knows: the error says what to install."""
+    import kernelmaps._devices as devices
+
+    X, y, _ = _data("float64")
+    monkeypatch.setattr(devices, "_installed", lambda module: False)
+    with pytest.raises(ValueError, match=r"^device='cpu' names no device .* install PyTorch"):
+        FeatureRidge(_rff(), device="cpu").fit(X, y)
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+def test_device_parameter_not_where_X_is() -> None:
+    """A device named by PyTorch's name, with X on array-api-strict's: the mismatch is named."""
+    X, y, _ = _data("float64")
+    with dispatch(), pytest.raises(ValueError, match=r"^device='cpu' does not match where X is"):
+        FeatureRidge(_rff(), device="cpu").fit(Place("array_api_strict", "float64").asarray(X), y)
 
 
 @pytest.mark.parametrize("place", PLACES)

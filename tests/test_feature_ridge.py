@@ -7,6 +7,7 @@ import math
 import pickle
 
 import numpy as np
+import scipy.linalg
 import pytest
 import scipy.sparse as sp
 from sklearn import config_context, get_config
@@ -205,6 +206,43 @@ def test_gcv_equals_hat_matrix_formula(fit_intercept) -> None:
         expected.append((rss / 40) / (1 - np.trace(H) / 40) ** 2)
     np.testing.assert_allclose(model.cv_errors_, expected, rtol=1e-8)
     assert model.alpha_ == alphas[np.argmin(expected)]
+
+
+@pytest.mark.parametrize("criterion", ["loo", "gcv"])
+@pytest.mark.parametrize("n_features", [20, 21, 40])
+def test_criteria_finite_where_the_rows_are_interpolated(criterion, n_features) -> None:
+    """As many features as rows (less the intercept) or more: at a penalty far below the
+    spectrum every row is nearly fitted exactly, ``1 - h_i`` and ``n - df`` are tiny and
+    a difference would round them to 0 or below (an infinite score).  Taken without
+    cancellation they stay positive: every criterion finite, and equal to the dual
+    formula ``e = alpha (K_c + alpha I)^{-1} y_c`` on the complement of the constant."""
+    rng = np.random.default_rng(5)
+    n = 21
+    X = rng.normal(size=(n, n_features))
+    y = X[:, 0] + rng.normal(size=n)
+    Xc, yc = X - X.mean(axis=0), y - y.mean()
+    top = np.linalg.eigvalsh(Xc.T @ Xc)[-1]
+    alphas = top * np.logspace(-16, 0, 17)
+    model = FeatureRidge(
+        "passthrough", alphas=alphas, alpha_selection=criterion, fit_intercept=True
+    ).fit(X, y)
+    assert np.all(np.isfinite(model.cv_errors_)) and np.all(model.cv_errors_ > 0)
+    # the dual reference, in the basis B of the rows' complement of the constant
+    B = scipy.linalg.null_space(np.ones((1, n)))
+    s, U = np.linalg.eigh(B.T @ Xc @ Xc.T @ B)
+    BU, s = B @ U, np.clip(s, 0.0, None)
+    for a, got in zip(alphas, model.cv_errors_, strict=True):
+        if a < 1e-8 * top:  # below, the reference itself is rounding noise
+            continue
+        shrink = a / (s + a)
+        residual = BU @ (shrink * (BU.T @ yc))  # (I - H) y
+        if criterion == "loo":
+            expected = np.mean((residual / ((BU * BU) @ shrink)) ** 2)
+        else:
+            expected = np.mean(residual**2) / (np.sum(shrink) / n) ** 2
+        # rounding of both: eps times the condition number top / a of the solves
+        tol = 64 * n * np.finfo(np.float64).eps * top / a
+        np.testing.assert_allclose(got, expected, rtol=tol)
 
 
 def test_partial_fit_selects_alpha_by_gcv(diabetes) -> None:

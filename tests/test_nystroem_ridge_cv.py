@@ -298,3 +298,18 @@ def test_given_landmarks_are_searched_by_their_prefixes() -> None:
     ).fit(X, y)
     assert sorted(set(model.cv_results_["param_n_components"])) == [4, 10]
     np.testing.assert_array_equal(model.landmarks_, L[: model.n_components_])
+
+
+@pytest.mark.parametrize("criterion", ["loo", "gcv"])
+def test_every_candidate_scored_when_the_landmarks_are_the_rows(criterion) -> None:
+    """scikit-learn's 21-row blobs with the default 100 landmarks: every row a landmark,
+    the small penalties interpolate the rows, and every candidate still has a finite
+    score and spread (``1 - h_i`` and ``n - df`` taken without cancellation)."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples=21, centers=3, random_state=0, n_features=2)
+    with pytest.warns(UserWarning, match="21 landmarks are used"):
+        model = NystroemKernelRidgeCV(criterion=criterion).fit(X, y)
+    results = model.cv_results_
+    assert np.all(np.isfinite(results["mean_test_score"]))
+    assert np.all(np.isfinite(results["std_test_score"]))

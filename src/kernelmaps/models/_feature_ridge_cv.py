@@ -407,7 +407,11 @@ def _cv_results(search: RidgeSearch) -> dict[str, Any]:
         for k in range(splits.shape[1]):
             out[f"split{k}_test_score"] = splits[:, k]
     out["mean_test_score"] = means
-    out["std_test_score"] = splits.std(axis=1)
+    # a candidate with a split of no score (infinite: a row fitted exactly) has no spread
+    spread = np.full(len(rows), np.nan)
+    scored = np.isfinite(splits).all(axis=1)
+    spread[scored] = splits[scored].std(axis=1)
+    out["std_test_score"] = spread
     out["rank_test_score"] = rank
     return out
 

@@ -280,9 +280,9 @@ def eigen_ridge(stats: RidgeStatistics, fit_intercept: bool) -> EigenRidge:
     return EigenRidge(np.clip(evals, 0.0, None), V, V.T @ C, z_mean, y_mean, level)
 
 
-def _gcv(rss: np.ndarray, df: float, n: int, weight_sum: float) -> float:
-    """``(mean RSS / S_w) / (1 - df / n)^2``, infinite when ``df >= n``."""
-    denom = (1.0 - df / n) ** 2 if df < n else 0.0
+def _gcv(rss: np.ndarray, residual_df: float, n: int, weight_sum: float) -> float:
+    """``(mean RSS / S_w) / (residual_df / n)^2``, infinite when ``residual_df <= 0``."""
+    denom = (residual_df / n) ** 2 if residual_df > 0 else 0.0
     mse = float(np.mean(np.clip(rss, 0.0, None))) / max(weight_sum, 1e-300)
     return mse / denom if denom > 0 else np.inf
 
@@ -298,6 +298,13 @@ def gcv_errors(
     ``(l_k, v_k)`` of the centred Gram matrix and ``q = V^T Z_c^T W y``; the mean over
     targets.  Infinite when ``df >= n`` (as many parameters as rows).
 
+    Near interpolation both differences cancel; on the directions resolved above the
+    rounding level they are taken in the forms without cancellation,
+    ``n - df = (n - [intercept] - r) + sum_k alpha / (l_k + alpha)`` (``r`` resolved
+    directions) and ``RSS = [S_yy - sum_k q_k^2 / l_k]_+ + sum_k q_k^2 alpha^2 /
+    (l_k (l_k + alpha)^2)`` (:func:`complement_terms`; ``q`` is 0 along the others in
+    exact arithmetic), so that a positive penalty has a finite criterion.
+
     Examples
     --------
     >>> import numpy as np
@@ -310,16 +317,20 @@ def gcv_errors(
     np.int64(0)
     """
     yy = _problem(stats, fit_intercept)[2]
-    evals, Q = eig.evals, eig.Q
+    evals, Q = np.clip(eig.evals, 0.0, None), eig.Q
     inv = eig.inverse(alphas)
+    lev = complement_terms(evals, inv, alphas, eig.level)[0]
+    resolved = lev > 0
+    QQ = Q * Q
+    free = free_directions(stats.n_samples, resolved, fit_intercept)
+    least_squares = np.clip(yy - lev @ QQ, 0.0, None) if free else 0.0  # no penalty's RSS
     errors = np.empty(alphas.shape[0])
     for j, a in enumerate(alphas):
-        # q^2 (l + 2a) / (l + a)^2 as (q / (l + a)) q ((l + 2a) / (l + a)): no squares
-        # of small denominators to underflow
-        r = Q * inv[:, j : j + 1]
-        explained = ((r * Q) * (inv[:, j] * (evals + 2 * a))[:, None]).sum(axis=0)
-        df = float(fit_intercept) + float(np.sum(evals * inv[:, j]))
-        errors[j] = _gcv(yy - explained, df, stats.n_samples, stats.weight_sum)
+        # resolved: q^2 a^2 / (l (l + a)^2) as (a / (l + a))^2 / l, no cancellation; the
+        # others add nothing (q is 0 along the null space; the computed q only rounding)
+        rss = least_squares + ((a * inv[:, j]) ** 2 * lev) @ QQ
+        residual_df = residual_dof(evals, resolved, inv[:, j], a, free)
+        errors[j] = _gcv(rss, residual_df, stats.n_samples, stats.weight_sum)
     return errors
 
 
@@ -337,6 +348,11 @@ class LooTerms:
     alphas : ndarray of shape (n_alphas,)
     inv : ndarray of shape (D, n_alphas)
         ``1 / (l_k + alpha_j)`` (:func:`ridge_inverse`).
+    lev, tail : ndarray of shape (D,) and (D, n_alphas)
+        The terms of ``1 - h_i`` without cancellation (:func:`complement_terms`).
+    interpolates : bool
+        Whether the resolved directions are as many as the rows (less the intercept):
+        least squares fits every row, its leverage complement is exactly 0.
     shift : ndarray of shape (D,)
         ``V^T zbar`` (zeros without an intercept).
     weight_sum : float
@@ -357,6 +373,9 @@ class LooTerms:
     eig: EigenRidge
     alphas: np.ndarray
     inv: np.ndarray
+    lev: np.ndarray
+    tail: np.ndarray
+    interpolates: bool
     shift: np.ndarray
     weight_sum: float
     n_targets: int
@@ -373,7 +392,71 @@ class LooTerms:
         eig = dataclasses.replace(
             self.eig, V=move(self.eig.V), Q=move(self.eig.Q), y_mean=move(self.eig.y_mean)
         )
-        return dataclasses.replace(self, eig=eig, inv=move(self.inv), shift=move(self.shift))
+        return dataclasses.replace(
+            self,
+            eig=eig,
+            inv=move(self.inv),
+            lev=move(self.lev),
+            tail=move(self.tail),
+            shift=move(self.shift),
+        )
+
+
+def free_directions(n_rows: int, resolved: np.ndarray, fit_intercept: bool) -> int:
+    """``n - [intercept] - r``, the rows' degrees of freedom that the ``r`` resolved
+    directions (``resolved``, a mask) leave to the residual; 0 when they fit every row
+    (at least 0: in exact arithmetic ``r`` is at most the rank of the centred rows)."""
+    return max(n_rows - int(fit_intercept) - int(np.count_nonzero(resolved)), 0)
+
+
+def residual_dof(
+    evals: np.ndarray, resolved: np.ndarray, inv: np.ndarray, alpha: float, free: int
+) -> float:
+    """``n - df(alpha)`` without cancellation: ``free + sum_k alpha / (l_k + alpha)`` on
+    the resolved directions (``resolved``, :func:`free_directions`), less
+    ``l_k / (l_k + alpha)`` on the others kept (``inv`` the column of
+    :func:`ridge_inverse` for ``alpha``, ``evals`` clipped at 0)."""
+    return free + float(np.sum(np.where(resolved, alpha, -evals) * inv))
+
+
+def complement_terms(
+    evals: np.ndarray, inv: np.ndarray, alphas: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(lev, tail)``: the terms of ``1 - h_i(alpha)`` computed without cancellation.
+
+    The leverage of a row is ``h_i = w_i sum_k p_ik^2 / (l_k + alpha) [+ w_i / S_w]``
+    with ``p_i = V^T (z_i - zbar)``.  Near interpolation (as many resolved directions as
+    rows, a small penalty) ``h_i`` rounds to 1 or above, and ``1 - h_i`` computed as a
+    difference is rounding noise, or negative.  With ``1 / (l + alpha) = 1 / l -
+    alpha / (l (l + alpha))`` on the resolved directions (``l_k`` above the rounding
+    level ``level``),
+
+    .. math:: 1 - h_i = \\Big[1 - \\frac{w_i}{S_w} - w_i \\sum_k \\frac{p_{ik}^2}{l_k}\\Big]_+
+              + w_i \\sum_k p_{ik}^2\\, t_k(\\alpha),
+
+    the bracket the complement of the least-squares leverage (in ``[0, 1]``, so clipped
+    there; exactly 0 when the resolved directions are as many as the rows less the
+    intercept, least squares then fitting every row) and ``t_k = alpha / (l_k (l_k +
+    alpha))`` on the resolved directions, ``-1 / (l_k + alpha)`` on the others (kept
+    only for penalties above the level): positive for every positive penalty, as the
+    exact ``alpha (K + alpha I)^{-1}`` is
+    (Golub, Heath & Wahba 1979).  ``lev`` is ``1 / l_k`` on the resolved directions, 0
+    elsewhere.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_solvers import complement_terms, ridge_inverse
+    >>> evals, alphas = np.array([0.0, 2.0]), np.array([2.0])
+    >>> lev, tail = complement_terms(evals, ridge_inverse(evals, alphas, 0.0), alphas, 0.0)
+    >>> lev.tolist(), tail.tolist()
+    ([0.0, 0.5], [[-0.5], [0.25]])
+    """
+    lam = np.clip(np.asarray(evals, dtype=np.float64), 0.0, None)
+    resolved = lam > level
+    lev = np.divide(1.0, lam, out=np.zeros_like(lam), where=resolved)
+    tail = np.where(resolved[:, None], alphas[None, :] * inv * lev[:, None], -inv)
+    return lev, tail
 
 
 def loo_terms(
@@ -390,10 +473,15 @@ def loo_terms(
     >>> loo_terms(stats, eigen_ridge(stats, True), np.array([1.0]), True).weight_sum
     2.0
     """
+    inv = eig.inverse(alphas)
+    lev, tail = complement_terms(eig.evals, inv, alphas, eig.level)
     return LooTerms(
         eig=eig,
         alphas=alphas,
-        inv=eig.inverse(alphas),
+        inv=inv,
+        lev=lev,
+        tail=tail,
+        interpolates=free_directions(stats.n_samples, lev > 0, fit_intercept) == 0,
         shift=eig.z_mean @ eig.V,
         weight_sum=float(stats.weight_sum),
         n_targets=stats.n_targets,
@@ -454,27 +542,30 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     if isinstance(Z, np.ndarray) or sp.issparse(Z):
         xp, device = np, None
         P = np.asarray(as_float64(Z) @ eig.V) - terms.shift
-        Q, inv, y_mean = eig.Q, terms.inv, eig.y_mean
+        Q, inv, lev, tail, y_mean = eig.Q, terms.inv, terms.lev, terms.tail, eig.y_mean
     else:
         xp, device = namespace_of(Z), device_of(Z)
-        V, Q, inv, shift, y_mean, Y, w = (
+        V, Q, inv, lev, tail, shift, y_mean, Y, w = (
             xp.astype(a, Z.dtype, copy=False)
-            for a in (eig.V, eig.Q, terms.inv, terms.shift, eig.y_mean, Y, w)
+            for a in (eig.V, eig.Q, terms.inv, terms.lev, terms.tail, terms.shift, eig.y_mean, Y, w)
         )
         P = Z @ V - shift
     sums = xp.zeros(alphas.shape[0], dtype=P.dtype, device=device)
     Yc = Y - y_mean
     root_w = xp.sqrt(w)
-    h = (P * P) @ inv * w[:, None]
+    PP = P * P
+    base = 1.0 - PP @ lev * w  # the complement of the least-squares leverage
     if terms.fit_intercept:
-        h += (w / terms.weight_sum)[:, None]
+        base = base - w / terms.weight_sum
+    base = xp.where((base > 0) & (not terms.interpolates), base, 0.0)
+    one_minus_h = base[:, None] + PP @ tail * w[:, None]
     # the fitted values of every alpha in one product: P read once, not once per alpha
     n_alphas, t = alphas.shape[0], Q.shape[1]
     coef = xp.reshape(Q[:, :, None] * inv[:, None, :], (Q.shape[0], t * n_alphas))
     fitted = xp.reshape(P @ coef, (P.shape[0], t, n_alphas))
     for j in range(n_alphas):
         residuals = (Yc - fitted[:, :, j]) * root_w[:, None]
-        sums[j] = _loo_sum(xp, residuals, 1.0 - h[:, j], w)
+        sums[j] = _loo_sum(xp, residuals, one_minus_h[:, j], w)
     return sums
 
 
@@ -787,18 +878,25 @@ def _dual_gcv(
     (``R = U^T B``; factor 1 along left-out directions), ``df`` as in the primal."""
     n = dual.K.shape[0]
     R2 = R * R
+    resolved = evals > level
+    free = free_directions(n, resolved, dual.fit_intercept)
     errors = np.empty(alphas.shape[0])
     for j, a in enumerate(alphas):
-        fit = _fit_fraction(evals, level, a)
-        rss = ((1.0 - fit) ** 2) @ R2
-        df = float(dual.fit_intercept) + float(np.sum(fit))
-        errors[j] = _gcv(rss, df, n, dual.weight_sum)
+        inv = ridge_inverse(evals, np.array([a]), level)[:, 0]
+        rss = (np.where(inv > 0, a * inv, 1.0) ** 2) @ R2  # 1 - l / (l + a), uncancelled
+        errors[j] = _gcv(rss, residual_dof(evals, resolved, inv, a, free), n, dual.weight_sum)
     return errors
 
 
-def _fit_fraction(evals: np.ndarray, level: float, alpha: float) -> np.ndarray:
-    """``l_k / (l_k + alpha)`` (:func:`ridge_inverse`: 0 along left-out directions)."""
-    return evals * ridge_inverse(evals, np.array([alpha]), level)[:, 0]
+def _dual_complement(dual: DualRidge, U2: np.ndarray, resolved: np.ndarray) -> np.ndarray | None:
+    """The complement of the least-squares leverage of each row, ``1 - [w_i / S_w] -
+    sum_k U_ik^2`` over the resolved directions (taken as the sum over the others, less
+    the constant's, clipped at 0); None when the resolved directions fit every row."""
+    w = dual.root_w**2
+    if not free_directions(w.shape[0], resolved, dual.fit_intercept):
+        return None
+    base = U2 @ (~resolved).astype(np.float64)
+    return np.clip(base - w / dual.weight_sum if dual.fit_intercept else base, 0.0, None)
 
 
 def _dual_loo(
@@ -814,17 +912,27 @@ def _dual_loo(
     The hat matrix of ``A`` is ``K (K + alpha I)^{-1} = U diag(l / (l + alpha)) U^T``, so
     ``h_i = [w_i / S_w] + sum_k U_ik^2 l_k / (l_k + alpha)`` (the primal ``h_i``), and
     ``sqrt(w_i) (y_i - yhat_i)`` is row ``i`` of ``U diag(alpha / (l + alpha)) R``.
+    With ``1 - l / (l + alpha) = alpha / (l + alpha)`` on the resolved directions and the
+    least-squares complement apart (:func:`_dual_complement`), ``1 - h_i`` is taken
+    without cancellation (:func:`complement_terms` is the primal's).
     """
     w = dual.root_w**2
     U2 = U * U
+    resolved = evals > level
+    base = _dual_complement(dual, U2, resolved)
     totals = np.empty(alphas.shape[0])
     for j, a in enumerate(alphas):
-        fit = _fit_fraction(evals, level, a)
-        h = U2 @ fit
-        if dual.fit_intercept:
-            h += w / dual.weight_sum
-        residuals = U @ (R * (1.0 - fit)[:, None])
-        totals[j] = _loo_sum(np, residuals, 1.0 - h, w)
+        inv = ridge_inverse(evals, np.array([a]), level)[:, 0]
+        if base is None:
+            # every row fitted by the resolved directions: the others are the constant's
+            # (R and l are 0 there in exact arithmetic), and the residual and 1 - h_i
+            # share the factor alpha, taken out (finite down to the smallest penalty)
+            kept = np.where(resolved, inv, 0.0)
+            residuals, one_minus_h = U @ (R * kept[:, None]), U2 @ kept
+        else:
+            residuals = U @ (R * np.where(inv > 0, a * inv, 1.0)[:, None])
+            one_minus_h = base + U2 @ np.where(resolved, a * inv, -evals * inv)
+        totals[j] = _loo_sum(np, residuals, one_minus_h, w)
     return totals / (max(dual.weight_sum, 1e-300) * dual.B.shape[1])
 
 
