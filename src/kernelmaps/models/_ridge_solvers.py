@@ -554,11 +554,12 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     Yc = Y - y_mean
     root_w = xp.sqrt(w)
     PP = P * P
-    base = 1.0 - PP @ lev * w  # the complement of the least-squares leverage
-    if terms.fit_intercept:
-        base = base - w / terms.weight_sum
-    base = xp.where((base > 0) & (not terms.interpolates), base, 0.0)
-    one_minus_h = base[:, None] + PP @ tail * w[:, None]
+    one_minus_h = PP @ tail * w[:, None]
+    if not terms.interpolates:  # the complement of the least-squares leverage
+        base = 1.0 - PP @ lev * w
+        if terms.fit_intercept:
+            base = base - w / terms.weight_sum
+        one_minus_h = one_minus_h + xp.where(base > 0, base, 0.0)[:, None]
     # the fitted values of every alpha in one product: P read once, not once per alpha
     n_alphas, t = alphas.shape[0], Q.shape[1]
     coef = xp.reshape(Q[:, :, None] * inv[:, None, :], (Q.shape[0], t * n_alphas))
