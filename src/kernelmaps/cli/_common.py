@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -163,17 +164,19 @@ def data_text(default_subset: str) -> str:
     use the part ``default_subset`` unless ``--subset`` says otherwise."""
     from ..datasets import BUNDLED, DATA_HOME_SETS
 
-    split = [n for n, i in [*BUNDLED.items(), *DATA_HOME_SETS.items()] if i.split is not None]
+    split = [n for n, i in BUNDLED.items() if i.split is not None]
+    split += [n for n, h in DATA_HOME_SETS.items() if h.split is not None]
     part = {"train": "training part", "test": "test part", "all": "training and test parts"}
-    return (
+    text = (
         "DATA is found in this order: a name written as a path (with a folder separator, "
         "or a suffix such as .csv) is a file; else a bundled name (" + ", ".join(BUNDLED) + "), "
         "then a name of the data home (--data-home or $KERNELMAPS_DATA; 'kernelmaps "
         "datasets' lists both), then any other file.  A bare name that is also a file in "
         "the current folder is refused: write ./NAME for the file.  The sets with a "
         f"standard train/test split ({', '.join(split)}) give their "
-        f"{part[default_subset]} unless --subset says otherwise; a file is read whole.\n"
+        f"{part[default_subset]} unless --subset says otherwise; a file is read whole."
     )
+    return textwrap.fill(text, width=88) + "\n"
 
 
 def add_data_options(parser: argparse.ArgumentParser, default_subset: str) -> None:
