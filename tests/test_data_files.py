@@ -457,7 +457,7 @@ def test_directory_or_unknown_suffix_at_the_command_line(tmp_path, capsys):
     folder.mkdir()
     unknown = tmp_path / "data.xlsx"
     unknown.write_bytes(b"PK\x03\x04")
-    for path, expected in ((folder, "is a directory"), (unknown, "cannot tell the format")):
+    for path, expected in ((folder, "is a folder; give a data file"), (unknown, "cannot tell")):
         assert main(["fit", str(path), "--target", "y", "-o", str(tmp_path / "m.joblib")]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"kernelmaps fit: error: {path}") and expected in err

@@ -165,7 +165,7 @@ def test_load_file_unknown_suffix_and_missing_file(tmp_path):
         load_file(_write(tmp_path / "data.xyz", "1"))
     with pytest.raises(FileNotFoundError, match=r"nope\.csv: no such file"):
         load_file(tmp_path / "nope.csv", "y")
-    with pytest.raises(ValueError, match="Unknown data set 'nosuchset'"):
+    with pytest.raises(ValueError, match="unknown data set 'nosuchset'"):
         load_dataset("nosuchset")
 
 

@@ -473,11 +473,15 @@ FIT_OPTIONS: dict[str, tuple[str, ...]] = {
     "--method": ("rff", *_methods(), "nystroem", "bogus", ""),
     "--model": ("auto", "ridge", "classifier", "bogus"),
     "--target": ("y", "a", "nope", "", "-1"),
+    "--subset": ("train", "test", "all", "bogus", ""),
+    "--data-home": ("{missing}", "{file}", "{dir}"),
     "-o": PATHS,
 }
 
 PREDICT_OPTIONS: dict[str, tuple[str, ...]] = {
     "-o": PATHS,
+    "--subset": ("train", "test", "all", "bogus", ""),
+    "--data-home": ("{missing}", "{file}", "{dir}"),
     "DATA": ("{good}", "{missing}/x.csv", "{dir}", "{file}", "{npy}", "{extra_column}"),
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -158,26 +159,67 @@ def output_file(path: str, name_for: str, folder_for: str) -> Path:
     return out
 
 
-def load_user_data(path: str, target: str | None, for_fit: bool) -> Any:
-    """A data file or bundled set given on the command line, and its format."""
-    from ..datasets import BUNDLED, file_format, load_dataset, load_file
+def data_text(default_subset: str) -> str:
+    """The epilog paragraph on how DATA is found, for a command whose sets with a split
+    use the part ``default_subset`` unless ``--subset`` says otherwise."""
+    from ..datasets import BUNDLED, DATA_HOME_SETS
 
-    if path in BUNDLED and not Path(path).exists():
-        if target is not None:
-            raise UserError(f"the bundled data set {path!r} has its own target; drop --target.")
-        return load_dataset(path), "bundled"
-    fmt = file_format(path)
-    if not Path(path).exists():
-        raise FileNotFoundError(f"{path}: no such file. Check the path and its spelling.")
-    if fmt == "svmlight" and target is not None:
+    split = [n for n, i in BUNDLED.items() if i.split is not None]
+    split += [n for n, h in DATA_HOME_SETS.items() if h.split is not None]
+    part = {"train": "training part", "test": "test part", "all": "training and test parts"}
+    text = (
+        "DATA is found in this order: a name written as a path (with a folder separator, "
+        "or a suffix such as .csv) is a file; else a bundled name (" + ", ".join(BUNDLED) + "), "
+        "then a name of the data home (--data-home or $KERNELMAPS_DATA; 'kernelmaps "
+        "datasets' lists both), then any other file.  A bare name that is also a file in "
+        "the current folder is refused: write ./NAME for the file.  The sets with a "
+        f"standard train/test split ({', '.join(split)}) give their "
+        f"{part[default_subset]} unless --subset says otherwise; a file is read whole."
+    )
+    return textwrap.fill(text, width=88) + "\n"
+
+
+def add_data_options(parser: argparse.ArgumentParser, default_subset: str) -> None:
+    """The ``--data-home`` and ``--subset`` options of a command that reads DATA."""
+    add_data_home(parser)
+    parser.add_argument(
+        "--subset",
+        choices=("train", "test", "all"),
+        help="the part of a set with a standard train/test split (letter, usps): train, "
+        f"test or all (default: {default_subset})",
+    )
+
+
+def load_user_data(
+    name: str,
+    target: str | None,
+    *,
+    data_home: str | None,
+    subset: str | None,
+    default_subset: str,
+    for_fit: bool,
+) -> Any:
+    """The data a command-line argument names, resolved by
+    :func:`kernelmaps.datasets.resolve_dataset` (the rows are read on first use of
+    ``.dataset``).
+
+    A set with a standard split gives its part ``subset``, else ``default_subset``; a
+    file read for a fit must name its target where it does not carry one.
+    """
+    from ..datasets import resolve_dataset
+
+    found = resolve_dataset(name, target=target, data_home=data_home, subset=subset or "all")
+    if subset is None and found.has_split and default_subset != "all":
+        found = resolve_dataset(name, data_home=data_home, subset=default_subset)
+    if found.format == "svmlight" and target is not None:
         raise UserError(
-            f"{path}: a svmlight file carries its target (the first value of each line), so "
+            f"{name}: a svmlight file carries its target (the first value of each line), so "
             f"--target {target} does not apply; drop --target."
         )
-    if fmt == "csv" and for_fit and target is None:
+    if found.format == "csv" and for_fit and target is None:
         raise UserError(
-            f"{path}: give the target column with --target NAME (the column to predict)."
+            f"{name}: give the target column with --target NAME (the column to predict)."
         )
-    if fmt in ("npy",) and for_fit and target is None:
-        raise UserError(f"{path}: give the target column index with --target (e.g. -1).")
-    return load_file(path, target), fmt
+    if found.format == "npy" and for_fit and target is None:
+        raise UserError(f"{name}: give the target column index with --target (e.g. -1).")
+    return found

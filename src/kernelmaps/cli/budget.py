@@ -14,6 +14,8 @@ from ._common import (
     EXIT_OK,
     UserError,
     add_command,
+    add_data_options,
+    data_text,
     load_user_data,
     positive_float,
     positive_int,
@@ -31,7 +33,10 @@ ridge penalty of min sum (y - f)^2 + alpha |f|^2 over all the rows (lambda = alp
 Avron et al. 2017); the statistical dimension s_alpha = tr(K (K + alpha I)^-1) grows with
 the number of rows.  The bounds are computed on a uniform sample of at most --samples
 rows; the measured D on at most 1000 of them.
-"""
+
+{data}"""
+
+EXAMPLES = EXAMPLES.replace("{data}", data_text("train"))
 
 HELP = "how many features a data set needs: the bounds and the measured count"
 DESCRIPTION = (
@@ -55,7 +60,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     """
     parser = add_command(sub, "budget", HELP, DESCRIPTION, EXAMPLES, run)
     add = parser.add_argument
-    add("data", metavar="DATA", help="the data: a file or a bundled name")
+    add("data", metavar="DATA", help="the data: a file, a bundled name or a data-home name")
     add(
         "--target",
         metavar="COL",
@@ -86,15 +91,25 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     add("--no-measure", action="store_true", help="only the bounds, no measured D")
     add("--seed", type=random_seed, default=0, help="random seed, 0 to 2**32 - 1 (default: 0)")
+    add_data_options(parser, "train")
     return parser
 
 
-def _features(args: argparse.Namespace) -> np.ndarray:
-    """The feature rows of the data, finite, standardised as ``kernelmaps fit`` does."""
+def _features(args: argparse.Namespace) -> tuple[np.ndarray, str]:
+    """The feature rows of the data, finite, standardised as ``kernelmaps fit`` does, and
+    the name of the data for messages."""
     from ..experiments import FiniteStandardScaler
     from .fit import rows_text
 
-    ds, _ = load_user_data(args.data, args.target, for_fit=False)
+    found = load_user_data(
+        args.data,
+        args.target,
+        data_home=args.data_home,
+        subset=args.subset,
+        default_subset="train",
+        for_fit=False,
+    )
+    ds = found.dataset
     X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X, dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
     if bad.size:
@@ -104,7 +119,7 @@ def _features(args: argparse.Namespace) -> np.ndarray:
         )
     if X.shape[0] < 2:
         raise UserError(f"{args.data}: {X.shape[0]} row; at least 2 are needed.")
-    return np.asarray(FiniteStandardScaler().fit_transform(X))
+    return np.asarray(FiniteStandardScaler().fit_transform(X)), found.label
 
 
 def run(args: argparse.Namespace) -> int:
@@ -125,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     from ..experiments import choose_gamma
     from ..models import feature_budget
 
-    X = _features(args)
+    X, label = _features(args)
     gamma, rule = choose_gamma("rff", X, gamma=args.gamma, kernel=args.kernel)
     if args.gamma is not None:
         rule = "given with --gamma"
@@ -141,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         error=args.error,
         random_state=args.seed,
     )
-    print(f"data: {args.data}: {X.shape[0]} rows, {X.shape[1]} features, standardised")
+    print(f"data: {label}: {X.shape[0]} rows, {X.shape[1]} features, standardised")
     if gamma is not None:
         print(f"kernel: {args.kernel}, gamma = {gamma:.6g} ({rule})")
     print(result)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import warnings
@@ -231,41 +230,24 @@ def _build_config(args: argparse.Namespace) -> Any:
     for d in config.datasets:
         _check_dataset(d.name, config.data_home)
         if args.datasets and d.target is None:
-            _check_target(d.name)
+            _check_target(d.name, config.data_home)
     return config
 
 
 def _check_dataset(name: str, data_home: str | None) -> None:
-    """Fail early, before any work, on a data set that cannot be found."""
-    from ..datasets import BUNDLED, DATA_HOME_SETS, get_data_home
+    """Fail early, before any work, on a data set that cannot be found (the names are
+    resolved as every command resolves them, all rows of a set with a split)."""
+    from ..datasets import resolve_dataset
 
-    if name in BUNDLED:
-        return
-    if name in DATA_HOME_SETS:
-        home = get_data_home(data_home)
-        for f in DATA_HOME_SETS[name].files:
-            if not (home / f).is_file():
-                raise FileNotFoundError(
-                    f"{home / f}: missing. The data set {name!r} needs it inside the data "
-                    f"home {home}; copy the files there (nothing is downloaded)."
-                )
-        return
-    if not Path(name).exists():
-        if os.sep in name or "." in Path(name).name:
-            raise FileNotFoundError(f"{name}: no such file. Check the path and its spelling.")
-        raise UserError(
-            f"unknown data set {name!r}: not a bundled set ({', '.join(BUNDLED)}), not a "
-            f"data-home set ({', '.join(DATA_HOME_SETS)}) and not a file. "
-            "See 'kernelmaps datasets'."
-        )
+    resolve_dataset(name, data_home=data_home)
 
 
-def _check_target(name: str) -> None:
+def _check_target(name: str, data_home: str | None = None) -> None:
     """Refuse a CSV file given without ``--target``: its target column would be taken as
-    a feature (a svmlight or ``.npz`` file carries its own target)."""
-    from ..datasets import BUNDLED, DATA_HOME_SETS, file_format, load_csv
+    a feature (a svmlight or ``.npz`` file and a named set carry their own target)."""
+    from ..datasets import load_csv, resolve_dataset
 
-    if name in BUNDLED or name in DATA_HOME_SETS or file_format(name) != "csv":
+    if resolve_dataset(name, data_home=data_home).format != "csv":
         return
     try:
         header = load_csv(name).feature_names or []

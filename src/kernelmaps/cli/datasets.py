@@ -12,6 +12,8 @@ EXAMPLES = """examples:
   kernelmaps datasets
   kernelmaps datasets --data-home ../shared/data
   KERNELMAPS_DATA=/data/kernelmaps kernelmaps datasets
+
+fit, predict, budget and compare take these names where they take a data file.
 """
 
 HELP = "list the bundled data sets and those of the data home"
@@ -56,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
     for name, info in BUNDLED.items():
         shape = f"{info.shape[0]} x {info.shape[1]}"
         task = f"{info.n_classes} classes" if info.n_classes else info.task
-        print(f"  {name:<20} {shape:>11}  {task:<12} {info.source}; licence: {info.licence}")
+        split = (
+            f"; standard split {info.split[0]} train, {info.split[1]} test" if info.split else ""
+        )
+        print(f"  {name:<20} {shape:>11}  {task:<12} {info.source}; licence: {info.licence}{split}")
     home = args.data_home or os.environ.get(DATA_HOME_ENV)
     print()
     if not home:

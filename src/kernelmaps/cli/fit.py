@@ -14,6 +14,8 @@ from ._common import (
     EXIT_OK,
     UserError,
     add_command,
+    add_data_options,
+    data_text,
     load_user_data,
     output_file,
     positive_float,
@@ -28,6 +30,9 @@ EXAMPLES = """examples:
       --model classifier -o model.skops
   kernelmaps fit data.svm -o model.skops           # svmlight files carry their target
   kernelmaps fit train.csv --target price --tune -o model.skops   # gamma, alpha, D chosen
+  kernelmaps fit usps --data-home DIR -o usps.skops  # a data-home set: its training part
+
+{data}
 
 The task is inferred from the target (text labels, or at most 50 distinct integers:
 classification; other numbers: regression) unless --model says it.  The features are
@@ -42,10 +47,12 @@ The model file is in the skops format (a zip of JSON and arrays), which cannot r
 when read; an existing file is replaced only once the new one is completely written.
 """
 
+EXAMPLES = EXAMPLES.replace("{data}", data_text("train"))
+
 HELP = "fit ridge regression / classification on a feature map and save it"
 DESCRIPTION = (
     "Fit StandardScaler -> feature map -> ridge on a data file (CSV with a header, "
-    "svmlight/libsvm, .npy, .npz) or a bundled data set, and save the model."
+    "svmlight/libsvm, .npy, .npz), a bundled data set or a data-home set, and save the model."
 )
 
 
@@ -63,7 +70,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     """
     parser = add_command(sub, "fit", HELP, DESCRIPTION, EXAMPLES, run)
     add = parser.add_argument
-    add("data", metavar="DATA", help="training data: a file or a bundled name")
+    add(
+        "data",
+        metavar="DATA",
+        help="training data: a file, a bundled name or a data-home name (see below)",
+    )
     add(
         "--target",
         metavar="COL",
@@ -102,6 +113,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "the fit in Python (a D x D matrix: a larger file); by default the file holds only "
         "what prediction needs",
     )
+    add_data_options(parser, "train")
     _tuning.add_options(add)
     add(
         "-o",
@@ -134,8 +146,17 @@ def rows_text(rows: Any, total: int | None = None) -> str:
 
 
 def _training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str, str]:
-    """The data set, its features and target, its format and the task, checked."""
-    ds, fmt = load_user_data(args.data, args.target, for_fit=True)
+    """The data set, its features and target, its format and the task, checked; the name
+    of the data for messages is kept as ``args.data_label``."""
+    found = load_user_data(
+        args.data,
+        args.target,
+        data_home=args.data_home,
+        subset=args.subset,
+        default_subset="train",
+        for_fit=True,
+    )
+    ds, fmt, args.data_label = found.dataset, found.format, found.label
     if ds.y is None:
         raise UserError(f"{args.data}: no target; give it with --target.")
     X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X, dtype=np.float64)
@@ -215,7 +236,9 @@ def _fit(
     how = "from --model" if args.model != "auto" else "inferred from the target"
     n_classes = len(np.unique(y)) if task == "classification" else None
     what = f"classification ({n_classes} classes)" if n_classes else "regression"
-    print(f"data: {args.data}: {X.shape[0]} rows, {X.shape[1]} features")
+    print(
+        f"data: {getattr(args, 'data_label', args.data)}: {X.shape[0]} rows, {X.shape[1]} features"
+    )
     print(f"task: {what}, {how}")
     print(
         f"model: standardise -> {spec.name} ({spec.description}), "
@@ -288,5 +311,7 @@ def _saved_model(
         target=ds.target_name,
         task=task,
         data_format=fmt,
-        info=info | {"kernelmaps": __version__, "training_data": str(data)},
+        info=info
+        | {"kernelmaps": __version__, "training_data": str(data)}
+        | ({} if ds.subset is None else {"training_subset": ds.subset}),
     )

@@ -12,12 +12,24 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write
-from ._common import EXIT_FAILED, EXIT_OK, UserError, add_command, load_user_data, output_file
+from ._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UserError,
+    add_command,
+    add_data_options,
+    data_text,
+    load_user_data,
+    output_file,
+)
 from .fit import rows_text
 
 EXAMPLES = """examples:
   kernelmaps predict model.skops new.csv -o predictions.csv
   kernelmaps predict model.skops new.csv             # predictions to standard output
+  kernelmaps predict usps.skops usps --data-home DIR  # usps's test part, scored
+
+{data}
 
 CSV columns are matched by name to those of the training file (missing ones are an
 error, extra ones are ignored); when the target column is present, the score on those
@@ -27,6 +39,8 @@ overflows, are refused by number; nothing is written then.
 Only model files written by 'kernelmaps fit' (skops format) are read, and reading one
 cannot run code: pickle and joblib files are refused without being opened as such.
 """
+
+EXAMPLES = EXAMPLES.replace("{data}", data_text("test"))
 
 HELP = "predict new rows with a model saved by 'kernelmaps fit'"
 DESCRIPTION = "Predict the rows of a data file with a saved model."
@@ -48,7 +62,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "model", metavar="MODEL", help="a model file written by 'kernelmaps fit' (.skops)"
     )
-    parser.add_argument("data", metavar="DATA", help="the rows to predict")
+    parser.add_argument(
+        "data",
+        metavar="DATA",
+        help="the rows to predict: a file, a bundled name or a data-home name (see below)",
+    )
+    add_data_options(parser, "test")
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="CSV of predictions (default: standard output)"
     )
@@ -62,26 +81,26 @@ def _load_model(path: str) -> Any:
     return load_model(path)
 
 
-def _load_rows(saved: Any, path: str) -> tuple[np.ndarray, Any]:
-    """The rows of ``path`` in the model's column order, and their target if present.
+def _load_rows(saved: Any, args: argparse.Namespace) -> tuple[np.ndarray, Any]:
+    """The rows of ``args.data`` in the model's column order, and their target if present.
 
-    A column mismatch is reported with the file's name.
+    A column mismatch is reported with the data's name.
     """
-    from ..datasets import file_format, load_csv
     from ..experiments import ColumnMismatchError
 
-    by_name = file_format(path) == "csv" and saved.data_format == "csv"
-    if not by_name:
-        ds, _ = load_user_data(path, None, for_fit=False)
-        y_true = ds.y
-    else:
+    path = args.data
+    where = {"data_home": args.data_home, "subset": args.subset, "default_subset": "test"}
+    found = load_user_data(path, None, **where, for_fit=False)
+    by_name = found.format == "csv" and saved.data_format == "csv"
+    ds = found.dataset if not by_name or saved.target is None else None
+    if ds is None:  # a CSV file read by name: its target column, where present, is scored
         try:
-            ds = load_csv(path, saved.target)
-            y_true = ds.y
+            ds = load_user_data(path, saved.target, **where, for_fit=False).dataset
         except ValueError as exc:
-            if saved.target is None or f"no column named {saved.target!r}" not in str(exc):
+            if f"no column named {saved.target!r}" not in str(exc):
                 raise
-            ds, y_true = load_csv(path, None), None
+            ds = found.dataset
+    y_true = ds.y
     try:
         return saved.check_columns(ds, by_name=by_name), y_true
     except ColumnMismatchError as exc:
@@ -116,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:  # else: to standard output
         out = output_file(args.output, "the predictions", "the predictions")
     saved = _load_model(args.model)
-    X, y_true = _load_rows(saved, args.data)
+    X, y_true = _load_rows(saved, args)
     bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
     if bad.size:
         raise UserError(

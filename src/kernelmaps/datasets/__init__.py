@@ -10,13 +10,14 @@ Larger sets (USPS, MNIST, FSDD MFCC frames, flow cytometry, ...) are read from a
 downloaded.  User files (CSV with a header, svmlight/libsvm, ``.npy``, ``.npz``) are read
 with :func:`load_file`.
 
-:func:`load_dataset` takes any of these: a bundled name, a data-home name or a file path.
+:func:`resolve_dataset` finds what a name stands for (a file path, a bundled name or a
+data-home name, in that order; see its documentation) and :func:`load_dataset` loads it:
+the command line resolves every data argument through it.  Sets with a standard
+train/test split (``letter``, ``usps``) keep it: ``subset="train"``, ``"test"`` or
+``"all"`` (both, the training rows first; the default).
 """
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 from ._bundled import (
     BUNDLED,
@@ -28,20 +29,23 @@ from ._bundled import (
     load_letter,
 )
 from ._csv import load_csv
-from ._dataset import Dataset, infer_task
+from ._dataset import SUBSETS, Dataset, infer_task
 from ._file_checks import DataFileError
 from ._files import file_format, load_file
 from ._home import DATA_HOME_SETS, get_data_home, list_data_home, load_from_home
 from ._home import ENV_VAR as DATA_HOME_ENV
 from ._numpy_files import load_npy, load_npz
+from ._resolve import ResolvedDataset, load_dataset, resolve_dataset
 from ._svmlight import load_svmlight
 
 __all__ = [
     "BUNDLED",
     "DATA_HOME_ENV",
     "DATA_HOME_SETS",
+    "SUBSETS",
     "DataFileError",
     "Dataset",
+    "ResolvedDataset",
     "file_format",
     "get_data_home",
     "infer_task",
@@ -59,47 +63,5 @@ __all__ = [
     "load_npy",
     "load_npz",
     "load_svmlight",
+    "resolve_dataset",
 ]
-
-
-def load_dataset(
-    name: str,
-    *,
-    target: str | int | None = None,
-    data_home: str | os.PathLike[str] | None = None,
-) -> Dataset:
-    """Load a data set by bundled name, data-home name or file path.
-
-    Parameters
-    ----------
-    name : str
-        A bundled name (``"letter"``), a data-home name (``"usps"``), or the path of a
-        CSV / svmlight / ``.npy`` / ``.npz`` file.
-    target : str or int, default=None
-        Target column of a user file (see :func:`load_file`).
-    data_home : str or path-like, default=None
-        Data home for the data-home sets (default ``$KERNELMAPS_DATA``).
-
-    Returns
-    -------
-    Dataset
-
-    Examples
-    --------
-    >>> from kernelmaps.datasets import load_dataset
-    >>> data = load_dataset("letter")
-    >>> data.name, data.shape, data.task
-    ('letter', (20000, 16), 'classification')
-    """
-    if name in BUNDLED:
-        ds: Dataset = BUNDLED[name].loader()
-        return ds
-    if name in DATA_HOME_SETS:
-        home_ds: Dataset = load_from_home(name, data_home)
-        return home_ds
-    if os.sep in name or "." in Path(name).name or Path(name).exists():
-        return load_file(name, target)
-    raise ValueError(
-        f"Unknown data set {name!r}: not a bundled set ({', '.join(BUNDLED)}), not a "
-        f"data-home set ({', '.join(DATA_HOME_SETS)}) and not a file path."
-    )

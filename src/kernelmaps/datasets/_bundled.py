@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ._csv import load_csv
-from ._dataset import Dataset
+from ._dataset import Dataset, check_subset
 from ._svmlight import load_svmlight
 
 __all__ = [
@@ -71,6 +71,8 @@ class BundledInfo:
     source: str
     licence: str
     loader: Callable[..., Any]
+    #: The rows of the standard training and test parts, for a set that has them.
+    split: tuple[int, int] | None = None
 
 
 def _result(ds: Dataset, return_X_y: bool) -> Any:
@@ -92,21 +94,25 @@ _LETTER_NAMES = [
 ]  # fmt: skip
 
 
-def load_letter(*, return_X_y: bool = False) -> Any:
+def load_letter(*, subset: str = "all", return_X_y: bool = False) -> Any:
     """The letter recognition data: 20000 x 16, 26 classes (0 = 'A' ... 25 = 'Z').
 
-    Features are LIBSVM's scaling of the 16 integer attributes to [-1, 1]; the first
-    15000 rows are LIBSVM's ``letter.scale``, the last 5000 its ``letter.scale.t``.
+    Features are LIBSVM's scaling of the 16 integer attributes to [-1, 1].  The standard
+    split is LIBSVM's: the 15000 rows of ``letter.scale`` for training, the 5000 of
+    ``letter.scale.t`` for testing.
 
     Parameters
     ----------
+    subset : {"all", "train", "test"}, default="all"
+        The training rows, the test rows, or all 20000, the training rows first
+        (``Dataset.n_train`` says where the test rows begin).
     return_X_y : bool, default=False
         Return ``(X, y)`` (the 16 features and the letter 0-25) instead of a :class:`Dataset`.
 
     Returns
     -------
     Dataset or tuple of ndarray
-        The 20000 rows, or ``(X, y)``.
+        The rows of ``subset``, or ``(X, y)``.
 
     Examples
     --------
@@ -114,12 +120,18 @@ def load_letter(*, return_X_y: bool = False) -> Any:
     >>> X, y = load_letter(return_X_y=True)
     >>> X.shape, int(y.min()), int(y.max())
     ((20000, 16), 0, 25)
+    >>> load_letter(subset="train").shape, load_letter(subset="test").shape
+    ((15000, 16), (5000, 16))
     """
-    parts = [load_svmlight(_data_path(f), n_features=16) for f in BUNDLED["letter"].files]
+    check_subset("letter", subset, has_split=True)
+    files = BUNDLED["letter"].files
+    chosen = {"train": files[:1], "test": files[1:], "all": files}[subset]
+    parts = [load_svmlight(_data_path(f), n_features=16) for f in chosen]
     X = np.vstack([p.X for p in parts])
     y = np.concatenate([np.asarray(p.y) for p in parts]) - 1.0
     ds = Dataset("letter", X, y, "classification", feature_names=list(_LETTER_NAMES),
-                 target_name="letter")  # fmt: skip
+                 target_name="letter", subset=subset,
+                 n_train=parts[0].shape[0] if subset == "all" else None)  # fmt: skip
     description = (
         "UCI Letter Recognition: 16 statistics of images of capital letters in 20 fonts; "
         "LIBSVM scaling to [-1, 1]. Target 0-25 = A-Z."
@@ -271,6 +283,7 @@ BUNDLED: dict[str, BundledInfo] = {
         "UCI Letter Recognition (P. W. Frey and D. J. Slate, 1991), LIBSVM copy",
         "CC BY 4.0",
         load_letter,
+        split=(15000, 5000),
     ),
     "covtype": BundledInfo(
         "covtype",

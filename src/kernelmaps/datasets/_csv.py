@@ -14,6 +14,7 @@ from typing import IO
 
 import numpy as np
 
+from .._suggest import did_you_mean
 from ._dataset import Dataset, _file_dataset
 from ._file_checks import (
     DataFileError,
@@ -91,7 +92,8 @@ def _target_index(path: Path, header: list[str], target: str | None) -> int:
         shown = ", ".join(header[:20]) + (", ..." if len(header) > 20 else "")
         raise DataFileError(
             path,
-            f"no column named {target!r} in the header. The columns are: {shown}. "
+            f"no column named {target!r} in the header.{did_you_mean(target, header)} "
+            f"The columns are: {shown}. "
             "Pass the name of the target column as it appears there.",
             1,
         )

@@ -9,7 +9,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Dataset", "infer_task"]
+from .._suggest import did_you_mean
+
+__all__ = ["SUBSETS", "Dataset", "infer_task"]
+
+#: The parts of a data set with a standard train/test split: its training rows, its test
+#: rows, or both (training rows first).
+SUBSETS = ("train", "test", "all")
 
 
 @dataclasses.dataclass
@@ -36,6 +42,12 @@ class Dataset:
         The origin of the data (paper, archive, repository).
     licence : str
         The licence under which it is distributed.
+    subset : {"train", "test", "all"} or None
+        For a set with a standard train/test split, the part these rows are; ``None`` for
+        a set without one (a user file, most bundled sets).
+    n_train : int or None
+        With ``subset="all"``, the number of training rows: rows ``[0, n_train)`` are the
+        standard training part, the others the test part; ``None`` otherwise.
 
     Examples
     --------
@@ -56,6 +68,8 @@ class Dataset:
     target_name: str | None = None
     source: str = ""
     licence: str = ""
+    subset: str | None = None
+    n_train: int | None = None
 
     def __iter__(self) -> Iterator[Any]:
         """Unpack as ``X, y = dataset``."""
@@ -66,6 +80,21 @@ class Dataset:
     def shape(self) -> tuple[int, int]:
         """``X.shape``."""
         return (int(self.X.shape[0]), int(self.X.shape[1]))
+
+
+def check_subset(name: str, subset: str, has_split: bool) -> None:
+    """Refuse a ``subset`` that is not one of :data:`SUBSETS`, or a part of a set without
+    a standard split, in one line naming the fix."""
+    if subset not in SUBSETS:
+        raise ValueError(
+            f"subset must be 'train', 'test' or 'all'; got {subset!r}."
+            f"{did_you_mean(str(subset), SUBSETS)}"
+        )
+    if subset != "all" and not has_split:
+        raise ValueError(
+            f"{name!r} has no standard train/test split, so subset={subset!r} does not "
+            "apply; use subset='all' (drop --subset on the command line)."
+        )
 
 
 def infer_task(y: np.ndarray, max_classes: int = 50) -> str:

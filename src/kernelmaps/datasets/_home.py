@@ -20,12 +20,20 @@ from typing import Any
 
 import numpy as np
 
+from .._suggest import did_you_mean
 from ._csv import load_csv
-from ._dataset import Dataset, infer_task
+from ._dataset import Dataset, check_subset, infer_task
 from ._file_checks import DataFileError, _cause, _reading
 from ._svmlight import load_svmlight
 
-__all__ = ["DATA_HOME_SETS", "HomeInfo", "get_data_home", "list_data_home", "load_from_home"]
+__all__ = [
+    "DATA_HOME_SETS",
+    "HomeInfo",
+    "get_data_home",
+    "home_files",
+    "list_data_home",
+    "load_from_home",
+]
 
 ENV_VAR = "KERNELMAPS_DATA"
 
@@ -70,7 +78,11 @@ class HomeInfo:
     task: str
     description: str
     licence: str
-    reader: Callable[[list[Path]], tuple[np.ndarray, np.ndarray | None]]
+    #: ``reader(paths)``: ``(X, y)``; for a set with a ``split``, ``reader(paths, subset)``:
+    #: the parts of ``subset``, ``[(X, y), ...]``, training part first.
+    reader: Callable[..., Any]
+    #: The rows of the standard training and test parts, for a set that has them.
+    split: tuple[int, int] | None = None
 
 
 def _headerless(path: Path, target_col: int | None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -108,11 +120,13 @@ def _arrays(path: Path, *keys: str) -> list[np.ndarray]:
             ) from None
 
 
-def _read_usps(paths: list[Path]) -> tuple[np.ndarray, np.ndarray | None]:
-    X_train, y_train, X_test, y_test = _arrays(paths[0], "X_train", "y_train", "X_test", "y_test")
-    X = np.vstack([X_train, X_test]).astype(np.float64)
-    y = np.concatenate([y_train, y_test]).astype(np.float64)
-    return X, y
+def _read_usps(paths: list[Path], subset: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    parts = ("train", "test") if subset == "all" else (subset,)
+    arrays = _arrays(paths[0], *[f"{a}_{part}" for part in parts for a in ("X", "y")])
+    return [
+        (X.astype(np.float64), y.astype(np.float64))
+        for X, y in zip(arrays[::2], arrays[1::2], strict=True)
+    ]
 
 
 def _stacked(paths: list[Path], y_key: str) -> tuple[np.ndarray, np.ndarray]:
@@ -175,8 +189,8 @@ DATA_HOME_SETS: dict[str, HomeInfo] = {
     info.name: info
     for info in [
         HomeInfo("usps", ("usps/usps.npz",), "classification",
-                 "USPS handwritten digits, 9298 x 256 in [0, 1] (train then test)",
-                 "none stated", _read_usps),
+                 "USPS handwritten digits, 9298 x 256 in [0, 1]; standard split 7291 train, "
+                 "2007 test", "none stated", _read_usps, split=(7291, 2007)),
         HomeInfo("mnist", tuple(f"mnist/mnist_train_part{k}.npz" for k in range(6)),
                  "classification", "MNIST training digits, 60000 x 784 scaled to [0, 1]",
                  "CC BY-SA 3.0", _read_mnist),
@@ -248,10 +262,55 @@ def list_data_home(data_home: str | os.PathLike[str] | None = None) -> dict[str,
     }
 
 
+def home_files(name: str, data_home: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The files of the data-home set ``name``, each checked to be present.
+
+    Raises
+    ------
+    ValueError
+        For a name that is not one of :data:`DATA_HOME_SETS` (with the closest one), or
+        when no data home is set.
+    FileNotFoundError
+        Naming the first missing file and the data home searched.
+    """
+    if name not in DATA_HOME_SETS:
+        raise ValueError(
+            f"unknown data-home set {name!r}.{did_you_mean(name, DATA_HOME_SETS)} "
+            f"Known: {', '.join(DATA_HOME_SETS)}."
+        )
+    info = DATA_HOME_SETS[name]
+    home = get_data_home(data_home)
+    paths = [home / f for f in info.files]
+    for p in paths:
+        if not p.is_file():
+            raise FileNotFoundError(
+                f"{p}: missing. The data set {name!r} needs {', '.join(info.files)} inside "
+                f"the data home {home}; copy the files there (nothing is downloaded)."
+            )
+    return paths
+
+
+def _read(info: HomeInfo, paths: list[Path], subset: str) -> tuple[Any, Any, int | None]:
+    """``X``, ``y`` and the training rows of ``subset="all"`` (``None`` without a split)."""
+    try:
+        if info.split is None:
+            X, y = info.reader(paths)
+            return X, y, None
+        parts = info.reader(paths, subset)
+    except ValueError as exc:
+        if isinstance(exc, DataFileError):
+            raise
+        raise DataFileError(paths[0], f"could not be read ({_cause(exc)}).") from None
+    X = np.vstack([X for X, _ in parts])
+    y = np.concatenate([y for _, y in parts])
+    return X, y, int(parts[0][0].shape[0]) if subset == "all" else None
+
+
 def load_from_home(
     name: str,
     data_home: str | os.PathLike[str] | None = None,
     *,
+    subset: str = "all",
     return_X_y: bool = False,
 ) -> Any:
     """Load the data-home set ``name`` (see :data:`DATA_HOME_SETS`).
@@ -262,6 +321,12 @@ def load_from_home(
         For example ``"usps"``, ``"mnist"``, ``"fsdd_mfcc39"``, ``"flow_cytometry"``.
     data_home : str or path-like, default=None
         The folder; default ``$KERNELMAPS_DATA``.
+    subset : {"all", "train", "test"}, default="all"
+        For a set with a standard train/test split (``DATA_HOME_SETS[name].split``:
+        ``usps``), its training rows, its test rows, or both, the training rows first
+        (``Dataset.n_train`` says where the test rows begin).  ``"all"`` is the default
+        so that every set loads whole, as compare's studies (which draw their own fit and
+        held-out rows) expect; a set without a split takes only ``"all"``.
     return_X_y : bool, default=False
         Return ``(X, y)`` instead of a :class:`Dataset`.
 
@@ -273,6 +338,8 @@ def load_from_home(
     ------
     FileNotFoundError
         Naming the first missing file and the data home searched.
+    ValueError
+        For an unknown name or subset, with the closest one.
 
     Examples
     --------
@@ -287,26 +354,15 @@ def load_from_home(
     >>> np.savez(home / "usps" / "usps.npz", X_train=rng.random((6, 256)),
     ...          y_train=np.arange(6) % 3, X_test=rng.random((4, 256)), y_test=np.arange(4) % 3)
     >>> data = load_from_home("usps", home)
-    >>> data.shape, data.task
-    ((10, 256), 'classification')
+    >>> data.shape, data.task, data.n_train
+    ((10, 256), 'classification', 6)
+    >>> load_from_home("usps", home, subset="test").shape
+    (4, 256)
     """
-    if name not in DATA_HOME_SETS:
-        raise ValueError(f"Unknown data-home set {name!r}. Known: {', '.join(DATA_HOME_SETS)}.")
+    paths = home_files(name, data_home)
     info = DATA_HOME_SETS[name]
-    home = get_data_home(data_home)
-    paths = [home / f for f in info.files]
-    for p in paths:
-        if not p.is_file():
-            raise FileNotFoundError(
-                f"{p}: missing. The data set {name!r} needs {', '.join(info.files)} inside "
-                f"the data home {home}; copy the files there (nothing is downloaded)."
-            )
-    try:
-        X, y = info.reader(paths)
-    except ValueError as exc:
-        if isinstance(exc, DataFileError):
-            raise
-        raise DataFileError(paths[0], f"could not be read ({_cause(exc)}).") from None
+    check_subset(name, subset, has_split=info.split is not None)
+    X, y, n_train = _read(info, paths, subset)
     ds = Dataset(
         name=name,
         X=X,
@@ -317,6 +373,8 @@ def load_from_home(
         target_name=None if y is None else "target",
         source=", ".join(info.files),
         licence=info.licence,
+        subset=None if info.split is None else subset,
+        n_train=n_train,
     )
     if y is not None and info.task == "classification" and infer_task(y) != "classification":
         ds.task = "regression"  # pragma: no cover - defensive

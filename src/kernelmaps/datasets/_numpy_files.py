@@ -20,6 +20,7 @@ from typing import IO, Any
 import numpy as np
 
 from .._memory import check_memory, format_bytes
+from .._suggest import did_you_mean
 from ._dataset import Dataset, _file_dataset
 from ._file_checks import (
     _COMPRESSION_NAMES,
@@ -344,8 +345,8 @@ def _npz_dataset(
     elif target is not None:
         raise DataFileError(
             path,
-            f"no array named {target!r} in the archive; it holds {keys}. Give the key of the "
-            "target array.",
+            f"no array named {target!r} in the archive; it holds {keys}."
+            f"{did_you_mean(str(target), keys)} Give the key of the target array.",
         )
     else:
         y_key = next((k for k in ("y", "target") if k in keys), None)
