@@ -38,6 +38,7 @@ RANKS: dict[str, int] = {
             "_rows",
             "_streamed_rows",
             "_progress",
+            "_suggest",
             "_numba",
             "exceptions",
             "datasets",
