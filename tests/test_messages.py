@@ -4,6 +4,7 @@ private class names, compact arrays in estimator reprs."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -47,3 +48,51 @@ def test_compare_kernel_option_is_suggested() -> None:
 
     with pytest.raises(ValueError, match=r"Did you mean 'laplacian'\?$"):
         default_study().with_options(kernel="laplacan")
+
+
+#: a private name of the package: ``_RidgeSearchCV``, ``_StreamingRidgeMixin``, ...
+_PRIVATE_CLASS = re.compile(r"(?<![\w.])_[A-Z]\w*")
+
+_METHODS = ("fit", "predict", "transform", "decision_function", "predict_proba", "score")
+
+
+def _fitted(estimator):
+    from sklearn.base import is_classifier
+
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 3))
+    y = (X[:, 0] > 0.5).astype(int) if is_classifier(estimator) else X.sum(axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # tiny data: conditioning warnings
+        return estimator.fit(X, y), X, y
+
+
+def _each_public_estimator():
+    from ._instances import CHECK_PARAMS, check_instances
+
+    names = [name for name, sets in CHECK_PARAMS.items() for _ in sets]
+    return pytest.mark.parametrize("estimator", check_instances(), ids=names)
+
+
+@_each_public_estimator()
+def test_wrong_keyword_names_no_private_class(estimator) -> None:
+    fitted, X, y = _fitted(estimator)
+    called = 0
+    for method in _METHODS:
+        if not hasattr(fitted, method):
+            continue
+        arguments = (X, y) if method in ("fit", "score") else (X,)
+        with pytest.raises(TypeError) as info:
+            getattr(fitted, method)(*arguments, return_std=True)
+        called += 1
+        assert "return_std" in str(info.value)
+        assert not _PRIVATE_CLASS.search(str(info.value)), str(info.value)
+    assert called >= 2
+
+
+def test_feature_ridge_cv_predict_return_std_names_the_public_class() -> None:
+    from kernelmaps import FeatureRidgeCV
+
+    search, X, _ = _fitted(FeatureRidgeCV(RandomFourierFeatures(n_components=8), gammas=[1.0]))
+    with pytest.raises(TypeError, match=r"^FeatureRidgeCV\.predict\(\) got an unexpected"):
+        search.predict(X, return_std=True)
