@@ -96,3 +96,40 @@ def test_feature_ridge_cv_predict_return_std_names_the_public_class() -> None:
     search, X, _ = _fitted(FeatureRidgeCV(RandomFourierFeatures(n_components=8), gammas=[1.0]))
     with pytest.raises(TypeError, match=r"^FeatureRidgeCV\.predict\(\) got an unexpected"):
         search.predict(X, return_std=True)
+
+
+@_each_public_estimator()
+def test_repr_without_arrays_is_scikit_learns(estimator) -> None:
+    from sklearn.base import BaseEstimator
+
+    assert repr(estimator) == BaseEstimator.__repr__(estimator)
+
+
+def test_array_parameter_is_shown_by_shape_and_dtype() -> None:
+    from sklearn.base import clone
+
+    from kernelmaps import FeatureRidge, FeatureRidgeCV, Nystroem
+
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 8))
+    landmarks = X[:64].astype(np.float32)
+    compact = "landmarks=array(shape=(64, 8), dtype=float32)"
+    nystroem = Nystroem(landmarks=landmarks, n_components=64)
+    assert repr(nystroem) == f"Nystroem({compact}, n_components=64)"
+    assert nystroem.get_params()["landmarks"] is landmarks
+    assert clone(nystroem).get_params()["landmarks"].shape == (64, 8)
+    nested = FeatureRidge(nystroem, alpha=0.5)
+    assert compact in repr(nested) and "[[" not in repr(nested)
+    search = FeatureRidgeCV(nystroem, gammas=[1.0], alphas=[0.1]).fit(X, X.sum(axis=1))
+    for text in (repr(search), repr(search.best_estimator_), str(search.best_estimator_)):
+        assert compact in " ".join(text.split()) and "[[" not in text
+
+
+def test_sparse_and_scalar_parameters() -> None:
+    import scipy.sparse as sp
+
+    from kernelmaps._estimator_repr import array_summary
+
+    assert array_summary(sp.eye(3, format="csr")) == "csr_matrix(shape=(3, 3), dtype=float64)"
+    assert array_summary(np.float32(2.0)) is None
+    assert array_summary("rbf") is None

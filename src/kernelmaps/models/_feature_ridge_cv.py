@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import to_numpy
+from .._estimator_repr import CompactArrayReprMixin
 from .._progress import Progress
 from .._rows import Rows
 from ..bandwidth import gamma_from_data
@@ -46,7 +47,7 @@ CLASSIFICATION_SCORINGS = ("accuracy", "balanced_accuracy")
 _INVERSE_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
-class _RidgeSearchCV(BaseEstimator):
+class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
     """The parameters, the search and the fitted attributes shared by the two estimators."""
 
     _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
