@@ -60,22 +60,24 @@ def test_golden_small_compare(tmp_path, capsys):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    title = lines.index("relative Frobenius error, mean ± std over 3 seeds")
+    # the median and quartiles of the figure, its kernel names
+    title = lines.index("relative Frobenius error, median [quartiles] over 3 seeds")
     assert lines[title + 1].split() == ["dataset", "method", "kernel", "D=8", "D=32", "D=128"]
     assert set(lines[title + 2]) == {"-"}
     body = [line.split() for line in lines[title + 3 : title + 5]]
-    assert body[0][:3] == ["letter", "rff-mc", "rbf"]
-    assert body[1][:2] == ["nystroem-uniform", "rbf"]
+    assert body[0][:3] == ["letter", "rff-mc", "Gaussian"]
+    assert body[1][:2] == ["nystroem-uniform", "Gaussian"]
     for row in body:
-        cells = row[-9:]  # three "mean ± std" cells
+        cells = row[-9:]  # three "median [q1, q3]" cells
         errors = [float(cells[i]) for i in (0, 3, 6)]
         # The squared Frobenius error of random features is a sum of independent terms
         # of variance O(1/D), so its root falls as D^{-1/2}: a factor 4 from D = 8 to
-        # D = 128 (and Nyström with more landmarks does better still).  Each mean is over
+        # D = 128 (and Nyström with more landmarks does better still).  Each median is over
         # 3 seeds; requiring only a factor 2 leaves room for the spread of 3 draws.
         assert errors[2] < 0.5 * errors[0], row
         assert errors[0] > errors[1] > errors[2], row
     assert (out / "results.csv").exists() and (out / "results.json").exists()
+    assert not (out / "run.lock").exists()  # removed as the run ended
     with open(out / "results.csv", newline="") as fh:
         table = list(csv.DictReader(fh))
     assert len(table) == 2 * 3 * 3 * 3  # methods x D x seeds x default metrics
@@ -371,7 +373,7 @@ def test_compare_prints_and_writes_the_verdicts(tmp_path, capsys):
         "verdicts on the relative Frobenius error (lower is better), at each (data set, D) "
         "both ran:"
     )
-    assert head > lines.index("relative Frobenius error, mean ± std over 2 seeds")
+    assert head > lines.index("relative Frobenius error, median [quartiles] over 2 seeds")
     block = lines[head + 1 : head + 3]
     assert lines[head + 3] == RULE and lines.count(RULE) == 1
     assert next(i for i, line in enumerate(lines) if " cells in " in line) > head + 3
