@@ -96,6 +96,6 @@ class _CompactPrinter(_pprint._EstimatorPrettyPrinter):
 # estimators are laid out as scikit-learn's, here (``_CompactPrinter`` shares the table)
 # and inside scikit-learn's own meta-estimators (a Pipeline), whose printer shows their
 # arrays as it always does.
-_pprint._EstimatorPrettyPrinter._dispatch[CompactArrayReprMixin.__repr__] = (  # type: ignore[attr-defined]
+_pprint._EstimatorPrettyPrinter._dispatch[CompactArrayReprMixin.__repr__] = (
     _pprint._EstimatorPrettyPrinter._pprint_estimator
 )
