@@ -30,6 +30,7 @@ RANKS: dict[str, int] = {
             "_random",
             "_memory",
             "_atomic",
+            "_estimator_repr",
             "_task_settings",
             "_array_types",
             "_array_api",

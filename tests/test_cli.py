@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,22 +60,24 @@ def test_golden_small_compare(tmp_path, capsys):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    title = lines.index("relative Frobenius error, mean ± std over 3 seeds")
+    # the median and quartiles of the figure, its kernel names
+    title = lines.index("relative Frobenius error, median [quartiles] over 3 seeds")
     assert lines[title + 1].split() == ["dataset", "method", "kernel", "D=8", "D=32", "D=128"]
     assert set(lines[title + 2]) == {"-"}
     body = [line.split() for line in lines[title + 3 : title + 5]]
-    assert body[0][:3] == ["letter", "rff-mc", "rbf"]
-    assert body[1][:2] == ["nystroem-uniform", "rbf"]
+    assert body[0][:3] == ["letter", "rff-mc", "Gaussian"]
+    assert body[1][:2] == ["nystroem-uniform", "Gaussian"]
     for row in body:
-        cells = row[-9:]  # three "mean ± std" cells
+        cells = row[-9:]  # three "median [q1, q3]" cells
         errors = [float(cells[i]) for i in (0, 3, 6)]
         # The squared Frobenius error of random features is a sum of independent terms
         # of variance O(1/D), so its root falls as D^{-1/2}: a factor 4 from D = 8 to
-        # D = 128 (and Nyström with more landmarks does better still).  Each mean is over
+        # D = 128 (and Nyström with more landmarks does better still).  Each median is over
         # 3 seeds; requiring only a factor 2 leaves room for the spread of 3 draws.
         assert errors[2] < 0.5 * errors[0], row
         assert errors[0] > errors[1] > errors[2], row
     assert (out / "results.csv").exists() and (out / "results.json").exists()
+    assert not (out / "run.lock").exists()  # removed as the run ended
     with open(out / "results.csv", newline="") as fh:
         table = list(csv.DictReader(fh))
     assert len(table) == 2 * 3 * 3 * 3  # methods x D x seeds x default metrics
@@ -158,7 +161,8 @@ def test_fit_and_predict_regression_and_classification(tmp_path, capsys):
     assert len(pred) == 50
     # The target is a smooth function of the inputs: the model must beat predicting the mean.
     assert np.mean((np.asarray(pred) - y_new) ** 2) < 0.5 * np.var(y_new)
-    assert "RMSE on these rows" in proc.stdout
+    assert "score on these rows (their target is present): RMSE = " in proc.stdout
+    assert ", R^2 = " in proc.stdout
 
     X = rng.normal(size=(200, 2))
     labels = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 < 1.0, "inside", "outside")
@@ -369,7 +373,7 @@ def test_compare_prints_and_writes_the_verdicts(tmp_path, capsys):
         "verdicts on the relative Frobenius error (lower is better), at each (data set, D) "
         "both ran:"
     )
-    assert head > lines.index("relative Frobenius error, mean ± std over 2 seeds")
+    assert head > lines.index("relative Frobenius error, median [quartiles] over 2 seeds")
     block = lines[head + 1 : head + 3]
     assert lines[head + 3] == RULE and lines.count(RULE) == 1
     assert next(i for i, line in enumerate(lines) if " cells in " in line) > head + 3
@@ -442,7 +446,7 @@ def test_compare_goes_on_when_the_verdicts_cannot_be_written(tmp_path, capsys, m
 
 def test_fit_tune_prints_the_choice_and_saves_the_best_model(tmp_path, capsys):
     rng = np.random.default_rng(2)
-    _regression_csv(tmp_path / "train.csv", 300, rng)
+    y_train = _regression_csv(tmp_path / "train.csv", 300, rng)
     y_new = _regression_csv(tmp_path / "new.csv", 50, rng)
     model = tmp_path / "model.skops"
     proc = run_inprocess(
@@ -451,10 +455,22 @@ def test_fit_tune_prints_the_choice_and_saves_the_best_model(tmp_path, capsys):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "gamma searched around" in proc.stdout
-    chosen = [line for line in proc.stdout.splitlines() if line.startswith("chosen:")]
-    assert len(chosen) == 1 and "3-fold r2 score" in chosen[0]
+    lines = proc.stdout.splitlines()
+    chosen = [line for line in lines if line.startswith("chosen:")]
+    found = re.search(r"\(3-fold RMSE (\S+), R\^2 (\S+)\)$", chosen[0])
+    assert len(chosen) == 1 and found, chosen
+    # R^2 = 1 - MSE / Var(y), to the rounding of the printed RMSE (4 digits) and R^2
+    rmse, r2 = float(found[1]), float(found[2])
+    mse_over_var = rmse**2 / np.var(y_train)
+    assert abs(r2 - (1.0 - mse_over_var)) <= 5e-5 + 1e-3 * mse_over_var
+    assert "3-fold RMSE, the best over alpha:" in lines
     assert "D=8" in proc.stdout and "D=64" in proc.stdout  # the curve: D / 8 ... D
-    assert "(tuned)" in proc.stdout
+    table = lines[lines.index("3-fold RMSE, the best over alpha:") + 2 :][:3]
+    assert all(float(cell) >= 0 for row in table for cell in row.split()[1:])  # errors
+    assert re.search(r"\(tuned\); training RMSE = \S+, R\^2 = \S+$", proc.stdout, re.M)
+    # the best number of features of this smooth target is the largest tried
+    hint = "the best D is the largest tried (64): try a larger --n-components"
+    assert (hint in proc.stdout) == ("n_components = 64 " in chosen[0])
     proc = run_inprocess(capsys, "predict", str(model), str(tmp_path / "new.csv"))
     assert proc.returncode == 0, proc.stderr
     pred = np.array([float(v) for v in proc.stdout.splitlines()[1:]])
@@ -464,3 +480,26 @@ def test_fit_tune_prints_the_choice_and_saves_the_best_model(tmp_path, capsys):
                       "--cv", "3", "-o", str(model)),
         "add --tune",
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("cv", "name"), [(3, "3-fold accuracy"), (None, "leave-one-out mean squared error of the")]
+)
+def test_tune_report_of_a_classifier_names_its_number(cv, name):
+    import argparse
+
+    from kernelmaps import FeatureRidgeClassifierCV, RandomFourierFeatures
+    from kernelmaps.cli import _tuning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 2))
+    y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 < 1.0, "in", "out")
+    search = FeatureRidgeClassifierCV(
+        RandomFourierFeatures(n_components=16, random_state=0),
+        gammas=[0.5, 2.0], n_components_grid=[8, 16], cv=cv, refine_gamma=0,
+    ).fit(X, y)  # fmt: skip
+    text = _tuning.report(search, argparse.Namespace(plot=None), y)
+    lines = text.splitlines()
+    assert f"({name}" in lines[0] and "R^2" not in text
+    values = [float(c) for row in lines[3:5] for c in row.split()[1:]]
+    assert all(0.0 <= v <= (1.0 if cv else 4.0) for v in values)  # accuracy; MSE of +-1

@@ -266,6 +266,45 @@ def test_a_run_in_this_process_holding_the_folder_refuses_another(tmp_path):
     run_experiment(config, tmp_path)  # released
 
 
+@pytest.mark.skipif(_folder_lock._fcntl is None, reason="needs fcntl.flock")
+def test_a_finished_run_removes_its_lock_file(tmp_path):
+    lock = tmp_path / "run.lock"
+    with _folder_lock._FolderLock(tmp_path) as held:
+        assert held.fd is not None and json.loads(lock.read_text())["pid"] == os.getpid()
+    assert not lock.exists()
+    assert run_experiment(_small_config(), tmp_path).n_computed == 2
+    assert not lock.exists()  # the run's lock, removed as it ended
+    assert (tmp_path / "cells.jsonl").exists()  # what a resumed run reads is kept
+
+
+@pytest.mark.skipif(_folder_lock._fcntl is None, reason="needs fcntl.flock")
+def test_a_lock_file_removed_before_its_flock_is_taken_again(tmp_path, monkeypatch):
+    """A run that opened run.lock as the run holding it ended (and removed it) locks the
+    file the path names, so that no third run can lock a file of its own beside it."""
+    first = _folder_lock._FolderLock(tmp_path).__enter__()
+    real = _folder_lock._fcntl
+    calls = []
+
+    class FirstEndsMeanwhile:
+        LOCK_EX, LOCK_NB, LOCK_UN = real.LOCK_EX, real.LOCK_NB, real.LOCK_UN
+
+        @staticmethod
+        def flock(fd: int, operation: int) -> None:
+            if not calls and operation != real.LOCK_UN:
+                first.release()  # between the second run's open and its flock
+            calls.append(operation)
+            real.flock(fd, operation)
+
+    monkeypatch.setattr(_folder_lock, "_fcntl", FirstEndsMeanwhile)
+    with _folder_lock._FolderLock(tmp_path) as second:
+        taken = [op for op in calls if op != real.LOCK_UN]
+        assert len(taken) == 2  # the removed file, then the file at the path
+        assert _folder_lock._same_file(second.fd, second.path)
+        with pytest.raises(_folder_lock.OutputFolderInUseError):
+            _folder_lock._FolderLock(tmp_path).__enter__()
+    assert not (tmp_path / "run.lock").exists()
+
+
 def _small_config(**kw: Any) -> ExperimentConfig:
     base: dict[str, Any] = {
         "datasets": [DatasetConfig("cpu_act", n_fit=40, n_eval=20)],

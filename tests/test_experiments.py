@@ -274,8 +274,10 @@ def test_summary_and_table():
     table = format_table(rows).splitlines()
     assert table[0].startswith("relative Frobenius error")
     assert table[1].split() == ["dataset", "method", "kernel", "D=8", "D=32"]
-    assert table[3].split() == ["d", "a", "rbf", "0.5000", "±", "0.1414", "0.2000", "±", "0.0000"]
-    assert table[4].split() == ["b", "rbf", "0.1000", "-"]
+    assert table[3].split() == [
+        "d", "a", "Gaussian", "0.5000", "±", "0.1414", "0.2000", "±", "0.0000"
+    ]  # fmt: skip
+    assert table[4].split() == ["b", "Gaussian", "0.1000", "-"]  # as the figures name it
 
 
 #: The number of rows of every ``transform`` call of the counting-transform method.

@@ -1,10 +1,16 @@
 """``kernelmaps fit --tune``: the search of :class:`~kernelmaps.FeatureRidgeCV` in the
-pipeline of ``fit``, its report (the chosen values and the curve as a table) and figure."""
+pipeline of ``fit``, its report (the chosen values and the curve as a table) and figure.
+
+The search ranks by minus a mean squared error (leave-one-out, or K-fold); the report
+gives it in the target's units: the RMSE (its square root) and R^2 (``1 - MSE / Var(y)``)
+for regression, the accuracy of K-fold classification.  ``cv_results_`` keeps the
+search's scores."""
 
 from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -53,7 +59,7 @@ def check_options(args: argparse.Namespace) -> None:
 def tuned_pipeline(pipeline: Any, args: argparse.Namespace, task: str) -> Any:
     """``pipeline`` (scaler, ridge on a map) with the ridge replaced by its search over
     ``gamma``, ``alpha`` and ``D / 8, D / 4, D / 2, D`` features (for a map that has
-    ``n_components``)."""
+    ``n_components``); K-fold regression ranked by the mean squared error."""
     from ..models import FeatureRidgeClassifierCV, FeatureRidgeCV
 
     ridge = pipeline.steps[-1][1]
@@ -62,39 +68,73 @@ def tuned_pipeline(pipeline: Any, args: argparse.Namespace, task: str) -> Any:
     grid = None
     if "n_components" in feature_map.get_params():
         grid = sorted({max(D // 8, 1), max(D // 4, 1), max(D // 2, 1), D})
-    search_class = FeatureRidgeClassifierCV if task == "classification" else FeatureRidgeCV
+    classify = task == "classification"
+    search_class = FeatureRidgeClassifierCV if classify else FeatureRidgeCV
     gammas = "auto" if "gamma" in feature_map.get_params() else None
     search = search_class(
         feature_map,
         gammas=gammas,
         n_components_grid=grid,
         cv=args.cv,
+        scoring=None if classify or args.cv is None else "neg_mean_squared_error",
     )
     pipeline.steps[-1] = (type(search).__name__.lower(), search)
     return pipeline
 
 
-def report(search: Any, args: argparse.Namespace) -> str:
-    """The chosen values and the curve (best score per gamma and number of features)."""
-    how = f"{search.n_splits_}-fold {search.scoring_}" if search.n_splits_ else "leave-one-out"
+def report(search: Any, args: argparse.Namespace, y: Any) -> str:
+    """The chosen values, the curve (the best per gamma and number of features) in the
+    target's units, and a hint when the best number of features is the largest tried."""
+    name, shown, _ = _units(search)
+    chosen = f"{name} {shown(search.best_score_):.4g}"
+    if not hasattr(search, "classes_"):
+        chosen += f", R^2 {r_squared(-search.best_score_, y):.4f}"
     gamma = "-" if search.gamma_ is None else f"{search.gamma_:.4g}"
     lines = [
         f"chosen: gamma = {gamma}, alpha = {search.alpha_:.3g}, "
-        f"n_components = {search.n_components_} ({how} score {search.best_score_:.4g})",
-        _curve_table(search.cv_results_),
+        f"n_components = {search.n_components_} ({chosen})",
+        f"{name}, the best over alpha:",
+        _curve_table(search.cv_results_, shown),
     ]
+    widths = {p["n_components"] for p in search.cv_results_["params"]}
+    if len(widths) > 1 and search.n_components_ == max(widths):
+        lines.append(
+            f"the best D is the largest tried ({search.n_components_}): try a larger "
+            f"--n-components (the search tries D/8, D/4, D/2 and D)"
+        )
     if args.plot:
-        from ..plotting import matplotlib_available, plot_cv_curve
-
-        if not matplotlib_available():
-            raise UserError('--plot needs matplotlib: pip install "kernelmaps[plot]".')
-        plot_cv_curve(search.cv_results_, args.plot, score_name=f"{how} score")
-        lines.append(f"curve drawn in {args.plot}")
+        lines.append(_plot(search, args.plot))
     return "\n".join(lines)
 
 
-def _curve_table(cv_results: dict[str, Any]) -> str:
-    """The best score over alpha for each gamma (rows) and number of features (columns)."""
+def r_squared(mse: float, y: Any) -> float:
+    """``1 - mse / Var(y)``: the R^2 of a model of mean squared error ``mse`` on ``y``.
+
+    Examples
+    --------
+    >>> from kernelmaps.cli._tuning import r_squared
+    >>> r_squared(0.5, [0.0, 2.0])
+    0.5
+    """
+    variance = float(np.var(np.asarray(y, dtype=np.float64)))
+    return 1.0 - mse / variance if variance > 0 else math.nan
+
+
+def _units(search: Any) -> tuple[str, Callable[[float], float], bool]:
+    """The name of the search's criterion in the target's units, the conversion of a
+    score (``mean_test_score``) to it, and whether it is an error (lower is better)."""
+    how = f"{search.n_splits_}-fold" if search.n_splits_ else "leave-one-out"
+    if hasattr(search, "classes_"):
+        if search.n_splits_:
+            return f"{how} {search.scoring_.replace('_', ' ')}", float, False
+        # ranked by the regression on the classes encoded as -1 / 1: no accuracy
+        return f"{how} mean squared error of the -1/1 class encoding", lambda s: -s, True
+    return f"{how} RMSE", lambda s: math.sqrt(max(-s, 0.0)), True
+
+
+def _curve_table(cv_results: dict[str, Any], shown: Callable[[float], float]) -> str:
+    """The best score over alpha for each gamma (rows) and number of features (columns),
+    shown converted by ``shown``."""
     params, means = cv_results["params"], cv_results["mean_test_score"]
     widths = sorted({p["n_components"] for p in params})
     gammas = sorted({p.get("gamma") for p in params}, key=lambda g: -1.0 if g is None else g)
@@ -106,7 +146,21 @@ def _curve_table(cv_results: dict[str, Any]) -> str:
     header = "gamma       " + "".join(f"{f'D={D}':>12}" for D in widths)
     rows = [header]
     for g in gammas:
-        cells = [best.get((g, D), np.nan) for D in widths]
+        cells = [shown(best[g, D]) if (g, D) in best else math.nan for D in widths]
         name = "-" if g is None else f"{g:<10.4g}"
         rows.append(f"{name:<12}" + "".join(f"{c:>12.4g}" for c in cells))
     return "\n".join(rows)
+
+
+def _plot(search: Any, path: str) -> str:
+    """Draw the curves of the search in the target's units; the line saying where."""
+    from ..plotting import matplotlib_available, plot_cv_curve
+
+    if not matplotlib_available():
+        raise UserError('--plot needs matplotlib: pip install "kernelmaps[plot]".')
+    name, shown, error = _units(search)
+    sign = -1.0 if error else 1.0  # an error is drawn as minus the score, on a log axis
+    values = [sign * shown(float(m)) for m in search.cv_results_["mean_test_score"]]
+    results = search.cv_results_ | {"mean_test_score": values}
+    plot_cv_curve(results, path, score_name=name, error_name=name)
+    return f"curve drawn in {path}"

@@ -42,7 +42,8 @@ provenance and the verdicts printed under the tables: for each pair of methods t
 study compares, where the second wins, and where by more than two standard errors),
 figure.png, and cells.jsonl, the log that lets an interrupted run resume:
 run the same command again and finished cells are not redone. The tables and the
-figure are replaced whole or not at all. A run locks its folder (run.lock): a second
+figure are replaced whole or not at all. A run locks its folder (run.lock, removed
+when it ends): a second
 run on the same folder is refused at once, naming the first; use another --output to
 run both. A cell whose method fails is reported and the others go on. A run has at
 most 100000 cells (data sets x methods x n_components x seeds).
@@ -442,13 +443,13 @@ def _report(
     from ..experiments import format_dimensions, format_table, format_verdicts, study_verdicts
 
     print()
-    print(format_table(result.rows, error_metric))
+    print(format_table(result.rows, error_metric, center="median"))  # as the figure
     shown = [error_metric]
     for extra in ("accuracy", "rmse"):
         if extra != error_metric and any(r["metric"] == extra for r in result.rows):
             shown.append(extra)
             print()
-            print(format_table(result.rows, extra))
+            print(format_table(result.rows, extra, center="median"))
     verdicts = [v for metric in shown for v in study_verdicts(result.rows, metric, names)]
     if verdicts:
         print()

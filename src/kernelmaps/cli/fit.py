@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from typing import Any
 
@@ -205,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     task: regression, inferred from the target
     model: standardise -> rff-mc (...), n_components=16 -> ridge
     kernel: rbf, gamma = 0.1 (given with --gamma)
-    fitted in ... s; ridge alpha = ... (leave-one-out); training R^2 = ...
+    fitted in ... s; ridge alpha = ... (leave-one-out); training RMSE = ..., R^2 = ...
     saved ...model.skops
     0
     """
@@ -265,21 +266,41 @@ def _fit(
     how = "leave-one-out"
     if args.tune:
         search = pipeline[-1]
-        print(_tuning.report(search, args))
+        print(_tuning.report(search, args, y))
         pipeline.steps[-1] = (type(search.best_estimator_).__name__.lower(), search.best_estimator_)
         gamma, how = search.gamma_, "tuned"
         args.n_components = search.n_components_
     alpha = float(pipeline[-1].alpha_)
-    score = float(pipeline.score(X, y))
-    score_name = "training accuracy" if task == "classification" else "training R^2"
-    print(
-        f"fitted in {seconds:.1f} s; ridge alpha = {alpha:.3g} ({how}); {score_name} = {score:.4f}"
-    )
+    scores = score_text(task, pipeline.predict(X), y)
+    print(f"fitted in {seconds:.1f} s; ridge alpha = {alpha:.3g} ({how}); training {scores}")
     if args.tune:
         rule = "tuned"
     info = {"method": spec.name, "n_components": args.n_components, "kernel": spec.kernel}
     info |= {"gamma": gamma, "gamma_rule": rule, "alpha": alpha, "n_train": int(X.shape[0])}
     return pipeline, info
+
+
+def score_text(task: str, pred: Any, y_true: Any) -> str:
+    """The score of predictions ``pred`` of targets ``y_true`` in the target's units:
+    "accuracy = 0.9", or "RMSE = 3.2, R^2 = 0.81" (no R^2 for a constant target).
+
+    Examples
+    --------
+    >>> from kernelmaps.cli.fit import score_text
+    >>> score_text("regression", [1.0, 2.0], [1.0, 4.0])
+    'RMSE = 1.414, R^2 = 0.1111'
+    >>> score_text("classification", ["a", "b"], ["a", "a"])
+    'accuracy = 0.5000'
+    """
+    from ._tuning import r_squared
+
+    if task == "classification":
+        accuracy = np.mean(np.asarray(pred).astype(str) == np.asarray(y_true).astype(str))
+        return f"accuracy = {float(accuracy):.4f}"
+    truth = np.asarray(y_true, dtype=np.float64)
+    mse = float(np.mean((np.asarray(pred, dtype=np.float64) - truth) ** 2))
+    r2 = r_squared(mse, truth)
+    return f"RMSE = {math.sqrt(mse):.4g}" + ("" if math.isnan(r2) else f", R^2 = {r2:.4f}")
 
 
 def _overflow_message(data: str, X: np.ndarray, names: list[str], exc: Exception) -> str:

@@ -22,7 +22,7 @@ from ._common import (
     load_user_data,
     output_file,
 )
-from .fit import rows_text
+from .fit import rows_text, score_text
 
 EXAMPLES = """examples:
   kernelmaps predict model.skops new.csv -o predictions.csv
@@ -186,14 +186,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _score(task: str, pred: np.ndarray, y_true: Any, report: Any) -> None:
-    """Print the score on rows whose target is present."""
-    if task == "classification":
-        acc = float(np.mean(np.asarray(pred).astype(str) == np.asarray(y_true).astype(str)))
-        print(f"accuracy on these rows (their target is present): {acc:.4f}", file=report)
-        return
+    """Print the score on rows whose target is present (in the units of ``fit``'s)."""
     try:
-        resid = np.asarray(pred, dtype=float) - np.asarray(y_true, dtype=float)
-    except (TypeError, ValueError):
+        text = score_text(task, pred, y_true)
+    except (TypeError, ValueError):  # a text target given to a regression model
         return
-    rmse = float(np.sqrt(np.mean(resid**2)))
-    print(f"RMSE on these rows (their target is present): {rmse:.6g}", file=report)
+    print(f"score on these rows (their target is present): {text}", file=report)

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .._suggest import did_you_mean
 from ..bandwidth import BANDWIDTH_RULES
 from ._config_checks import (
     check_keys,
@@ -521,7 +522,10 @@ def _methods_for(methods: list[MethodConfig], kernel: str | None) -> list[Method
     from ._registry import get_method
 
     if kernel not in kernel_names():
-        raise ValueError(f"unknown kernel {kernel!r}; known kernels: {', '.join(kernel_names())}.")
+        raise ValueError(
+            f"unknown kernel {kernel!r}; known kernels: {', '.join(kernel_names())}."
+            + did_you_mean(kernel, kernel_names())
+        )
     kept = [
         dataclasses.replace(m, kernel=kernel)
         for m in methods

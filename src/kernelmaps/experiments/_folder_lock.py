@@ -3,8 +3,9 @@
 An output folder is locked for the whole run (``run.lock`` in it: an ``flock`` where the
 system has one, else a file created exclusively, holding the PID, host and start time of
 the run): a second run on the same folder is refused at once, naming the run that holds
-it.  The lock of a killed run does not block: the system releases an ``flock`` when its
-process ends, and an exclusive lock file whose process is gone is removed.
+it.  A run that ends removes ``run.lock``.  The lock of a killed run does not block: the
+system releases an ``flock`` when its process ends, and an exclusive lock file whose
+process is gone is removed.
 """
 
 from __future__ import annotations
@@ -66,12 +67,14 @@ def output_folder(output_dir: str | os.PathLike[str]) -> Path:
 class _FolderLock:
     """The lock of an output folder for one run (a context manager).
 
-    Where the system has ``fcntl``, an ``flock`` on ``run.lock`` (kept between runs; the
-    system releases the lock when its process ends, however it ends).  Elsewhere, or on a
-    file system without ``flock``, ``run.lock`` is created exclusively and removed at the
-    end; a lock file whose process is gone (same host, PID not alive) is taken over.  The
-    file holds the PID, host and start time of the run that holds it, for the message of
-    a refused run.
+    Where the system has ``fcntl``, an ``flock`` on ``run.lock``: the system releases the
+    lock when its process ends, however it ends (the file of a killed run stays, and the
+    next run takes it); a run that ends removes the file while it still holds the lock,
+    and a run that locked a file removed meanwhile (by the run ending then) locks the
+    new one instead.  Elsewhere, or on a file system without ``flock``, ``run.lock`` is
+    created exclusively and removed at the end; a lock file whose process is gone (same
+    host, PID not alive) is taken over.  The file holds the PID, host and start time of
+    the run that holds it, for the message of a refused run.
     """
 
     def __init__(self, folder: Path) -> None:
@@ -98,6 +101,15 @@ class _FolderLock:
 
     def _flock(self) -> bool:
         """Take the ``flock``; False when the file system has none."""
+        for _ in range(3):
+            taken = self._flock_file()
+            if taken is not None:
+                return taken
+        raise self._in_use(self._read_holder(), abandoned_hint=False)
+
+    def _flock_file(self) -> bool | None:
+        """Take the ``flock`` of the file at ``path`` now; False when the file system has
+        none, None when the file locked was removed meanwhile (the path to lock again)."""
         assert _fcntl is not None
         created = True
         try:
@@ -120,6 +132,9 @@ class _FolderLock:
                         os.unlink(self.path)
                 return False
             raise self._write_error(exc) from None
+        if not _same_file(fd, self.path):  # removed by the run that held it, as it ended
+            os.close(fd)
+            return None
         try:
             os.ftruncate(fd, 0)
             os.write(fd, self._holder_bytes())
@@ -217,6 +232,9 @@ class _FolderLock:
         """Release the lock (an exclusive lock file is removed if it is still ours)."""
         if self.fd is not None:
             fd, self.fd = self.fd, None
+            if _same_file(fd, self.path):  # removed while locked: no run takes it half-way
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
             with contextlib.suppress(OSError):
                 _fcntl.flock(fd, _fcntl.LOCK_UN)
             os.close(fd)
@@ -225,6 +243,15 @@ class _FolderLock:
             if self._read_holder() == self.holder:
                 with contextlib.suppress(OSError):
                     os.unlink(self.path)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether the open file ``fd`` is the file at ``path`` (not one removed since)."""
+    try:
+        opened, named = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino)
 
 
 def _pid_alive(pid: int) -> bool:

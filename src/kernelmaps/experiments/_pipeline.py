@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.preprocessing import StandardScaler
 
 from ..exceptions import NonFiniteOutputError
-from ._registry import BANDWIDTH_KERNELS, MethodSpec, get_method
+from ._registry import BANDWIDTH_KERNELS, MethodSpec, get_method, method_names, unknown_method
 
 __all__ = [
     "ALPHAS",
@@ -154,7 +154,10 @@ def resolve_method(method: str) -> MethodSpec:
     >>> resolve_method("nystroem").name
     'nystroem-kmeans'
     """
-    return get_method(METHOD_ALIASES.get(method, method))
+    name = METHOD_ALIASES.get(method, method)
+    if name not in method_names():
+        raise unknown_method(method, METHOD_ALIASES)
+    return get_method(name)
 
 
 def build_pipeline(feature_map: Any, task: str) -> Any:

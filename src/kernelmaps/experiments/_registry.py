@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import feature_maps as _fm
+from .._suggest import did_you_mean
 from ..kernels import Kernel, ShiftInvariantKernel, get_kernel_class, kernel_names
 
 __all__ = [
@@ -237,9 +238,25 @@ def get_method(name: str) -> MethodSpec:
     try:
         return _METHODS[name]
     except KeyError:
-        raise ValueError(
-            f"Unknown method {name!r}. Known methods: {', '.join(method_names())}."
-        ) from None
+        raise unknown_method(name) from None
+
+
+def unknown_method(name: str, aliases: dict[str, str] | None = None) -> ValueError:
+    """The error on an unknown method ``name``: the known methods, the ``aliases`` accepted
+    where the name was given, and the closest of them all.
+
+    Examples
+    --------
+    >>> from kernelmaps.experiments._registry import unknown_method
+    >>> print(unknown_method("nystrom", {"nystroem": "nystroem-kmeans"}))  # doctest: +ELLIPSIS
+    Unknown method 'nystrom'. Known methods: rff-mc, ... Did you mean 'nystroem'?
+    """
+    aliases = aliases or {}
+    known = ", ".join(method_names())
+    if aliases:
+        known += "; aliases: " + ", ".join(f"{k} (= {v})" for k, v in aliases.items())
+    hint = did_you_mean(name, [*aliases, *method_names()])
+    return ValueError(f"Unknown method {name!r}. Known methods: {known}.{hint}")
 
 
 def method_names() -> list[str]:

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ._registry import kernel_label
+
 __all__ = ["format_table", "metric_higher_is_better", "summarize"]
 
 _METRIC_TITLES = {
@@ -133,7 +135,8 @@ def format_table(
     """A text table of ``metric``: one line per data set and method, one column per
     ``n_components``, each cell ``mean ± std`` over seeds (std with ``ddof=1``), or with
     ``center="median"`` the median and the quartiles, ``median [q1, q3]`` (the centre and
-    band of :func:`~kernelmaps.plotting.plot_error_curves`).
+    band of :func:`~kernelmaps.plotting.plot_error_curves`).  Kernels are named in words,
+    as in the figures' legends (:func:`~kernelmaps.experiments.kernel_label`).
 
     Parameters
     ----------
@@ -155,9 +158,9 @@ def format_table(
     ...          "seed": 0, "metric": "fro_error", "value": 1 / d} for d in (8, 32)]
     >>> print(format_table(rows))
     relative Frobenius error
-    dataset  method  kernel     D=8    D=32
-    ---------------------------------------
-    letter   rff-mc  rbf     0.1250  0.0312
+    dataset  method  kernel       D=8    D=32
+    -----------------------------------------
+    letter   rff-mc  Gaussian  0.1250  0.0312
     """
     summary = summarize(rows, metric)
     if not summary:
@@ -175,7 +178,8 @@ def format_table(
     width = max([len(t) for t in texts.values()] + [len(f"D={d}") for d in grid])
     ds_w = max(len("dataset"), *(len(k[0]) for k in lines_keys))
     me_w = max(len("method"), *(len(k[1]) for k in lines_keys))
-    ke_w = max(len("kernel"), *(len(str(s["kernel"] or "")) for s in summary))
+    kernels = {s["kernel"]: kernel_label(s["kernel"]) if s["kernel"] else "" for s in summary}
+    ke_w = max(len("kernel"), *(len(k) for k in kernels.values()))
     header = f"{'dataset':<{ds_w}}  {'method':<{me_w}}  {'kernel':<{ke_w}}  " + "  ".join(
         f"{'D=' + str(d):>{width}}" for d in grid
     )
@@ -192,7 +196,7 @@ def format_table(
         shown = ds if ds != previous else ""
         previous = ds
         lines.append(
-            f"{shown:<{ds_w}}  {method:<{me_w}}  {first['kernel'] or ''!s:<{ke_w}}  "
+            f"{shown:<{ds_w}}  {method:<{me_w}}  {kernels[first['kernel']]:<{ke_w}}  "
             + "  ".join(f"{c:>{width}}" for c in row_cells)
         )
     return "\n".join(lines)

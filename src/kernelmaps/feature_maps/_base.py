@@ -42,6 +42,7 @@ from .._array_api import (
     namespace_of,
     to_numpy,
 )
+from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._parallel import n_threads, run_blocks
 from .._random import check_random_state
@@ -102,7 +103,9 @@ def maps_supporting(kernel: Kernel) -> list[str]:
     return [cls.__name__ for cls in _MAP_CLASSES if cls._supports_kernel(kernel)]
 
 
-class BaseFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class BaseFeatureMap(
+    CompactArrayReprMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """Base class of the explicit feature maps ``z(x)`` with ``z(x) . z(y) ~ k(x, y)``.
 
     ``fit`` and ``transform`` are written here once; a map supplies its own steps.

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 
 from .._array_api import device_of, host_dtype, is_foreign, namespace_of, supports_float64
+from .._suggest import did_you_mean
 from ..exceptions import NonFiniteOutputError
 from ._base import (
     AMBIGUOUS_NAMES,
@@ -192,6 +193,7 @@ class KernelNameOptions(StrOptions):
         raise InvalidParameterError(
             f"Unknown kernel {val!r}. Known kernels: {', '.join(kernel_names())}{extra}; "
             "or pass a kernel object from kernelmaps.kernels."
+            + did_you_mean(val, [*kernel_names(), *self.extra])
         )
 
     def __str__(self) -> str:

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._array_api import device_of, host_dtype, is_foreign, namespace_of, to_namespace, to_numpy
+from .._suggest import did_you_mean
 from ..exceptions import NonFiniteOutputError
 
 __all__ = [
@@ -112,7 +113,7 @@ def get_kernel_class(name: str) -> type[Kernel]:
     except KeyError:
         raise ValueError(
             f"Unknown kernel {name!r}. Known kernels: {', '.join(kernel_names())}; "
-            "or pass a kernel object from kernelmaps.kernels."
+            f"or pass a kernel object from kernelmaps.kernels.{did_you_mean(name, kernel_names())}"
         ) from None
 
 

@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import to_numpy
+from .._estimator_repr import CompactArrayReprMixin
 from .._progress import Progress
 from .._rows import Rows
 from ..bandwidth import gamma_from_data
@@ -46,7 +47,7 @@ CLASSIFICATION_SCORINGS = ("accuracy", "balanced_accuracy")
 _INVERSE_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
-class _RidgeSearchCV(BaseEstimator):
+class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
     """The parameters, the search and the fitted attributes shared by the two estimators."""
 
     _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
@@ -332,19 +333,6 @@ class _RidgeSearchCV(BaseEstimator):
         check_is_fitted(self, "best_estimator_")
         return getattr(self.best_estimator_, method)(X)
 
-    def predict(self, X: Any) -> Any:
-        """Predict with the best model (``best_estimator_``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray
-        """
-        return self._best("predict", X)
-
 
 def _extend_at_edge(search: RidgeSearch, gammas: list[float | None]) -> list[float | None]:
     """The grid of ``gammas="auto"`` extended while its best is at an end: two more
@@ -574,6 +562,20 @@ class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
     def _n_targets(self, y: Any) -> int:
         return 1 if y.ndim == 1 else int(y.shape[1])
 
+    # defined here, not on the shared base, so that a wrong call names this class
+    def predict(self, X: Any) -> Any:
+        """Predict with the best model (``best_estimator_``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray
+        """
+        return self._best("predict", X)
+
 
 class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
     """One-vs-rest ridge classification on a feature map with ``gamma``, ``alpha`` and
@@ -660,3 +662,7 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         (:meth:`FeatureRidgeClassifier.decision_function`) for rows ``X`` of shape
         (n_samples, n_features); one column per class, one for two classes."""
         return self._best("decision_function", X)
+
+    def predict(self, X: Any) -> Any:
+        """The best model's class labels for rows ``X`` of shape (n_samples, n_features)."""
+        return self._best("predict", X)

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import namespace_of, to_numpy
 from .._array_extras import cholesky, solve_triangular
+from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._rows import as_rows, rowwise
 from ..feature_maps import row_blocks
@@ -70,7 +71,7 @@ def _cholesky_solve(A: Any, C: Any, level: float) -> Any:
     return xp.reshape(solve_triangular(xp, L, Z, lower=True, transpose=True), C.shape)
 
 
-class KernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
+class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, BaseEstimator):
     """Exact kernel ridge regression (the reference the approximations are measured against).
 
     Solves the dual problem ``(K + alpha I) c = y`` with ``K[i, j] = k(x_i, x_j)`` by a

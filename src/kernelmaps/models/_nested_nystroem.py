@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._random import check_random_state
 from .._rows import Rows, as_rows
@@ -163,7 +164,7 @@ def n_given(landmarks: Any) -> int:
     return int(shape[0]) if shape is not None else len(landmarks)
 
 
-class NestedNystroem(TransformerMixin, BaseEstimator):
+class NestedNystroem(TransformerMixin, CompactArrayReprMixin, BaseEstimator):
     """Nyström features ``z(x) = L^{-T} k_m(x)`` of ordered landmarks (the search's map).
 
     A transformer of validated rows, for :class:`~kernelmaps.models.NystroemKernelRidgeCV`:

@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import host_dtype, to_numpy
+from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._progress import Progress
 from .._random import check_random_state
@@ -91,7 +92,9 @@ def _block_bytes_per_row(m: int, n_features: int, n_targets: int) -> float:
     return 8.0 * (3 * m + n_features + n_targets)
 
 
-class NystroemKernelRidge(KernelRegressorMixin, RegressorMixin, BaseEstimator):
+class NystroemKernelRidge(
+    KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, BaseEstimator
+):
     """Nyström kernel ridge regression, solved by preconditioned conjugate gradient (FALKON).
 
     The model ``f(x) = sum_j c_j k(x, l_j)`` lives on ``m`` landmarks ``l_j``; ``c`` solves

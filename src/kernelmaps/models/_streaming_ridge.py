@@ -29,6 +29,7 @@ from .._array_api import (
     namespace_of,
     to_namespace,
 )
+from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._progress import Progress, RowCounter
 from .._rows import ArrayRows, Rows, as_rows
@@ -68,7 +69,7 @@ _FITTED_STATE = (
 )
 
 
-class _StreamingRidgeMixin(BaseEstimator):
+class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
     """Streaming ridge machinery shared by :class:`FeatureRidge` and its classifier.
 
     ``fit`` solves in the primal (the statistics, :class:`RidgeStatistics`) or, with fewer

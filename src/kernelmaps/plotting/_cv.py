@@ -32,6 +32,7 @@ def plot_cv_curve(
     *,
     title: str | None = None,
     score_name: str = "mean test score",
+    error_name: str | None = None,
 ) -> Path:
     """The cross-validation curves of a search: the best score against ``gamma`` (one
     curve per number of features) and against ``alpha`` (at the best ``gamma`` and
@@ -49,6 +50,9 @@ def plot_cv_curve(
     title : str, optional
     score_name : str, default="mean test score"
         The label of the score axis.
+    error_name : str, optional
+        The label where the scores are minus an error, drawn as the error (default:
+        ``score_name`` followed by "(minus)").
 
     Returns
     -------
@@ -69,7 +73,7 @@ def plot_cv_curve(
     finite = [float(m) for m in cv_results["mean_test_score"] if math.isfinite(float(m))]
     errors = bool(finite) and max(finite) < 0  # minus an error: drawn as the error, log axis
     sign = -1.0 if errors else 1.0
-    label = f"{score_name} (minus)" if errors else score_name
+    label = (error_name or f"{score_name} (minus)") if errors else score_name
     fig = Figure(figsize=(9.0, 3.6))
     Canvas(fig)
     left, right = fig.subplots(1, 2)
