@@ -1,5 +1,5 @@
 """What the messages and reprs of the public API show: suggestions for misspelt names, no
-private class names, compact arrays in estimator reprs."""
+private class names, compact arrays in what print shows of an estimator."""
 
 from __future__ import annotations
 
@@ -99,13 +99,14 @@ def test_feature_ridge_cv_predict_return_std_names_the_public_class() -> None:
 
 
 @_each_public_estimator()
-def test_repr_without_arrays_is_scikit_learns(estimator) -> None:
+def test_repr_is_scikit_learns(estimator) -> None:
     from sklearn.base import BaseEstimator
 
     assert repr(estimator) == BaseEstimator.__repr__(estimator)
+    assert str(estimator) == BaseEstimator.__repr__(estimator)  # no array parameter
 
 
-def test_array_parameter_is_shown_by_shape_and_dtype() -> None:
+def test_array_parameter_is_printed_by_shape_and_dtype() -> None:
     from sklearn.base import clone
 
     from kernelmaps import FeatureRidge, FeatureRidgeCV, Nystroem
@@ -115,14 +116,16 @@ def test_array_parameter_is_shown_by_shape_and_dtype() -> None:
     landmarks = X[:64].astype(np.float32)
     compact = "landmarks=array(shape=(64, 8), dtype=float32)"
     nystroem = Nystroem(landmarks=landmarks, n_components=64)
-    assert repr(nystroem) == f"Nystroem({compact}, n_components=64)"
+    assert str(nystroem) == f"Nystroem({compact}, n_components=64)"
+    assert "[[" in repr(nystroem)  # repr is scikit-learn's: the values
     assert nystroem.get_params()["landmarks"] is landmarks
     assert clone(nystroem).get_params()["landmarks"].shape == (64, 8)
     nested = FeatureRidge(nystroem, alpha=0.5)
-    assert compact in repr(nested) and "[[" not in repr(nested)
+    assert compact in str(nested) and "[[" not in str(nested)
     search = FeatureRidgeCV(nystroem, gammas=[1.0], alphas=[0.1]).fit(X, X.sum(axis=1))
-    for text in (repr(search), repr(search.best_estimator_), str(search.best_estimator_)):
+    for text in (str(search), str(search.best_estimator_), f"{search.best_estimator_}"):
         assert compact in " ".join(text.split()) and "[[" not in text
+    assert np.get_printoptions()["threshold"] == 1000  # the print options restored
 
 
 def test_sparse_and_scalar_parameters() -> None:

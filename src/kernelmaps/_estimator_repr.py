@@ -1,27 +1,24 @@
-"""The repr of every kernelmaps estimator: scikit-learn's, with array-valued parameters
-shown by their shape and dtype.
+"""What ``print`` shows of a kernelmaps estimator: scikit-learn's repr, with the NumPy
+arrays among its parameters shown by their shape and dtype.
 
-A map built on given points (``Nystroem(landmarks=X[:1024])``) or a model around it
-would otherwise print the array's values, several lines of numbers that say less than
-its shape.  :class:`CompactArrayReprMixin` gives an estimator scikit-learn's printer
-(the changed parameters, nested estimators indented at their name) with one change:
-an array, sparse matrix or tensor parameter prints as ``array(shape=(1024, 8),
-dtype=float64)``, at any depth of nesting among kernelmaps estimators.
+A map built on given points (``Nystroem(landmarks=X[:1024])``), or a model around one,
+would otherwise print the array's values: lines of numbers that say less than its shape.
+:class:`CompactArrayReprMixin` gives ``str`` (what ``print`` and f-strings show)
+scikit-learn's layout with every NumPy array, at any depth of nesting, written as
+``array(shape=(1024, 8), dtype=float64)``, through NumPy's public print options.
+``repr`` stays scikit-learn's own (the full values, as ``repr`` of an array gives), and
 ``get_params``, ``clone`` and equality are untouched: only the text differs.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils import _pprint
 
-__all__ = ["CompactArrayReprMixin", "array_summary"]
-
-#: Elements of a list parameter shown before "...", as scikit-learn's repr.
-_MAX_ELEMENTS = 30
+__all__ = ["CompactArrayReprMixin", "array_summary", "compact_arrays"]
 
 
 def array_summary(value: Any) -> str | None:
@@ -49,53 +46,40 @@ def array_summary(value: Any) -> str | None:
     return f"{name}(shape={dims}, dtype={dtype})"
 
 
+@contextlib.contextmanager
+def compact_arrays() -> Iterator[None]:
+    """NumPy arrays written by :func:`array_summary` inside the block (NumPy 2's
+    ``override_repr`` print option; with an older NumPy, their first and last values).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._estimator_repr import compact_arrays
+    >>> with compact_arrays():
+    ...     print([np.zeros((3, 2))])
+    [array(shape=(3, 2), dtype=float64)]
+    """
+    if "override_repr" in np.get_printoptions():
+        options: dict[str, Any] = {"override_repr": array_summary}
+    else:  # pragma: no cover - NumPy < 2
+        options = {"threshold": 0, "edgeitems": 1}
+    with np.printoptions(**options):
+        yield
+
+
 class CompactArrayReprMixin:
-    """scikit-learn's estimator repr with array-valued parameters shown compactly
-    (:func:`array_summary`).  Put it before ``BaseEstimator`` among the bases.
+    """``str`` of an estimator: scikit-learn's repr with NumPy array parameters shown
+    by shape and dtype (:func:`array_summary`).  Put it before ``BaseEstimator`` among
+    the bases; ``repr`` stays scikit-learn's.
 
     Examples
     --------
     >>> import numpy as np
     >>> from kernelmaps import FeatureRidge, Nystroem
-    >>> FeatureRidge(Nystroem(landmarks=np.zeros((1024, 8))))
+    >>> print(FeatureRidge(Nystroem(landmarks=np.zeros((1024, 8)))))
     FeatureRidge(feature_map=Nystroem(landmarks=array(shape=(1024, 8), dtype=float64)))
     """
 
-    def __repr__(self) -> str:
-        printer = _CompactPrinter(
-            compact=True, indent=1, indent_at_name=True, n_max_elements_to_show=_MAX_ELEMENTS
-        )
-        return printer.pformat(self)
-
-
-class _CompactPrinter(_pprint._EstimatorPrettyPrinter):
-    """scikit-learn's estimator printer that writes arrays by shape and dtype."""
-
-    def format(self, object: Any, context: Any, maxlevels: Any, level: Any) -> Any:
-        summary = array_summary(object)
-        if summary is not None:
-            return summary, False, False
-        if isinstance(object, BaseEstimator):
-            return self._estimator_line(object, context, maxlevels, level), False, False
-        return super().format(object, context, maxlevels, level)
-
-    def _estimator_line(self, estimator: Any, context: Any, maxlevels: Any, level: int) -> str:
-        """``Name(a=1, b=array(...))`` on one line: the form tried before breaking lines."""
-        if self._changed_only:
-            params = _pprint._changed_params(estimator)
-        else:
-            params = estimator.get_params(deep=False)
-        parts = [
-            f"{name}={self.format(value, context, maxlevels, level + 1)[0]}"
-            for name, value in sorted(params.items())
-        ]
-        return f"{type(estimator).__name__}({', '.join(parts)})"
-
-
-# The printers choose how to lay out an object by its class's ``__repr__``: these
-# estimators are laid out as scikit-learn's, here (``_CompactPrinter`` shares the table)
-# and inside scikit-learn's own meta-estimators (a Pipeline), whose printer shows their
-# arrays as it always does.
-_pprint._EstimatorPrettyPrinter._dispatch[CompactArrayReprMixin.__repr__] = (
-    _pprint._EstimatorPrettyPrinter._pprint_estimator
-)
+    def __str__(self) -> str:
+        with compact_arrays():
+            return repr(self)
