@@ -7,8 +7,8 @@ import math
 import pickle
 
 import numpy as np
-import scipy.linalg
 import pytest
+import scipy.linalg
 import scipy.sparse as sp
 from sklearn import config_context, get_config
 from sklearn.base import BaseEstimator, TransformerMixin
