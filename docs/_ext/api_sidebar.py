@@ -47,9 +47,7 @@ def _page_context(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
     """``api_groups`` on the API page and on the pages of its names."""
-    if pagename != API_PAGE and not any(
-        pagename in docnames for _, _, docnames in _sections(app)
-    ):
+    if pagename != API_PAGE and not any(pagename in docnames for _, _, docnames in _sections(app)):
         return
     uri = app.builder.get_relative_uri
     env = app.env
