@@ -19,7 +19,6 @@ page, of ``Nystroem``'s API page, of a gallery example, of "Which map?" and of
 from __future__ import annotations
 
 import functools
-import hashlib
 import http.server
 import os
 import re
@@ -240,16 +239,37 @@ _IMAGES_JS = """() => {
 }"""
 
 #: Output of a gallery block that is the repr of a returned value, not printed text.
-_STRAY_VALUE = re.compile(r"^\\s*\\[?<?(Text|Figure|Axes|Line2D|matplotlib\\.\\w+)[ (<]")
+_STRAY_VALUE = re.compile(r"^\s*\[?<?(Text|Figure|Axes|Line2D|matplotlib\.\w+)[ (<]")
 
 
-def _image_key(url: str, site_url: str) -> str:
-    """The content hash of an image of the site (its address when not in the site)."""
-    if url.startswith(site_url):
-        path = SITE / url[len(site_url) :].split("#")[0].split("?")[0]
-        if path.is_file():
-            return hashlib.sha256(path.read_bytes()).hexdigest()
-    return url
+#: Two figures whose 64 × 64 grey thumbnails differ by less than this mean (of 255) are one
+#: picture: the same figure saved at two resolutions differs by about 2, two figures of the
+#: gallery by 7 or more.
+SAME_PICTURE = 4.0
+
+
+def _picture(url: str, site_url: str) -> tuple[float, Any] | None:
+    """The aspect ratio and grey 64 × 64 thumbnail of an image of the site, or ``None``."""
+    image = pytest.importorskip("PIL.Image", reason='pip install ".[docs]"')
+    numpy = pytest.importorskip("numpy", reason='pip install ".[docs]"')
+    path = SITE / url[len(site_url) :].split("#")[0].split("?")[0]
+    if not url.startswith(site_url) or not path.is_file() or path.suffix == ".svg":
+        return None
+    with image.open(path) as img:
+        grey = img.convert("L").resize((64, 64), image.Resampling.BOX)
+        return img.width / img.height, numpy.asarray(grey, dtype=float)
+
+
+def _same_pictures(urls: list[str], site_url: str) -> list[str]:
+    """The pairs of ``urls`` that show one picture (at any resolution)."""
+    pictures = [(url, _picture(url, site_url)) for url in urls]
+    known = [(url, pic) for url, pic in pictures if pic is not None]
+    return [
+        f"{a} and {b} (the same picture)"
+        for i, (a, (ratio_a, grey_a)) in enumerate(known)
+        for b, (ratio_b, grey_b) in known[i + 1 :]
+        if abs(ratio_a / ratio_b - 1) < 0.02 and abs(grey_a - grey_b).mean() < SAME_PICTURE
+    ]
 
 
 def _layout_problems(page: Any, site_url: str, path: str) -> list[str]:
@@ -258,12 +278,7 @@ def _layout_problems(page: Any, site_url: str, path: str) -> list[str]:
     problems = [f"{path}: too wide: {line}" for line in page.evaluate(_TOO_WIDE_JS)]
     images, figures = page.evaluate(_IMAGES_JS)
     twice = {url for url in images if images.count(url) > 1}
-    seen: dict[str, str] = {}
-    for url in figures:
-        key = _image_key(url, site_url)
-        if key in seen and seen[key] != url:
-            twice.add(f"{seen[key]} and {url} (the same picture)")
-        seen[key] = url
+    twice.update(_same_pictures(sorted(set(figures)), site_url))
     problems += [f"{path}: shows an image twice: {url}" for url in sorted(twice)]
     for output in page.locator("div.sphx-glr-script-out pre").all_inner_texts():
         if _STRAY_VALUE.match(output):
