@@ -98,6 +98,9 @@ sphinx_gallery_conf = {
     # The running times stay in each example's page; no summary page is written into
     # docs/, so a build leaves the source tree as it found it.
     "write_computation_times": False,
+    # An example shows what it prints, not the value of a block's last expression (the
+    # Text that fig.suptitle returns, a Legend): no stray return value on a page.
+    "capture_repr": (),
 }
 
 # -- HTML --------------------------------------------------------------------------------
