@@ -37,6 +37,7 @@ extensions = [
     "myst_parser",
     "sphinx_gallery.gen_gallery",
     "public_names",
+    "api_sidebar",
     "sphinx-mathjax-offline",
 ]
 
@@ -94,6 +95,12 @@ sphinx_gallery_conf = {
     "backreferences_dir": None,
     "show_memory": False,
     "abort_on_example_error": True,
+    # The running times stay in each example's page; no summary page is written into
+    # docs/, so a build leaves the source tree as it found it.
+    "write_computation_times": False,
+    # An example shows what it prints, not the value of a block's last expression (the
+    # Text that fig.suptitle returns, a Legend): no stray return value on a page.
+    "capture_repr": (),
 }
 
 # -- HTML --------------------------------------------------------------------------------

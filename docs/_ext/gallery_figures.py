@@ -4,7 +4,9 @@
 managed by pyplot (no display, no global state), and returns it; sphinx-gallery's
 matplotlib scraper sees only pyplot's figures.  This scraper also shows every figure an
 example holds in a variable, once, after the block that made it, then pyplot's, so an
-example reads as a user would write it: ``fig = plot_error_curves(...)``.
+example reads as a user would write it: ``fig = plot_error_curves(...)``.  A pyplot figure
+is shown once too: pyplot's scraper closes it, and a variable that still holds it in a
+later block does not show it again.
 """
 
 from __future__ import annotations
@@ -36,5 +38,7 @@ def returned_figures(
             path = next(block_vars["image_path_iterator"])
             value.savefig(path, dpi=150)
             paths.append(path)
+    for manager in plt._pylab_helpers.Gcf.get_all_fig_managers():
+        shown.add(manager.canvas.figure)  # shown now by pyplot's scraper, which closes it
     own = figure_rst(paths, gallery_conf["src_dir"]) if paths else ""
     return own + matplotlib_scraper(block, block_vars, gallery_conf, **kwargs)

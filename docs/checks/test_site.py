@@ -7,9 +7,13 @@ Run after the build (CI does)::
 
 Chromium is the system's (``chromium`` on the PATH, or ``KERNELMAPS_CHROMIUM``), driven by
 Playwright.  Every checked page must load with no console error, no failed request and
-every image decoded; the search page must find ``RandomFourierFeatures``.  Screenshots of
-the home page, of ``Nystroem``'s API page and of a gallery example are written to
-``docs/_build/screenshots`` (or ``KERNELMAPS_SCREENSHOTS``), the build's artefacts.
+every image decoded; the search page must find ``RandomFourierFeatures``.  Every page of
+the site (guide, gallery, API) must fit a 1280 px wide screen, with nothing in its article
+scrolling or cut sideways, and show each of its images once; gallery pages print no stray
+return value, and the API sidebar lists a short list of groups.  Screenshots of the home
+page, of ``Nystroem``'s API page, of a gallery example, of "Which map?" and of
+``FeatureRidgeCV``'s API page are written to ``docs/_build/screenshots`` (or
+``KERNELMAPS_SCREENSHOTS``), the build's artefacts.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ SITE = Path(os.environ.get("KERNELMAPS_SITE", DOCS / "_build" / "html"))
 SHOTS = Path(os.environ.get("KERNELMAPS_SCREENSHOTS", DOCS / "_build" / "screenshots"))
 #: Each example of the gallery runs in less than this many seconds (on 2 cores).
 EXAMPLE_BUDGET_S = 40.0
+#: The screen every page must fit: a laptop's.
+VIEWPORT = {"width": 1280, "height": 900}
 #: Flags for a closed network: no background connections, no sandbox (CI runs as root).
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -69,6 +75,11 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def end_headers(self) -> None:
+        """The static files are cached, as on a real host: the next page loads faster."""
+        self.send_header("Cache-Control", "max-age=600")
+        super().end_headers()
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
@@ -86,7 +97,7 @@ class _Visit:
 
     def __init__(self, browser: Any, url: str) -> None:
         self.problems: list[str] = []
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.page = browser.new_page(viewport=VIEWPORT)
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))
         self.page.on("requestfailed", self._request_failed)
@@ -127,7 +138,11 @@ PAGES = {
     "nystroem": "generated/kernelmaps.Nystroem.html",
     "guide": "guide.html",
     "gallery index": "auto_examples/index.html",
+    "choosing": "choosing.html",
+    "feature ridge cv": "generated/kernelmaps.FeatureRidgeCV.html",
 }
+#: Pages whose screenshot is kept (full page but for the home page's first screen).
+SCREENSHOTS = {"home", "nystroem", "gallery example", "choosing", "feature ridge cv"}
 
 
 @pytest.mark.parametrize("name", [*PAGES, "gallery example"])
@@ -137,7 +152,7 @@ def test_page_loads_cleanly(browser: Any, site_url: str, name: str) -> None:
     broken = visit.broken_images()
     assert not visit.problems, f"{path}: " + "; ".join(visit.problems)
     assert not broken, f"{path}: images that did not load: {broken}"
-    if name in {"home", "nystroem", "gallery example"}:
+    if name in SCREENSHOTS:
         SHOTS.mkdir(parents=True, exist_ok=True)
         target = SHOTS / f"{name.replace(' ', '_')}.png"
         visit.page.screenshot(path=str(target), full_page=name != "home")
@@ -181,3 +196,117 @@ def test_every_example_ran_within_its_budget() -> None:
         times[page.stem] = 60 * int(found[1]) + float(found[2])
     slow = {name: t for name, t in times.items() if t >= EXAMPLE_BUDGET_S}
     assert not slow, f"examples over {EXAMPLE_BUDGET_S:.0f} s: {slow}"
+
+
+#: The sets of pages every one of which must fit the screen: the guide (the site's top
+#: level), the gallery, and the API reference (one page per public name).
+SITE_SECTIONS = {
+    "guide": lambda: sorted(SITE.glob("*.html")),
+    "gallery": lambda: sorted((SITE / "auto_examples").rglob("*.html")),
+    "api": lambda: sorted((SITE / "generated").glob("*.html")),
+}
+
+#: What is too wide on the page open in the browser, one line each: the page scrolls
+#: sideways, its article does, or an element of the article scrolls or cuts its content.
+_TOO_WIDE_JS = """async () => {
+    await document.fonts.ready;
+    if (window.MathJax && MathJax.startup) await MathJax.startup.promise;
+    const wide = [];
+    const page = document.scrollingElement;
+    if (page.scrollWidth > innerWidth + 1) {
+        wide.push(`the page: ${page.scrollWidth} px wide in a ${innerWidth} px window`);
+    }
+    const article = document.querySelector("article.bd-article");
+    if (!article) return wide;
+    for (const el of [article, ...article.querySelectorAll("*")]) {
+        if (el.clientWidth === 0 || el.scrollWidth <= el.clientWidth + 1) continue;
+        if (el !== article && getComputedStyle(el).overflowX === "visible") continue;
+        // Inline math measures its hidden MathML for screen readers too; it is not cut.
+        if (el.matches("span.math")) continue;
+        const text = (el.textContent || "").trim().replace(/\\s+/g, " ").slice(0, 50);
+        const name = el.tagName.toLowerCase() + (el.className ? "." + el.className : "");
+        wide.push(`${name} "${text}": ${el.scrollWidth} px in ${el.clientWidth} px`);
+    }
+    return wide;
+}"""
+
+#: The addresses of the article's images; of its figures (a gallery's thumbnails, the
+#: same default picture for every example without a figure, left out).
+_IMAGES_JS = """() => {
+    const src = img => img.currentSrc || img.src;
+    const all = Array.from(document.querySelectorAll("article.bd-article img"));
+    return [all.map(src), all.filter(img => !img.closest(".sphx-glr-thumbcontainer")).map(src)];
+}"""
+
+#: Output of a gallery block that is the repr of a returned value, not printed text.
+_STRAY_VALUE = re.compile(r"^\s*\[?<?(Text|Figure|Axes|Line2D|matplotlib\.\w+)[ (<]")
+
+
+#: Two figures whose 64 × 64 grey thumbnails differ by less than this mean (of 255) are one
+#: picture: the same figure saved at two resolutions differs by about 2, two figures of the
+#: gallery by 7 or more.
+SAME_PICTURE = 4.0
+
+
+def _picture(url: str, site_url: str) -> tuple[float, Any] | None:
+    """The aspect ratio and grey 64 × 64 thumbnail of an image of the site, or ``None``."""
+    image = pytest.importorskip("PIL.Image", reason='pip install ".[docs]"')
+    numpy = pytest.importorskip("numpy", reason='pip install ".[docs]"')
+    path = SITE / url[len(site_url) :].split("#")[0].split("?")[0]
+    if not url.startswith(site_url) or not path.is_file() or path.suffix == ".svg":
+        return None
+    with image.open(path) as img:
+        grey = img.convert("L").resize((64, 64), image.Resampling.BOX)
+        return img.width / img.height, numpy.asarray(grey, dtype=float)
+
+
+def _same_pictures(urls: list[str], site_url: str) -> list[str]:
+    """The pairs of ``urls`` that show one picture (at any resolution)."""
+    pictures = [(url, _picture(url, site_url)) for url in urls]
+    known = [(url, pic) for url, pic in pictures if pic is not None]
+    return [
+        f"{a} and {b} (the same picture)"
+        for i, (a, (ratio_a, grey_a)) in enumerate(known)
+        for b, (ratio_b, grey_b) in known[i + 1 :]
+        if abs(ratio_a / ratio_b - 1) < 0.02 and abs(grey_a - grey_b).mean() < SAME_PICTURE
+    ]
+
+
+def _layout_problems(page: Any, site_url: str, path: str) -> list[str]:
+    """What is too wide or shown twice on the page at ``path``."""
+    page.goto(site_url + path, wait_until="load")
+    problems = [f"{path}: too wide: {line}" for line in page.evaluate(_TOO_WIDE_JS)]
+    images, figures = page.evaluate(_IMAGES_JS)
+    twice = {url for url in images if images.count(url) > 1}
+    twice.update(_same_pictures(sorted(set(figures)), site_url))
+    problems += [f"{path}: shows an image twice: {url}" for url in sorted(twice)]
+    for output in page.locator("div.sphx-glr-script-out pre").all_inner_texts():
+        if _STRAY_VALUE.match(output):
+            problems.append(f"{path}: prints a returned value: {output.strip()[:60]!r}")
+    return problems
+
+
+@pytest.mark.parametrize("section", SITE_SECTIONS)
+def test_every_page_fits_the_screen_and_shows_each_image_once(
+    browser: Any, site_url: str, section: str
+) -> None:
+    """At 1280 px nothing in an article scrolls or is cut sideways (a long title, a wide
+    table, a long line of code), and no figure or image is shown twice."""
+    paths = [p.relative_to(SITE).as_posix() for p in SITE_SECTIONS[section]()]
+    assert paths, f"no {section} page under {SITE}: build the site first"
+    page = browser.new_page(viewport=VIEWPORT)
+    problems = [line for path in paths for line in _layout_problems(page, site_url, path)]
+    page.close()
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems)
+
+
+def test_api_sidebar_lists_groups() -> None:
+    """The API reference's sidebar shows its groups (modules and topics), each name under
+    its group, collapsed but on the current page's group."""
+    html = (SITE / "generated" / "kernelmaps.FeatureRidgeCV.html").read_text(encoding="utf-8")
+    nav = html[html.index('class="bd-docs-nav') : html.index("</nav>", html.index("bd-docs-nav"))]
+    groups = re.findall(r'<li class="toctree-l1[^"]*"><a[^>]*>([^<]+)</a>', nav)
+    assert 5 <= len(groups) <= 20, f"the API sidebar's groups: {groups}"
+    assert "kernelmaps.experiments" in groups, f"no kernelmaps.experiments group in {groups}"
+    open_groups = re.findall(r"<details open", nav)
+    assert len(open_groups) == 1, "the API sidebar opens more than the current page's group"

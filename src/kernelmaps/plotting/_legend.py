@@ -16,6 +16,9 @@ __all__ = ["add_legend", "legend_rows"]
 
 #: Most columns of a legend of one family.
 _ROW_COLUMNS = 4
+#: Most columns of a legend in the type size of the axes' labels (more: a smaller type,
+#: so that the columns fit the width of three panels).
+_LARGE_TYPE_COLUMNS = 3
 
 
 def _groups(method_looks: dict[str, MethodLook]) -> dict[str, list[str]]:
@@ -86,8 +89,9 @@ def add_legend(
         ncols, loc = min(len(labels), _ROW_COLUMNS), "outside lower center"
     else:
         ncols, loc = len(groups), "outside lower center"
+    fontsize = "medium" if ncols <= _LARGE_TYPE_COLUMNS else "small"
     legend = fig.legend(
-        handles, labels, loc=loc, ncols=ncols, frameon=False, fontsize="small",
+        handles, labels, loc=loc, ncols=ncols, frameon=False, fontsize=fontsize,
         handlelength=3.2, columnspacing=1.6,
     )  # fmt: skip
     for text in legend.get_texts():
