@@ -186,7 +186,11 @@ def output_matches(expected: list[str], actual: list[str]) -> bool:
         return not actual
     if expected[0].strip() == "...":
         return any(output_matches(expected[1:], actual[skip:]) for skip in range(len(actual) + 1))
-    return bool(actual) and line_matches(expected[0], actual[0]) and output_matches(expected[1:], actual[1:])
+    return (
+        bool(actual)
+        and line_matches(expected[0], actual[0])
+        and output_matches(expected[1:], actual[1:])
+    )
 
 
 # -- running the blocks ---------------------------------------------------------------------
@@ -210,7 +214,10 @@ def _commands(block: Block) -> list[list[str]]:
             elif words[0] in ("python", "python3"):
                 commands.append([sys.executable, *words[1:]])
             else:
-                pytest.fail(f"{block.where}: runs {words[0]!r}; a runnable shell block runs kernelmaps or python only")
+                pytest.fail(
+                    f"{block.where}: runs {words[0]!r}; a runnable shell block runs only "
+                    "kernelmaps or python; mark the block not-run"
+                )
     return commands
 
 
@@ -227,7 +234,9 @@ def _run_shell(block: Block, folder: Path) -> str:
             timeout=_CLI_TIMEOUT_S,
             check=False,
         )
-        shown = shlex.join(["kernelmaps", *command[3:]] if command[1:3] == ["-m", "kernelmaps"] else command)
+        shown = shlex.join(
+            ["kernelmaps", *command[3:]] if command[1:3] == ["-m", "kernelmaps"] else command
+        )
         assert done.returncode == 0, f"{block.where}: `{shown}` failed:\n{done.stderr[-2000:]}"
         printed.append(done.stdout)
     return "".join(printed)
@@ -237,7 +246,7 @@ def _run_python(block: Block, namespace: dict[str, object]) -> str:
     stdout = io.StringIO()
     code = compile("\n".join(block.body) + "\n", block.where, "exec")
     with contextlib.redirect_stdout(stdout):
-        exec(code, namespace)  # noqa: S102 - the documentation's own examples
+        exec(code, namespace)  # the documentation's own examples
     return stdout.getvalue()
 
 
@@ -260,7 +269,11 @@ def run_page(page: Path, folder: Path) -> list[str]:
     try:
         for block in blocks:
             if block.kind == "runnable":
-                printed = _run_python(block, namespace) if block.language == "python" else _run_shell(block, folder)
+                printed = (
+                    _run_python(block, namespace)
+                    if block.language == "python"
+                    else _run_shell(block, folder)
+                )
             elif block.kind == "output" and not output_matches(block.body, printed.splitlines()):
                 mismatches.append((block, printed))
     finally:
@@ -268,7 +281,8 @@ def run_page(page: Path, folder: Path) -> list[str]:
     if os.environ.get("KERNELMAPS_UPDATE_DOCS") == "1" and mismatches:
         _rewrite(page, mismatches)
     return [
-        f"{block.where}: the output differs; it printed\n{printed}expected\n" + "\n".join(block.body)
+        f"{block.where}: the output differs; it printed\n{printed}expected\n"
+        + "\n".join(block.body)
         for block, printed in mismatches
     ]
 
