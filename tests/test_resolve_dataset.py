@@ -135,7 +135,9 @@ def test_fit_predict_budget_resolve_a_data_home_name(home, tmp_path, capsys):
         capsys, "predict", str(model), "usps", "--data-home", str(home), "-o", str(pred)
     )
     assert code == 0, err
-    assert f"predicted {N_TEST} rows" in out and "accuracy on these rows" in out
+    assert (
+        f"predicted {N_TEST} rows" in out and "score on these rows" in out and "accuracy = " in out
+    )
     with open(pred, newline="") as fh:
         assert len(list(csv.reader(fh))) == N_TEST + 1  # the header, a row per test row
     args = ("predict", str(model), "usps", "--data-home", str(home), "--subset", "all")

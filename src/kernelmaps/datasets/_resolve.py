@@ -54,6 +54,13 @@ class ResolvedDataset:
         The part of a set with a standard train/test split; ``None`` for one without.
     target : str or int or None
         The target column of a file.
+
+    Examples
+    --------
+    >>> from kernelmaps.datasets import resolve_dataset
+    >>> found = resolve_dataset("letter", subset="test")
+    >>> found.kind, found.has_split, found.dataset.X.shape
+    ('bundled', True, (5000, 16))
     """
 
     def __init__(
