@@ -41,6 +41,9 @@ from ._search_pass import Candidate, SearchWork, Width, merge_nested
 
 __all__ = ["Best", "RidgeSearch", "SearchSpec"]
 
+#: The K-fold scorings counted from held-out predictions (a second pass over the rows).
+_COUNTED = ("accuracy", "balanced_accuracy")
+
 
 @dataclasses.dataclass(frozen=True)
 class SearchSpec:
@@ -119,6 +122,7 @@ class RidgeSearch:
         # made before their bandwidth is evaluated
         self._shared: dict[int | None, Any] = {}
         self._ready: dict[float | None, list[Candidate]] = {}
+        self._features: dict | None = None  # of the statistics pass, for the next pass
 
     # -- candidates -------------------------------------------------------------------
 
@@ -211,10 +215,26 @@ class RidgeSearch:
 
     # -- one batch ----------------------------------------------------------------------
 
-    def _work(self, candidates: list[Candidate], done: Any) -> SearchWork:
-        """The pass's work on ``candidates``, reporting its rows to ``done``."""
+    def _work(self, candidates: list[Candidate], done: Any, features: Any = None) -> SearchWork:
+        """The pass's work on ``candidates``, reporting its rows to ``done``, keeping or
+        taking the features of the rows in ``features``."""
         row_work = dataclasses.replace(self.work.row_work, progress=done)
-        return dataclasses.replace(self.work, row_work=row_work, candidates=tuple(candidates))
+        return dataclasses.replace(
+            self.work, row_work=row_work, candidates=tuple(candidates), features=features
+        )
+
+    def _kept_features(self, candidates: Sequence[Candidate]) -> dict | None:
+        """An empty store for the features of the statistics pass where a second pass
+        reads them (exact leave-one-out, K-fold accuracy), the rows are NumPy rows of
+        this process and the features (float64 at most) take at most a quarter of the
+        available memory; else None (the second pass maps the rows again)."""
+        spec, rows = self.spec, self.rows
+        second = spec.criterion == "loo" if spec.n_splits == 0 else spec.scoring in _COUNTED
+        if not second or not rows.local or isinstance(rows, ArrayRows) or rows.sparse:
+            return None
+        size = 8.0 * rows.n_rows * sum(c.width for c in candidates)
+        available = available_memory()
+        return {} if available is not None and size <= 0.25 * available else None
 
     def evaluate(self, gammas: Sequence[float | None]) -> dict[float | None, float]:
         """Evaluate the bandwidths ``gammas`` in one pass (plus the pass of a score that
@@ -229,8 +249,9 @@ class RidgeSearch:
             f"{sum(len(c.widths) for c in candidates)} numbers of features, "
             f"maps fitted in {time.perf_counter() - start:.2f} s"
         )
+        self._features = self._kept_features(candidates)
         with counted_pass(self.progress, "statistics", self.rows) as done:
-            work = self._work(candidates, done)
+            work = self._work(candidates, done, self._features)
             stats, nonzero = self.rows.map_reduce(work.statistics, merge_nested, *self.aligned)
         if not nonzero:
             raise ValueError(ZERO_WEIGHTS)
@@ -240,7 +261,10 @@ class RidgeSearch:
             for s in folds:
                 check_statistics(name, s, largest_weight=self.largest_weight)
         del work
-        scored = self._score(candidates, stats)
+        try:
+            scored = self._score(candidates, stats)
+        finally:
+            self._features = None
         best: dict[float | None, float] = {}
         for gamma, score in scored:
             best[gamma] = max(best.get(gamma, -np.inf), score)
@@ -319,7 +343,7 @@ class RidgeSearch:
         if isinstance(self.rows, ArrayRows):
             held = [[t.to_device(self.rows.xp, self.rows.device) for t in ts] for ts in terms]
         with counted_pass(self.progress, "leave-one-out", self.rows) as done:
-            work = self._work(candidates, done)
+            work = self._work(candidates, done, self._features)
             sums = self.rows.map_reduce(
                 _partial(work.loo_sums, terms=held), merge_nested, *self.aligned
             )
@@ -342,7 +366,7 @@ class RidgeSearch:
                 )
             alphas = self._alphas(total)
             trains = [train_statistics(folds, k) for k in range(spec.n_splits)]
-            if spec.scoring in ("accuracy", "balanced_accuracy"):
+            if spec.scoring in _COUNTED:
                 weights.append([fold_weights(t, alphas, fit_intercept) for t in trains])
                 out.append((alphas, np.zeros((spec.n_splits, alphas.shape[0]))))
                 continue
@@ -365,7 +389,7 @@ class RidgeSearch:
         it = iter(flat)
         weights = [[next(it) for _ in c.widths] for c in candidates]
         with counted_pass(self.progress, "held-out predictions", self.rows) as done:
-            work = self._work(candidates, done)
+            work = self._work(candidates, done, self._features)
             counts = self.rows.map_reduce(
                 _partial(work.class_counts, weights=weights), merge_nested, *self.aligned
             )
