@@ -368,3 +368,32 @@ def test_verbose_reports_the_fit_once_and_each_batch(capsys) -> None:
     out = capsys.readouterr().out
     assert out.count("fitted once in") == 1
     assert out.count("maps fitted in") == 1 and out.count("; batch in") == 1
+
+
+@pytest.mark.parametrize("cv, scoring", [(None, None), (3, "accuracy")])
+def test_second_pass_takes_the_features_of_the_first(monkeypatch, cv, scoring) -> None:
+    """Leave-one-out and K-fold accuracy read the rows again: they take the features the
+    statistics pass kept (each map transforms the rows once) and score as if they mapped
+    the rows again, to rounding (the same features: ``eps`` times the score's scale)."""
+    import kernelmaps.models._ridge_search as search_module
+    import kernelmaps.models._search_pass as pass_module
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:200] / 16.0, y[:200]
+    calls = []
+    mapped = pass_module.map_features
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return mapped(*args, **kwargs)
+
+    monkeypatch.setattr(pass_module, "map_features", counted)
+    params = {"gammas": GAMMAS, "alphas": ALPHAS, "cv": cv, "scoring": scoring}
+    kept = FeatureRidgeClassifierCV(_rff(40), **params).fit(X, y)
+    assert len(calls) == len(GAMMAS)  # one block of rows, one map per bandwidth
+    monkeypatch.setattr(search_module.RidgeSearch, "_kept_features", lambda self, c: None)
+    again = FeatureRidgeClassifierCV(_rff(40), **params).fit(X, y)
+    assert len(calls) == 3 * len(GAMMAS)
+    a, b = kept.cv_results_["mean_test_score"], again.cv_results_["mean_test_score"]
+    np.testing.assert_allclose(a, b, rtol=0, atol=8 * EPS * max(1.0, np.abs(b).max()))
+    assert kept.best_params_ == again.best_params_
