@@ -41,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._memory import check_memory
 from .._random import check_random_state
 from .._rows import Rows, as_rows
-from ..feature_maps._nystroem import kernel_free_landmarks
+from ..feature_maps import kernel_free_landmarks
 from ..kernels import resolve_estimator_kernel
 from ..sampling import draw_landmarks, finish_landmarks, rpcholesky
 from ._nystroem_ridge import _landmark_kernel
