@@ -27,6 +27,8 @@ from kernelmaps import (
 )
 from kernelmaps.models import RidgeStatistics
 
+from ._counting import count_calls
+
 EPS = float(np.finfo(np.float64).eps)
 GAMMAS = [0.05, 0.5]
 ALPHAS = [1e-3, 1e-1, 10.0]
@@ -323,14 +325,7 @@ def test_landmarks_that_do_not_depend_on_gamma_are_chosen_once(
     ``K_mm`` on the same array); leverage and rpcholesky choose them with each kernel."""
     import kernelmaps.feature_maps._nystroem as nystroem_module
 
-    calls = []
-    finish = nystroem_module.finish_landmarks
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return finish(*args, **kwargs)
-
-    monkeypatch.setattr(nystroem_module, "finish_landmarks", counted)
+    calls = count_calls(monkeypatch, nystroem_module, "finish_landmarks")
     X, y = _data(n=120)
     nystroem = Nystroem(landmarks=landmarks, n_components=30, random_state=0)
     FeatureRidgeCV(nystroem, gammas=[0.02, 0.1, 0.5], alphas=ALPHAS, criterion="gcv").fit(X, y)
@@ -380,14 +375,7 @@ def test_second_pass_takes_the_features_of_the_first(monkeypatch, cv, scoring) -
 
     X, y = load_digits(return_X_y=True)
     X, y = X[:200] / 16.0, y[:200]
-    calls = []
-    mapped = pass_module.map_features
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return mapped(*args, **kwargs)
-
-    monkeypatch.setattr(pass_module, "map_features", counted)
+    calls = count_calls(monkeypatch, pass_module, "map_features")
     params = {"gammas": GAMMAS, "alphas": ALPHAS, "cv": cv, "scoring": scoring}
     kept = FeatureRidgeClassifierCV(_rff(40), **params).fit(X, y)
     assert len(calls) == len(GAMMAS)  # one block of rows, one map per bandwidth

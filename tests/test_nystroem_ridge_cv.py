@@ -28,6 +28,8 @@ from kernelmaps.models import RidgeStatistics
 from kernelmaps.models._nested_nystroem import NestedNystroem, ordered_cholesky, ordered_landmarks
 from kernelmaps.sampling import draw_landmarks, resolve_landmarks, rpcholesky
 
+from ._counting import count_calls
+
 EPS = np.finfo(np.float64).eps
 
 
@@ -309,14 +311,7 @@ def test_landmarks_that_do_not_depend_on_gamma_are_chosen_once(
 ) -> None:
     import kernelmaps.models._nested_nystroem as nested_module
 
-    calls = []
-    ordered = nested_module.ordered_landmarks
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return ordered(*args, **kwargs)
-
-    monkeypatch.setattr(nested_module, "ordered_landmarks", counted)
+    calls = count_calls(monkeypatch, nested_module, "ordered_landmarks")
     X, y = _data()
     NystroemKernelRidgeCV(
         n_components=12, landmarks=landmarks, gammas=[0.1, 0.3, 1.0], random_state=0
