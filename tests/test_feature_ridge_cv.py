@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import load_digits, make_friedman1
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import GridSearchCV, KFold, ShuffleSplit, StratifiedKFold
@@ -21,9 +22,12 @@ from kernelmaps import (
     FeatureRidgeClassifier,
     FeatureRidgeClassifierCV,
     FeatureRidgeCV,
+    Nystroem,
     RandomFourierFeatures,
 )
 from kernelmaps.models import RidgeStatistics
+
+from ._counting import count_calls
 
 EPS = float(np.finfo(np.float64).eps)
 GAMMAS = [0.05, 0.5]
@@ -309,3 +313,75 @@ def test_weights_by_cholesky_equal_weights_by_eigendecomposition() -> None:
         np.testing.assert_allclose(
             by_cholesky[:, j], by_eig[:, j], rtol=0, atol=64 * D * EPS * cond * scale
         )
+
+
+@pytest.mark.parametrize(
+    "landmarks, selections", [("uniform", 1), ("kmeans", 1), ("leverage", 3), ("rpcholesky", 3)]
+)
+def test_landmarks_that_do_not_depend_on_gamma_are_chosen_once(
+    monkeypatch, landmarks: str, selections: int
+) -> None:
+    """Uniform and k-means landmarks are chosen once per search (every bandwidth refits
+    ``K_mm`` on the same array); leverage and rpcholesky choose them with each kernel."""
+    import kernelmaps.feature_maps._nystroem as nystroem_module
+
+    calls = count_calls(monkeypatch, nystroem_module, "finish_landmarks")
+    X, y = _data(n=120)
+    nystroem = Nystroem(landmarks=landmarks, n_components=30, random_state=0)
+    FeatureRidgeCV(nystroem, gammas=[0.02, 0.1, 0.5], alphas=ALPHAS, criterion="gcv").fit(X, y)
+    assert len(calls) == selections
+
+
+@pytest.mark.parametrize("estimator", [FeatureRidgeCV, FeatureRidgeClassifierCV])
+def test_chosen_model_equals_the_map_fitted_with_the_chosen_gamma(seed, estimator) -> None:
+    """The search's k-means landmarks (chosen once, at the first bandwidth) and its final
+    model are those of ``Nystroem(gamma=gamma_)`` fitted directly with the same seed, and
+    of the ridge model on its features: equal to the rounding of the solves, ``D eps cond``
+    relative (as in :func:`test_best_model_is_the_refit_it_replaces`)."""
+    X, y = _data(n=150, seed=seed)
+    if estimator is FeatureRidgeClassifierCV:
+        y = (y > np.median(y)).astype(int)
+    nystroem = Nystroem(landmarks="kmeans", n_components=24, random_state=seed)
+    search = estimator(nystroem, refine_gamma=2, cv=3).fit(X, y)
+    direct = clone(nystroem).set_params(gamma=search.gamma_).fit(X)
+    Z, Z_direct = search.feature_map_.transform(X), direct.transform(X)
+    D = Z.shape[1]
+    np.testing.assert_allclose(Z, Z_direct, rtol=0, atol=D * EPS * np.abs(Z_direct).max())
+    model = FeatureRidge if estimator is FeatureRidgeCV else FeatureRidgeClassifier
+    refit = model(direct, alpha=search.alpha_).fit(X, y)
+    cond = np.linalg.cond(np.cov(Z, rowvar=False, bias=True) * len(y) + search.alpha_ * np.eye(D))
+    scores = refit.predict(X) if estimator is FeatureRidgeCV else refit.decision_function(X)
+    ours = search.predict(X) if estimator is FeatureRidgeCV else search.decision_function(X)
+    tol = 64 * D * EPS * cond * max(1.0, float(np.max(np.abs(scores))))
+    np.testing.assert_allclose(ours, scores, rtol=0, atol=tol)
+
+
+def test_verbose_reports_the_fit_once_and_each_batch(capsys) -> None:
+    X, y = _data(n=120)
+    nystroem = Nystroem(landmarks="kmeans", n_components=20, random_state=0)
+    FeatureRidgeCV(nystroem, gammas=[0.02, 0.1, 0.5], alphas=ALPHAS, verbose=1).fit(X, y)
+    out = capsys.readouterr().out
+    assert out.count("fitted once in") == 1
+    assert out.count("maps fitted in") == 1 and out.count("; batch in") == 1
+
+
+@pytest.mark.parametrize("cv, scoring", [(None, None), (3, "accuracy")])
+def test_second_pass_takes_the_features_of_the_first(monkeypatch, cv, scoring) -> None:
+    """Leave-one-out and K-fold accuracy read the rows again: they take the features the
+    statistics pass kept (each map transforms the rows once) and score as if they mapped
+    the rows again, to rounding (the same features: ``eps`` times the score's scale)."""
+    import kernelmaps.models._ridge_search as search_module
+    import kernelmaps.models._search_pass as pass_module
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:200] / 16.0, y[:200]
+    calls = count_calls(monkeypatch, pass_module, "map_features")
+    params = {"gammas": GAMMAS, "alphas": ALPHAS, "cv": cv, "scoring": scoring}
+    kept = FeatureRidgeClassifierCV(_rff(40), **params).fit(X, y)
+    assert len(calls) == len(GAMMAS)  # one block of rows, one map per bandwidth
+    monkeypatch.setattr(search_module.RidgeSearch, "_kept_features", lambda self, c: None)
+    again = FeatureRidgeClassifierCV(_rff(40), **params).fit(X, y)
+    assert len(calls) == 3 * len(GAMMAS)
+    a, b = kept.cv_results_["mean_test_score"], again.cv_results_["mean_test_score"]
+    np.testing.assert_allclose(a, b, rtol=0, atol=8 * EPS * max(1.0, np.abs(b).max()))
+    assert kept.best_params_ == again.best_params_

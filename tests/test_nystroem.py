@@ -473,3 +473,44 @@ def test_leverage_scores_survive_a_lapack_internal_error(monkeypatch):
         X, 20, "leverage", kernel=Gaussian(gamma=1.0), rng=np.random.default_rng(2)
     )
     assert idx is not None and np.unique(idx).size == 20
+
+
+@pytest.mark.parametrize("landmarks", ["uniform", "kmeans", "given"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_new_gamma_on_the_same_landmarks_equals_a_fit(seed, landmarks, dtype):
+    """``_with_kernel_params(gamma=g)`` keeps the landmark array and gives the map that
+    ``fit`` with ``gamma=g`` and the same seed gives (the landmarks do not depend on
+    gamma): the same kernel evaluations and eigendecomposition, equal to rounding,
+    ``m eps |Z|_max`` (they are the same operations on the same numbers)."""
+    X = _data(seed, n=80).astype(dtype)
+    given = X[::4] + 0.01
+    params = {
+        "landmarks": given if landmarks == "given" else landmarks,
+        "n_components": 20,
+        "random_state": seed,
+    }
+    fitted = Nystroem(gamma=0.05, **params).fit(X)
+    assert fitted._kernel_free_state()
+    refitted = fitted._with_kernel_params(gamma=0.7)
+    direct = Nystroem(gamma=0.7, **params).fit(X)
+    assert refitted.components_ is fitted.components_
+    assert refitted.gamma == 0.7 and fitted.gamma == 0.05  # the fitted map is unchanged
+    eps = float(np.finfo(dtype).eps)
+    np.testing.assert_allclose(
+        refitted.components_, direct.components_, rtol=0, atol=eps * np.abs(X).max()
+    )
+    Z, Z_direct = refitted.transform(X), direct.transform(X)
+    assert Z.dtype == Z_direct.dtype == dtype and refitted.rank_ == direct.rank_
+    m = refitted.n_components_
+    np.testing.assert_allclose(Z, Z_direct, rtol=0, atol=m * eps * np.abs(Z_direct).max())
+
+
+def test_landmarks_chosen_with_the_kernel_are_not_reused():
+    X = _data(0)
+    fitted = Nystroem(landmarks="leverage", n_components=10, random_state=0).fit(X)
+    assert not fitted._kernel_free_state()
+    with pytest.raises(ValueError, match="fit a clone"):
+        fitted._with_kernel_params(gamma=0.3)
+    uniform = Nystroem(n_components=10, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="give a number"):
+        uniform._with_kernel_params(gamma="scale")

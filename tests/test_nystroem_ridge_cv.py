@@ -28,6 +28,8 @@ from kernelmaps.models import RidgeStatistics
 from kernelmaps.models._nested_nystroem import NestedNystroem, ordered_cholesky, ordered_landmarks
 from kernelmaps.sampling import draw_landmarks, resolve_landmarks, rpcholesky
 
+from ._counting import count_calls
+
 EPS = np.finfo(np.float64).eps
 
 
@@ -313,3 +315,42 @@ def test_every_candidate_scored_when_the_landmarks_are_the_rows(criterion) -> No
     results = model.cv_results_
     assert np.all(np.isfinite(results["mean_test_score"]))
     assert np.all(np.isfinite(results["std_test_score"]))
+
+
+# -- landmarks chosen once per search -------------------------------------------------------
+
+
+@pytest.mark.parametrize("landmarks, selections", [("kmeans", 1), ("rpcholesky", 3)])
+def test_landmarks_that_do_not_depend_on_gamma_are_chosen_once(
+    monkeypatch, landmarks, selections
+) -> None:
+    import kernelmaps.models._nested_nystroem as nested_module
+
+    calls = count_calls(monkeypatch, nested_module, "ordered_landmarks")
+    X, y = _data()
+    NystroemKernelRidgeCV(
+        n_components=12, landmarks=landmarks, gammas=[0.1, 0.3, 1.0], random_state=0
+    ).fit(X, y)
+    assert len(calls) == selections
+
+
+def test_search_on_shared_landmarks_equals_the_map_fitted_with_the_chosen_gamma() -> None:
+    """The k-means landmarks chosen once serve every bandwidth: the final model is the
+    ridge model on ``NestedNystroem(gamma=gamma_)`` fitted directly with the same seed
+    (same landmarks, to rounding), to ``10 m eps kappa``."""
+    X, y = _data()
+    search = NystroemKernelRidgeCV(
+        n_components=12, landmarks="kmeans", gammas=[0.1, 0.3, 1.0], random_state=0
+    ).fit(X, y)
+    direct = NestedNystroem(
+        gamma=search.gamma_, n_components=12, landmarks="kmeans", random_state=0
+    ).fit(X)
+    scale = np.abs(X).max()
+    np.testing.assert_allclose(search.landmarks_, direct.components_, rtol=0, atol=EPS * scale)
+    Z = direct.transform(X)
+    H = Z.T @ Z + search.alpha_ * np.eye(12)
+    expected = Z @ np.linalg.solve(H, Z.T @ y)
+    L = direct.components_
+    kappa = max(np.linalg.cond(H), np.linalg.cond(Gaussian(gamma=search.gamma_)(L, L)))
+    tol = _tolerance(12, kappa, np.abs(expected).max())
+    np.testing.assert_allclose(search.predict(X), expected, rtol=0, atol=tol)

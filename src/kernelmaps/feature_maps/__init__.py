@@ -12,7 +12,7 @@ from ._structured import Fastfood, StructuredOrthogonalFeatures
 # Import order is registration order, the order in which messages name the maps that
 # handle a kernel: the data-independent maps first, then Nyström before IKA.
 # isort: split
-from ._nystroem import Nystroem
+from ._nystroem import Nystroem, kernel_free_landmarks
 
 # isort: split
 from ._ika import IKA
@@ -30,6 +30,7 @@ __all__ = [
     "SkewedChi2Sampler",
     "StructuredOrthogonalFeatures",
     "TensorSketch",
+    "kernel_free_landmarks",
     "maps_supporting",
     "register_feature_map",
     "row_blocks",

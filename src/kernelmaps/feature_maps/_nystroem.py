@@ -8,6 +8,7 @@ and its transform in row blocks.  The normalization ``K_mm^{+1/2}`` is in
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable
 from numbers import Integral, Real
@@ -16,15 +17,17 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import to_namespace, to_numpy
-from .._rows import ArrayRows, Rows
+from .._rows import ArrayRows, Rows, as_rows
 from ..kernels import (
     Kernel,
     LandmarkKernel,
     StrictInterval,
     check_kernel_matrix,
     kernel_parameter_constraints,
+    one_line_errors,
     refuse_named_with_precomputed,
     resolve_estimator_kernel,
 )
@@ -35,10 +38,14 @@ from ..sampling import (
     work_dtype,
 )
 from ._base import BaseFeatureMap, register_feature_map
+from ._numerics import ignore_fp_warnings
 from ._nystroem_kernels import _callable_gram, _PrecomputedIndexKernel, landmark_kernel_array
 from ._nystroem_normalization import symmetric_normalization, symmetric_normalization_array
 
-__all__ = ["Nystroem"]
+__all__ = ["KERNEL_FREE_LANDMARK_METHODS", "Nystroem", "kernel_free_landmarks"]
+
+#: The landmark methods whose choice does not depend on the kernel (nor on its parameters).
+KERNEL_FREE_LANDMARK_METHODS = ("uniform", "kmeans")
 
 #: Largest row block of a transform: ``(block, m) @ (m, m)`` GEMMs of 2048 rows run at the
 #: GEMM's full speed, and a ``2048 x m`` block (64 MiB in float64 at m = 4096) stays small
@@ -289,15 +296,20 @@ class Nystroem(BaseFeatureMap):
             K_mm = self._fit_precomputed(rows, rng, stacklevel=stacklevel + 1)
         else:
             K_mm = self._fit_landmarks(rows, rng, stacklevel=stacklevel + 1)
+        self._normalize(K_mm, rows, stacklevel=stacklevel + 2)
+
+    def _normalize(self, K_mm: Any, rows: Rows, *, stacklevel: int) -> None:
+        """The normalization ``K_mm^{+1/2}`` and its eigenvalues, in the dtype (and on the
+        device) of ``rows``; ``stacklevel`` counts the frames from the caller."""
         if isinstance(rows, ArrayRows):
             normalization, w, rank = symmetric_normalization_array(
-                K_mm, self.eigen_cutoff, rows.dtype, stacklevel=stacklevel + 2
+                K_mm, self.eigen_cutoff, rows.dtype, stacklevel=stacklevel + 1
             )
             # float64 as on the host, where the device has it (float32 on the others)
             eigenvalues = to_namespace(w, rows.xp, rows.device, dtype=work_dtype(rows.X))
         else:
             normalization, eigenvalues, rank = symmetric_normalization(
-                K_mm, self.eigen_cutoff, stacklevel=stacklevel + 2
+                K_mm, self.eigen_cutoff, stacklevel=stacklevel + 1
             )
         self.normalization_ = normalization
         self.eigenvalues_ = eigenvalues
@@ -405,16 +417,47 @@ class Nystroem(BaseFeatureMap):
         self.kernel_ = kernel
         self.components_ = components
         self.component_indices_ = idx  # type: ignore[assignment]
-        if isinstance(rows, ArrayRows):
-            if not isinstance(kernel, Kernel):  # a callable for NumPy arrays: on the host
-                L64 = to_numpy(components).astype(np.float64)
-                return to_namespace(_callable_gram(kernel, L64), rows.xp, rows.device)
-            L_work = rows.xp.astype(components, work_dtype(components))
-            return landmark_kernel_array(kernel, L_work, L_work)
-        if isinstance(kernel, Kernel):
-            return LandmarkKernel(kernel, components, dtype)(components)
-        L64 = components.astype(np.float64)
-        return _callable_gram(kernel, L64).astype(dtype, copy=False)
+        return _landmark_gram(kernel, components, rows)
+
+    # -- the kernel parameters on the same landmarks -------------------------------------
+
+    def _kernel_free_state(self) -> bool:
+        """Whether the fitted landmarks do not depend on the kernel's parameters (drawn
+        uniformly, by k-means or given, with a kernel evaluated on feature vectors): then
+        :meth:`_with_kernel_params` refits the map for other parameters on them."""
+        return not self._precomputed and kernel_free_landmarks(self.landmarks)
+
+    def _with_kernel_params(self, **params: Any) -> Nystroem:
+        """A copy of the fitted map with the kernel parameters ``params`` (``gamma=...``),
+        on the same landmarks (the same array): the kernel, ``K_mm`` and its
+        normalization refitted, what :meth:`fit` with ``params`` and the same
+        ``random_state`` would give where :meth:`_kernel_free_state` holds, without
+        choosing the landmarks again.
+
+        The search of :class:`~kernelmaps.FeatureRidgeCV` calls it for every bandwidth
+        after the first: k-means landmarks are found once per search.
+        """
+        check_is_fitted(self, "normalization_")
+        if not self._kernel_free_state():
+            raise ValueError(
+                f"{type(self).__name__}(landmarks={self.landmarks!r}) chooses its landmarks "
+                "with the kernel; fit a clone with the new parameters instead."
+            )
+        if isinstance(params.get("gamma"), str):
+            raise ValueError(
+                f"gamma={params['gamma']!r} is computed from the training rows; give a "
+                "number, or fit a clone."
+            )
+        refitted = copy.copy(self)
+        refitted.set_params(**params)
+        refitted._validate_params()
+        rows = as_rows(self.components_)
+        with ignore_fp_warnings(), one_line_errors(type(self).__name__):
+            refitted.kernel_ = resolve_estimator_kernel(refitted, rows.n_features)
+            K_mm = _landmark_gram(refitted.kernel_, self.components_, rows)
+            refitted._normalize(K_mm, rows, stacklevel=3)
+        refitted._check_fitted_state(rows.dtype)
+        return refitted
 
     def _landmark_kernel(self, dtype: Any) -> Callable[[Any], np.ndarray]:
         """``X_block -> k(X_block, landmarks)`` in ``dtype``, prepared once per transform."""
@@ -496,6 +539,36 @@ class Nystroem(BaseFeatureMap):
         else:
             K = kernel_block(X)
         self._project_into(K, constants.normalization, out)
+
+
+def kernel_free_landmarks(landmarks: Any) -> bool:
+    """Whether landmarks chosen by ``landmarks`` (a method name or the landmarks given)
+    do not depend on the kernel: uniform draws, k-means centres, an array.
+
+    Examples
+    --------
+    >>> from kernelmaps.feature_maps._nystroem import kernel_free_landmarks
+    >>> kernel_free_landmarks("kmeans"), kernel_free_landmarks("leverage")
+    (True, False)
+    """
+    return not isinstance(landmarks, str) or landmarks in KERNEL_FREE_LANDMARK_METHODS
+
+
+def _landmark_gram(kernel: Any, components: Any, rows: Rows) -> Any:
+    """``K_mm`` of the landmarks ``components``, in the training dtype of ``rows``; for
+    the rows of an array of another library on its device, in float64 where the device
+    has it (a callable kernel on host copies)."""
+    dtype = rows.dtype
+    if isinstance(rows, ArrayRows):
+        if not isinstance(kernel, Kernel):  # a callable for NumPy arrays: on the host
+            L64 = to_numpy(components).astype(np.float64)
+            return to_namespace(_callable_gram(kernel, L64), rows.xp, rows.device)
+        L_work = rows.xp.astype(components, work_dtype(components))
+        return landmark_kernel_array(kernel, L_work, L_work)
+    if isinstance(kernel, Kernel):
+        return LandmarkKernel(kernel, components, dtype)(components)
+    L64 = components.astype(np.float64)
+    return _callable_gram(kernel, L64).astype(dtype, copy=False)
 
 
 class _KernelBuffer(threading.local):

@@ -470,7 +470,8 @@ class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
     random_state : int, Generator, SeedSequence, RandomState or None, default=None
         Seed of the default map only.
     verbose : int, default=0
-        Report each pass (1) and the rows within it (2).
+        Report each pass (1) and the rows within it (2): the time of the landmark
+        selection made once per search, and of each batch of bandwidths.
 
     Attributes
     ----------
@@ -513,7 +514,14 @@ class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
     bandwidth and number of features ``O(D'^3)`` for each split's eigendecomposition;
     exact leave-one-out adds a pass.  A grid search refits the map and the model for
     every candidate and split: ``n_alphas x n_splits`` times the statistics' cost per
-    bandwidth and number of features.
+    bandwidth and number of features.  Landmarks that do not depend on the kernel
+    (:class:`~kernelmaps.Nystroem`'s uniform, k-means or given landmarks) are chosen once
+    per search, at the first bandwidth, and the other bandwidths refit only ``K_mm`` and
+    its normalization on them: the maps that a clone fitted per bandwidth with the same
+    ``random_state`` gives, without k-means at every bandwidth.  Exact leave-one-out and
+    K-fold accuracy take the features of the statistics pass for their second pass
+    where the rows are NumPy rows and the features fit in a quarter of the available
+    memory.
 
     References
     ----------

@@ -42,6 +42,7 @@ from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._random import check_random_state
 from .._rows import Rows, as_rows
+from ..feature_maps import kernel_free_landmarks
 from ..kernels import resolve_estimator_kernel
 from ..sampling import draw_landmarks, finish_landmarks, rpcholesky
 from ._nystroem_ridge import _landmark_kernel
@@ -223,15 +224,40 @@ class NestedNystroem(TransformerMixin, CompactArrayReprMixin, BaseEstimator):
         kernel = resolve_estimator_kernel(self, rows.n_features)
         rng = check_random_state(self.random_state)
         L, idx = ordered_landmarks(rows, landmarks, m, kernel, rng)
-        K_mm = _landmark_kernel(kernel, L, np.dtype(np.float64))(L)
-        factor = ordered_cholesky(0.5 * (K_mm + K_mm.T))
-        self.kernel_ = kernel
         self.components_ = L
         self.component_indices_ = idx
-        self.inverse_factor_ = inverse_factor(factor)
+        self._factor(kernel)
         self.n_components_ = m
         self._n_features_out = m
         return self
+
+    def _factor(self, kernel: Any) -> None:
+        """The kernel and ``T = L^{-T}`` of ``K_mm`` on the landmarks ``components_``."""
+        L = self.components_
+        K_mm = _landmark_kernel(kernel, L, np.dtype(np.float64))(L)
+        self.kernel_ = kernel
+        self.inverse_factor_ = inverse_factor(ordered_cholesky(0.5 * (K_mm + K_mm.T)))
+
+    def _kernel_free_state(self) -> bool:
+        """Whether the landmarks do not depend on the kernel's parameters (uniform,
+        k-means or given; see :meth:`kernelmaps.Nystroem._kernel_free_state`)."""
+        return kernel_free_landmarks(self.landmarks)
+
+    def _with_kernel_params(self, **params: Any) -> NestedNystroem:
+        """A copy of the fitted map with the kernel parameters ``params``, on the same
+        landmarks in the same order: the kernel and the factor refitted, what :meth:`fit`
+        with ``params`` and the same ``random_state`` gives where
+        :meth:`_kernel_free_state` holds."""
+        check_is_fitted(self, "inverse_factor_")
+        if not self._kernel_free_state():
+            raise ValueError(
+                f"NestedNystroem(landmarks={self.landmarks!r}) chooses its landmarks with "
+                "the kernel; fit a clone with the new parameters instead."
+            )
+        refitted = copy.copy(self)
+        refitted.set_params(**params)
+        refitted._factor(resolve_estimator_kernel(refitted, self.components_.shape[1]))
+        return refitted
 
     def transform(self, X: Any) -> np.ndarray:
         """``K(X, landmarks) T`` in float64, zero columns past the landmarks."""

@@ -12,6 +12,7 @@ which the final model is solved without another pass.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,6 +40,9 @@ from ._ridge_statistics import RidgeStatistics
 from ._search_pass import Candidate, SearchWork, Width, merge_nested
 
 __all__ = ["Best", "RidgeSearch", "SearchSpec"]
+
+#: The K-fold scorings counted from held-out predictions (a second pass over the rows).
+_COUNTED = ("accuracy", "balanced_accuracy")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,11 +118,26 @@ class RidgeSearch:
         self.results: list[dict[str, Any]] = []
         self.best: Best | None = None
         self.gamma_scores: dict[float | None, float] = {}
+        # the maps fitted once per number of features (see _fitted), and the candidates
+        # made before their bandwidth is evaluated
+        self._shared: dict[int | None, Any] = {}
+        self._ready: dict[float | None, list[Candidate]] = {}
+        self._features: dict | None = None  # of the statistics pass, for the next pass
 
     # -- candidates -------------------------------------------------------------------
 
     def _fitted(self, gamma: float | None, n_components: int | None) -> Any:
-        """A clone of the map with ``gamma`` and ``n_components`` set, fitted."""
+        """A clone of the map with ``gamma`` and ``n_components`` set, fitted.
+
+        A map whose fitted state does not depend on its kernel parameters
+        (``_kernel_free_state()``: Nyström's uniform, k-means or given landmarks) is
+        fitted once per number of features; the other bandwidths refit only their
+        kernel part on its state (``_with_kernel_params(gamma=...)``), which the same
+        ``random_state`` would have drawn again.
+        """
+        shared = self._shared.get(n_components)
+        if shared is not None and gamma is not None:
+            return shared._with_kernel_params(gamma=gamma)
         feature_map = clone(self.spec.base_map)
         params: dict[str, Any] = {}
         if gamma is not None:
@@ -126,8 +145,16 @@ class RidgeSearch:
         if n_components is not None:
             params["n_components"] = n_components
         feature_map.set_params(**params)
+        start = time.perf_counter()
         with config_context(assume_finite=True):
             feature_map.fit(self.rows.X)
+        if gamma is not None and getattr(feature_map, "_kernel_free_state", _never)():
+            self._shared[n_components] = feature_map
+            self.progress.log(
+                f"{type(feature_map).__name__}: fitted once in "
+                f"{time.perf_counter() - start:.2f} s (its state does not depend on gamma; "
+                "every other gamma refits the kernel part only)"
+            )
         return feature_map
 
     def _width(self, feature_map: Any) -> int:
@@ -141,7 +168,13 @@ class RidgeSearch:
 
     def candidates(self, gamma: float | None) -> list[Candidate]:
         """The fitted maps of one bandwidth: the largest map serving every number of
-        features it nests (:meth:`RandomFourierFeatures._leading`), one map per other."""
+        features it nests (:meth:`RandomFourierFeatures._leading`), one map per other;
+        kept until the bandwidth is evaluated (the first serves :meth:`batch_size`)."""
+        if gamma not in self._ready:
+            self._ready[gamma] = self._candidates(gamma)
+        return self._ready[gamma]
+
+    def _candidates(self, gamma: float | None) -> list[Candidate]:
         spec = self.spec
         if spec.base_map is None:
             return [Candidate(gamma, None, self.rows.n_features, (Width(self.rows.n_features),))]
@@ -182,22 +215,43 @@ class RidgeSearch:
 
     # -- one batch ----------------------------------------------------------------------
 
-    def _work(self, candidates: list[Candidate], done: Any) -> SearchWork:
-        """The pass's work on ``candidates``, reporting its rows to ``done``."""
+    def _work(self, candidates: list[Candidate], done: Any, features: Any = None) -> SearchWork:
+        """The pass's work on ``candidates``, reporting its rows to ``done``, keeping or
+        taking the features of the rows in ``features``."""
         row_work = dataclasses.replace(self.work.row_work, progress=done)
-        return dataclasses.replace(self.work, row_work=row_work, candidates=tuple(candidates))
+        return dataclasses.replace(
+            self.work, row_work=row_work, candidates=tuple(candidates), features=features
+        )
+
+    def _kept_features(self, candidates: Sequence[Candidate]) -> dict | None:
+        """An empty store for the features of the statistics pass where a second pass
+        reads them (exact leave-one-out, K-fold accuracy), the rows are NumPy rows of
+        this process and the features (float64 at most) take at most a quarter of the
+        available memory; else None (the second pass maps the rows again)."""
+        spec, rows = self.spec, self.rows
+        second = spec.criterion == "loo" if spec.n_splits == 0 else spec.scoring in _COUNTED
+        if not second or not rows.local or isinstance(rows, ArrayRows) or rows.sparse:
+            return None
+        size = 8.0 * rows.n_rows * sum(c.width for c in candidates)
+        available = available_memory()
+        return {} if available is not None and size <= 0.25 * available else None
 
     def evaluate(self, gammas: Sequence[float | None]) -> dict[float | None, float]:
         """Evaluate the bandwidths ``gammas`` in one pass (plus the pass of a score that
         needs the rows); returns the best score of each."""
+        start = time.perf_counter()
         candidates = [c for gamma in gammas for c in self.candidates(gamma)]
+        for gamma in gammas:
+            self._ready.pop(gamma, None)
         self.progress.log(
             f"gamma batch {', '.join(_short(g) for g in gammas)}: "
             f"{len(candidates)} map{'s' if len(candidates) > 1 else ''}, "
-            f"{sum(len(c.widths) for c in candidates)} numbers of features"
+            f"{sum(len(c.widths) for c in candidates)} numbers of features, "
+            f"maps fitted in {time.perf_counter() - start:.2f} s"
         )
+        self._features = self._kept_features(candidates)
         with counted_pass(self.progress, "statistics", self.rows) as done:
-            work = self._work(candidates, done)
+            work = self._work(candidates, done, self._features)
             stats, nonzero = self.rows.map_reduce(work.statistics, merge_nested, *self.aligned)
         if not nonzero:
             raise ValueError(ZERO_WEIGHTS)
@@ -207,7 +261,10 @@ class RidgeSearch:
             for s in folds:
                 check_statistics(name, s, largest_weight=self.largest_weight)
         del work
-        scored = self._score(candidates, stats)
+        try:
+            scored = self._score(candidates, stats)
+        finally:
+            self._features = None
         best: dict[float | None, float] = {}
         for gamma, score in scored:
             best[gamma] = max(best.get(gamma, -np.inf), score)
@@ -216,7 +273,8 @@ class RidgeSearch:
             b = self.best
             self.progress.log(
                 f"best so far: gamma = {_short(b.gamma)}, alpha = {b.alpha:.3g}, "
-                f"n_components = {b.width}, score = {b.score:.6g}"
+                f"n_components = {b.width}, score = {b.score:.6g}; batch in "
+                f"{time.perf_counter() - start:.2f} s"
             )
         return best
 
@@ -285,7 +343,7 @@ class RidgeSearch:
         if isinstance(self.rows, ArrayRows):
             held = [[t.to_device(self.rows.xp, self.rows.device) for t in ts] for ts in terms]
         with counted_pass(self.progress, "leave-one-out", self.rows) as done:
-            work = self._work(candidates, done)
+            work = self._work(candidates, done, self._features)
             sums = self.rows.map_reduce(
                 _partial(work.loo_sums, terms=held), merge_nested, *self.aligned
             )
@@ -308,7 +366,7 @@ class RidgeSearch:
                 )
             alphas = self._alphas(total)
             trains = [train_statistics(folds, k) for k in range(spec.n_splits)]
-            if spec.scoring in ("accuracy", "balanced_accuracy"):
+            if spec.scoring in _COUNTED:
                 weights.append([fold_weights(t, alphas, fit_intercept) for t in trains])
                 out.append((alphas, np.zeros((spec.n_splits, alphas.shape[0]))))
                 continue
@@ -331,7 +389,7 @@ class RidgeSearch:
         it = iter(flat)
         weights = [[next(it) for _ in c.widths] for c in candidates]
         with counted_pass(self.progress, "held-out predictions", self.rows) as done:
-            work = self._work(candidates, done)
+            work = self._work(candidates, done, self._features)
             counts = self.rows.map_reduce(
                 _partial(work.class_counts, weights=weights), merge_nested, *self.aligned
             )
@@ -394,6 +452,10 @@ def _partial(function: Callable[..., Any], **kwargs: Any) -> Callable[..., Any]:
     import functools
 
     return functools.partial(function, **kwargs)
+
+
+def _never() -> bool:
+    return False
 
 
 def _short(gamma: float | None) -> str:

@@ -139,15 +139,32 @@ class SearchWork:
         1: every row in one group (the criteria of one fit).
     hashed : bool
         Folds from the global row index (:func:`hashed_folds`) instead of given labels.
+    features : dict or None
+        Where the statistics pass leaves the features of each block and candidate for
+        the pass that reads the rows again (leave-one-out, held-out predictions), which
+        takes them instead of mapping the rows again; None: every pass maps the rows.
+        Only for rows worked on in this process.
     """
 
     row_work: RowWork
     candidates: tuple[Candidate, ...]
     n_folds: int
     hashed: bool = False
+    features: dict[tuple[int, int], Any] | None = None
+
+    def _features(self, c: int, Xb: Any, block: int, *, keep: bool = False) -> Any:
+        """The features of candidate ``c`` on the block ``Xb`` starting at row ``block``:
+        those the statistics pass kept, or mapped (and kept when ``keep``)."""
+        key = (block, c)
+        if self.features is not None and not keep and key in self.features:
+            return self.features.pop(key)
+        Z = map_features(self.candidates[c].feature_map, Xb)
+        if self.features is not None and keep:
+            self.features[key] = Z
+        return Z
 
     def _blocks(self, X: Any, y: Any, w: Any, folds: Any, start: int) -> Iterator[Any]:
-        """``(X_b, Y_b, w_b, folds_b)`` over the row blocks of a part."""
+        """``(X_b, Y_b, w_b, folds_b, first row)`` over the row blocks of a part."""
         X, Y, w = self.row_work.rows(X, y, w, start)
         n, d = X.shape
         if self.n_folds == 1:
@@ -158,7 +175,7 @@ class SearchWork:
             labels = np.asarray(to_numpy(folds) if is_device_array(folds) else folds)
         width = max(c.width for c in self.candidates)
         for rows in feature_row_blocks(n, d, width, self.row_work.n_targets):
-            yield take_rows(X, rows), take_rows(Y, rows), w[rows], labels[rows]
+            yield take_rows(X, rows), take_rows(Y, rows), w[rows], labels[rows], start + rows.start
             self.row_work._done(rows.stop - rows.start)
 
     def _by_fold(self, labels: np.ndarray) -> Iterator[tuple[int, np.ndarray | None]]:
@@ -178,10 +195,10 @@ class SearchWork:
             for c in self.candidates
         ]
         nonzero = False
-        for Xb, Yb, wb, labels in self._blocks(X, y, w, folds, start):
+        for Xb, Yb, wb, labels, block in self._blocks(X, y, w, folds, start):
             nonzero = nonzero or bool(namespace_of(wb).any(wb != 0))
-            for c, candidate in enumerate(self.candidates):
-                Z = map_features(candidate.feature_map, Xb)
+            for c in range(len(self.candidates)):
+                Z = self._features(c, Xb, block, keep=True)
                 for k, index in self._by_fold(labels):
                     if index is None:
                         stats[c][k].update(Z, Yb, wb)
@@ -195,9 +212,9 @@ class SearchWork:
         """Leave-one-out partial sums, ``[[sums of candidate c, width j]]``, of a part;
         ``terms[c][j]`` the :class:`LooTerms` of that width (where the rows are)."""
         totals: list[list[Any]] = [[0.0 for _ in c.widths] for c in self.candidates]
-        for Xb, Yb, wb, _ in self._blocks(X, y, w, folds, start):
+        for Xb, Yb, wb, _, block in self._blocks(X, y, w, folds, start):
             for c, candidate in enumerate(self.candidates):
-                Z = map_features(candidate.feature_map, Xb)
+                Z = self._features(c, Xb, block)
                 for j, width in enumerate(candidate.widths):
                     held: LooTerms = terms[c][j]
                     totals[c][j] = totals[c][j] + loo_block_sums(held, width.select(Z), Yb, wb)
@@ -215,11 +232,11 @@ class SearchWork:
         """
         n_classes = max(self.row_work.n_targets, 2)
         counts: list[list[Any]] = [[0.0 for _ in c.widths] for c in self.candidates]
-        for Xb, Yb, wb, labels in self._blocks(X, y, w, folds, start):
+        for Xb, Yb, wb, labels, block in self._blocks(X, y, w, folds, start):
             truth = _class_index(to_numpy(Yb))
             w_host = np.asarray(to_numpy(wb), dtype=np.float64)
             for c, candidate in enumerate(self.candidates):
-                Z = map_features(candidate.feature_map, Xb)
+                Z = self._features(c, Xb, block)
                 for j, width in enumerate(candidate.widths):
                     part = _held_out_counts(
                         width.select(Z), truth, w_host, labels, weights[c][j], n_classes
