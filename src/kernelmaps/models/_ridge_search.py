@@ -243,10 +243,11 @@ class RidgeSearch:
         candidates = [c for gamma in gammas for c in self.candidates(gamma)]
         for gamma in gammas:
             self._ready.pop(gamma, None)
+        widths = sum(len(c.widths) for c in candidates)
         self.progress.log(
             f"gamma batch {', '.join(_short(g) for g in gammas)}: "
             f"{len(candidates)} map{'s' if len(candidates) > 1 else ''}, "
-            f"{sum(len(c.widths) for c in candidates)} numbers of features, "
+            f"{widths} number{'s' if widths > 1 else ''} of features, "
             f"maps fitted in {time.perf_counter() - start:.2f} s"
         )
         self._features = self._kept_features(candidates)
