@@ -36,7 +36,6 @@ rows; the measured D on at most 1000 of them.
 
 {data}"""
 
-EXAMPLES = EXAMPLES.replace("{data}", data_text("train"))
 
 HELP = "how many features a data set needs: the bounds and the measured count"
 DESCRIPTION = (
@@ -58,7 +57,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     >>> args.kernel, args.alpha, args.epsilon, args.samples
     ('rbf', 8.0, 0.05, 2000)
     """
-    parser = add_command(sub, "budget", HELP, DESCRIPTION, EXAMPLES, run)
+    parser = add_command(
+        sub, "budget", HELP, DESCRIPTION, EXAMPLES.replace("{data}", data_text("train")), run
+    )
     add = parser.add_argument
     add("data", metavar="DATA", help="the data: a file, a bundled name or a data-home name")
     add(

@@ -48,7 +48,6 @@ The model file is in the skops format (a zip of JSON and arrays), which cannot r
 when read; an existing file is replaced only once the new one is completely written.
 """
 
-EXAMPLES = EXAMPLES.replace("{data}", data_text("train"))
 
 HELP = "fit ridge regression / classification on a feature map and save it"
 DESCRIPTION = (
@@ -69,7 +68,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     >>> args.method, args.n_components  # the number of features: 2048, 1024 with --tune
     ('rff', None)
     """
-    parser = add_command(sub, "fit", HELP, DESCRIPTION, EXAMPLES, run)
+    parser = add_command(
+        sub, "fit", HELP, DESCRIPTION, EXAMPLES.replace("{data}", data_text("train")), run
+    )
     add = parser.add_argument
     add(
         "data",

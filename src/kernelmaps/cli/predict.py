@@ -40,7 +40,6 @@ Only model files written by 'kernelmaps fit' (skops format) are read, and readin
 cannot run code: pickle and joblib files are refused without being opened as such.
 """
 
-EXAMPLES = EXAMPLES.replace("{data}", data_text("test"))
 
 HELP = "predict new rows with a model saved by 'kernelmaps fit'"
 DESCRIPTION = "Predict the rows of a data file with a saved model."
@@ -58,7 +57,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     >>> args.model, args.output
     ('model.skops', None)
     """
-    parser = add_command(sub, "predict", HELP, DESCRIPTION, EXAMPLES, run)
+    parser = add_command(
+        sub, "predict", HELP, DESCRIPTION, EXAMPLES.replace("{data}", data_text("test")), run
+    )
     parser.add_argument(
         "model", metavar="MODEL", help="a model file written by 'kernelmaps fit' (.skops)"
     )
