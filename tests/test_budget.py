@@ -266,5 +266,5 @@ def test_compare_records_and_prints_the_statistical_dimension(tmp_path, capsys):
                  "--output", str(tmp_path)])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0
-    assert "statistical dimension tr(K (K + alpha I)^-1) of the fit rows, rbf kernel" in out
+    assert "statistical dimension tr(K (K + alpha I)^-1) of the fit rows, Gaussian kernel" in out
     assert f"  cpu_act: {dims['value']:.1f} of 80 rows" in out

@@ -67,6 +67,8 @@ def test_golden_small_compare(tmp_path, capsys):
     body = [line.split() for line in lines[title + 3 : title + 5]]
     assert body[0][:3] == ["letter", "rff-mc", "Gaussian"]
     assert body[1][:2] == ["nystroem-uniform", "Gaussian"]
+    gamma_line = next(line for line in lines if line.startswith("gamma: "))
+    assert gamma_line.startswith("gamma: letter/Gaussian = ")  # the kernel named as above
     for row in body:
         cells = row[-9:]  # three "median [q1, q3]" cells
         errors = [float(cells[i]) for i in (0, 3, 6)]

@@ -456,7 +456,7 @@ def _report(
         print(format_verdicts(verdicts))
     gammas = result.provenance.get("gamma", {})
     if gammas:
-        print("\ngamma: " + ", ".join(f"{k} = {v:.4g}" for k, v in gammas.items()))
+        print("\ngamma: " + ", ".join(f"{_kernel_named(k)} = {v:.4g}" for k, v in gammas.items()))
     dimensions = format_dimensions(result.provenance.get("statistical_dimension", {}))
     if dimensions:
         print("\n" + dimensions)
@@ -486,3 +486,12 @@ def _figure(result: Any, metric: str, out_dir: Path, quiet: bool) -> None:
     plotting.plot_error_curves(result, metric=metric, path=path, title=title)
     if not quiet:
         print(f"wrote {path}")
+
+
+def _kernel_named(key: str) -> str:
+    """``letter/rbf`` of the provenance as the tables and the figure name it:
+    ``letter/Gaussian``."""
+    from ..experiments import kernel_label
+
+    dataset, _, kernel = key.rpartition("/")
+    return f"{dataset}/{kernel_label(kernel)}" if dataset else key

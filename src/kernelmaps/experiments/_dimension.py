@@ -97,14 +97,16 @@ def format_dimensions(dimensions: Mapping[str, Mapping[str, Any]]) -> str:
     >>> from kernelmaps.experiments import format_dimensions
     >>> print(format_dimensions({"letter": {"kernel": "rbf", "gamma": 1.25, "alpha": 0.001,
     ...     "n_rows": 1000, "n_sample": 1000, "value": 794.0, "interval": [794.0, 794.0]}}))
-    statistical dimension tr(K (K + alpha I)^-1) of the fit rows, rbf kernel, alpha = 0.001:
+    statistical dimension tr(K (K + alpha I)^-1) of the fit rows, Gaussian kernel, alpha = 0.001:
       letter: 794.0 of 1000 rows (gamma = 1.25)
     """
     if not dimensions:
         return ""
     alphas = {v["alpha"] for v in dimensions.values() if "alpha" in v}
     alpha = f"alpha = {alphas.pop():g}" if len(alphas) == 1 else "the study's alpha"
-    lines = [f"statistical dimension tr(K (K + alpha I)^-1) of the fit rows, rbf kernel, {alpha}:"]
+    lines = [
+        f"statistical dimension tr(K (K + alpha I)^-1) of the fit rows, Gaussian kernel, {alpha}:"
+    ]
     for name, v in dimensions.items():
         if "error" in v:
             lines.append(f"  {name}: not computed ({v['error']})")
