@@ -319,7 +319,7 @@ def gcv_errors(
     yy = _problem(stats, fit_intercept)[2]
     evals, Q = np.clip(eig.evals, 0.0, None), eig.Q
     inv = eig.inverse(alphas)
-    lev = complement_terms(evals, inv, alphas, eig.level)[0]
+    lev = resolved_inverse(evals, eig.level)
     resolved = lev > 0
     QQ = Q * Q
     free = free_directions(stats.n_samples, resolved, fit_intercept)
@@ -452,11 +452,24 @@ def complement_terms(
     >>> lev.tolist(), tail.tolist()
     ([0.0, 0.5], [[-0.5], [0.25]])
     """
-    lam = np.clip(np.asarray(evals, dtype=np.float64), 0.0, None)
-    resolved = lam > level
-    lev = np.divide(1.0, lam, out=np.zeros_like(lam), where=resolved)
-    tail = np.where(resolved[:, None], alphas[None, :] * inv * lev[:, None], -inv)
+    lev = resolved_inverse(evals, level)
+    tail = np.where(lev[:, None] > 0, alphas[None, :] * inv * lev[:, None], -inv)
     return lev, tail
+
+
+def resolved_inverse(evals: np.ndarray, level: float) -> np.ndarray:
+    """``1 / l_k`` on the directions resolved above the rounding level ``level``, 0 on
+    the others (``l`` clipped at 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge_solvers import resolved_inverse
+    >>> resolved_inverse(np.array([1e-20, 4.0]), 1e-15).tolist()
+    [0.0, 0.25]
+    """
+    lam = np.clip(np.asarray(evals, dtype=np.float64), 0.0, None)
+    return np.divide(1.0, lam, out=np.zeros_like(lam), where=lam > level)
 
 
 def loo_terms(
