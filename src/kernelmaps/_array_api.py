@@ -33,13 +33,18 @@ __all__ = [
     "dispatch_enabled",
     "fitted_array",
     "float_dtypes",
+    "get_namespace",
     "host_dtype",
     "is_device_array",
     "is_foreign",
+    "is_numpy",
     "move_arrays",
     "move_to",
     "namespace_of",
+    "numpy_namespace",
+    "on_host",
     "place_name",
+    "placed",
     "same_device",
     "supports_float64",
     "to_namespace",
@@ -112,6 +117,119 @@ def is_foreign(X: Any) -> bool:
     False
     """
     return dispatch_enabled() and _is_array(X)
+
+
+def numpy_namespace() -> Any:
+    """NumPy's array API namespace (``array_api_compat.numpy``): the ``xp`` of NumPy input,
+    as scikit-learn's ``get_namespace`` gives it, whatever NumPy's version."""
+    compat_module()
+    import array_api_compat.numpy
+
+    return array_api_compat.numpy
+
+
+def is_numpy(xp: Any) -> bool:
+    """Whether ``xp`` is NumPy (the module itself or its array API wrapper): the one test
+    of a library that the estimators make, to take a NumPy-only fast route (in-place
+    operations, sparse input, compiled kernels) inside a function written over ``xp``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._array_api import get_namespace, is_numpy
+    >>> is_numpy(get_namespace(np.ones(2))[0])
+    True
+    """
+    return xp is np or bool(compat_module().is_numpy_namespace(xp))
+
+
+def get_namespace(*arrays: Any) -> tuple[Any, Any]:
+    """``(xp, device)`` where the work on ``arrays`` runs: the namespace and device of the
+    arrays of another library than NumPy among them (a tensor, a CuPy array), else NumPy's
+    namespace (:func:`numpy_namespace`) and ``"cpu"``.
+
+    NumPy arrays, SciPy sparse matrices, numbers, None and the host blocks of Dask arrays
+    or of streamed rows give NumPy's namespace; NumPy arrays beside arrays of another
+    library (host-side constants) do not change the answer.  Arrays of two other
+    libraries, or of one library on two devices, are refused.  The switch
+    ``array_api_dispatch`` is the business of the entry points (:func:`is_foreign`): past
+    them, the arrays themselves say where the work runs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._array_api import get_namespace
+    >>> xp, device = get_namespace(np.ones(2), None)
+    >>> xp.__name__, device
+    ('array_api_compat.numpy', 'cpu')
+    """
+    found: tuple[Any, Any] | None = None
+    for X in arrays:
+        if not _is_array(X):
+            continue
+        place = (namespace_of(X), device_of(X))
+        if found is None:
+            found = place
+        elif place[0] is not found[0] or not same_device(place[1], found[1]):
+            raise ValueError(
+                f"Arrays of different libraries or devices in one call ({place_name(X)} "
+                "and another): move them to one place first (kernelmaps.move_to for an "
+                "estimator)."
+            )
+    return found if found is not None else (numpy_namespace(), "cpu")
+
+
+def on_host(function: Any, *arrays: Any, dtype: Any = None) -> Any:
+    """``function(*arrays)`` for a function of NumPy arrays only (SciPy's, scikit-learn's,
+    a compiled kernel): NumPy arrays go to it as they are; arrays of another library are
+    copied to the host, and the result (an array, or a tuple of arrays) goes back to their
+    namespace and device, in ``dtype`` (default: the first array's).
+
+    The one host fallback of the estimators: what the array API cannot express runs on
+    the host, on every library, through this function.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._array_api import on_host
+    >>> on_host(np.linalg.eigvalsh, np.eye(2)).tolist()
+    [1.0, 1.0]
+    """
+    xp, device = get_namespace(*arrays)
+    if is_numpy(xp):
+        return function(*arrays)
+    if dtype is None:
+        dtype = next(a.dtype for a in arrays if _is_array(a))
+    out = function(*(to_numpy(a) if _is_array(a) else a for a in arrays))
+    if isinstance(out, tuple):
+        return tuple(to_namespace(o, xp, device, dtype=dtype) for o in out)
+    return to_namespace(out, xp, device, dtype=dtype)
+
+
+def placed(value: Any, xp: Any, device: Any) -> Any:
+    """``value`` (an estimator, an array, a container of them) with its arrays in ``xp``
+    on ``device``: ``value`` itself where they are there already (NumPy's fitted state
+    for NumPy work costs nothing), else :func:`move_arrays`'s copy.  The one way fitted
+    state follows the data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._array_api import numpy_namespace, placed
+    >>> A = np.ones(2)
+    >>> placed(A, numpy_namespace(), "cpu") is A
+    True
+    """
+    fitted = fitted_array(value)
+    if fitted is None:
+        return value
+    if is_numpy(xp):
+        if isinstance(fitted, np.ndarray):
+            return value
+        return move_arrays(value, np, None)
+    if _is_array(fitted) and namespace_of(fitted) is xp and same_device(device_of(fitted), device):
+        return value
+    return move_arrays(value, xp, device)
 
 
 def namespace_of(X: Any) -> Any:

@@ -153,6 +153,16 @@ class Rows(Protocol):
     checked: bool
     #: The rows as given, validated: an in-memory array or sparse matrix, or a Dask array.
     X: Any
+    #: The array namespace the map functions compute in (the arrays they are handed are
+    #: its arrays): NumPy's (``_array_api.numpy_namespace()``) for rows on the host, the
+    #: library's for an array of another library or rows streamed through a device.
+    xp: Any
+    #: The device of the arrays the map functions are handed (``"cpu"`` on the host).
+    device: Any
+    #: Whether objects persisted beside the parts (:meth:`persist`) are rebuilt from their
+    #: rows at every pass (rows streamed through a device), so that they cannot keep what
+    #: one pass gave them.
+    rebuilt: bool
 
     @property
     def n_rows(self) -> int: ...
@@ -168,6 +178,17 @@ class Rows(Protocol):
 
     def array(self) -> Any:
         """The rows as one in-memory array, or None where they are held elsewhere."""
+        ...
+
+    @property
+    def held(self) -> Rows:
+        """The rows where they are held: the host rows of rows streamed through a device,
+        the rows themselves otherwise (what a selection made on the host reads)."""
+        ...
+
+    def fitted_place(self) -> tuple[Any, Any]:
+        """``(xp, device)`` of the fitted arrays of a fit on these rows: ``X``'s namespace
+        and device (NumPy's for host rows, streamed or not)."""
         ...
 
     def empty(self, n_rows: int = 0) -> Any:
@@ -285,10 +306,22 @@ class InMemoryRows:
 
     in_memory = True
     local = True
+    rebuilt = False
+    device: Any = "cpu"
 
     def __init__(self, X: Any, *, checked: bool = True) -> None:
+        from ._array_api import numpy_namespace
+
         self.X = X
         self.checked = checked
+        self.xp = numpy_namespace()
+
+    @property
+    def held(self) -> Rows:
+        return self
+
+    def fitted_place(self) -> tuple[Any, Any]:
+        return self.xp, self.device
 
     @property
     def n_rows(self) -> int:

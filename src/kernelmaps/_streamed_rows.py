@@ -86,6 +86,7 @@ class StreamedRows:
 
     in_memory = False
     local = True
+    rebuilt = True
 
     def __init__(self, rows: Rows, xp: Any, device: Any, block_rows: int | None = None) -> None:
         self.inner, self.xp, self.device = rows, xp, device
@@ -108,6 +109,13 @@ class StreamedRows:
 
     def array(self) -> Any:
         return None
+
+    @property
+    def held(self) -> Rows:
+        return self.inner
+
+    def fitted_place(self) -> tuple[Any, Any]:
+        return self.inner.fitted_place()
 
     def empty(self, n_rows: int = 0) -> Any:
         return np.zeros((n_rows, self.n_features), dtype=self.dtype)

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import assert_all_finite
 
+from .._array_api import numpy_namespace
 from .._array_types import is_dask_array
 from .._rows import Parts, RowwiseWork, _stack, tree_reduce
 from .._task_settings import TaskSettings
@@ -174,12 +175,22 @@ class DaskRows:
     in_memory = False
     local = False
     checked = False
+    rebuilt = False
+    device: Any = "cpu"
 
     def __init__(self, X: Any, name: str | None = None) -> None:
         if X.numblocks[1] > 1:
             X = X.rechunk({1: -1})
         self.X = X
         self.name = name
+        self.xp = numpy_namespace()
+
+    @property
+    def held(self) -> DaskRows:
+        return self
+
+    def fitted_place(self) -> tuple[Any, Any]:
+        return self.xp, self.device
 
     def _known(self) -> Any:
         self.X = with_known_rows(self.X)
