@@ -119,6 +119,7 @@ def is_foreign(X: Any) -> bool:
     return dispatch_enabled() and _is_array(X)
 
 
+@functools.cache
 def numpy_namespace() -> Any:
     """NumPy's array API namespace (``array_api_compat.numpy``): the ``xp`` of NumPy input,
     as scikit-learn's ``get_namespace`` gives it, whatever NumPy's version."""
