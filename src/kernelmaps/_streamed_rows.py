@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._array_api import place_name, same_device
+from ._array_api import is_numpy, place_name, same_device
 from ._devices import copy_to_device, free_device_memory, resolve_device
 from ._rows import Rows, RowwiseWork, tree_reduce_stream
 
@@ -211,10 +211,9 @@ def stream_rows(rows: Rows, device: Any) -> Rows:
     if device is None:
         return rows
     xp, resolved = resolve_device(device)
-    held = getattr(rows, "xp", None)
-    if held is None:
+    if is_numpy(rows.xp):
         return StreamedRows(rows, xp, resolved)
-    if held is not xp or not same_device(rows.device, resolved):  # type: ignore[attr-defined]
+    if rows.xp is not xp or not same_device(rows.device, resolved):
         raise ValueError(
             f"device={device!r} does not match where X is ({place_name(rows.X)}): pass "
             "device=None to work where X is, or move X to that device first."
