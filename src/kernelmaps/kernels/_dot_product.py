@@ -429,7 +429,7 @@ class MaclaurinKernel(DotProductKernel):
 
     Notes
     -----
-    On the arrays of another library (array API dispatch) the dot products are one
+    On the arrays of another library (a tensor, a CuPy array) the dot products are one
     matrix product on their device; ``function`` is applied there when, called on that
     array, it returns an array of the same library and device (a closed form written
     with operators and array API functions, ``lambda t: 1 / (1 - t / 2)``); otherwise

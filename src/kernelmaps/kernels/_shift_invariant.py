@@ -358,7 +358,7 @@ class Matern(ShiftInvariantKernel):
     multivariate t distribution with ``2 nu`` degrees of freedom and scale ``1 / l``,
     ``w = z sqrt(2 nu / W) / l`` with ``z ~ N(0, I_d)``, ``W ~ chi^2_{2 nu}``.  It is radial.
 
-    On the arrays of another library (array API dispatch), ``nu`` = 1/2, 3/2 and 5/2 are
+    On the arrays of another library (a tensor, a CuPy array), ``nu`` = 1/2, 3/2 and 5/2 are
     evaluated on their device from their closed forms; any other ``nu`` needs the Bessel
     function ``K_nu``, outside the array API standard, and is computed on the host in
     float64 and moved.
