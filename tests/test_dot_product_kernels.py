@@ -72,7 +72,7 @@ def test_homogeneous_and_exponential(data) -> None:
 def test_maclaurin_series_reproduces_the_kernel(kernel: DotProductKernel) -> None:
     t = np.linspace(-0.9, 0.9, 13)
     series = sum(kernel.maclaurin_coefficient(n) * t**n for n in range(80))
-    np.testing.assert_allclose(series, kernel._f(t.copy()), rtol=1e-12)
+    np.testing.assert_allclose(series, kernel._f(np, t.copy()), rtol=1e-12)
     assert all(kernel.maclaurin_coefficient(n) >= 0 for n in range(80))
 
 

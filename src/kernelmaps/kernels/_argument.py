@@ -11,6 +11,7 @@ defaults (those of the kernel class, e.g. :class:`~kernelmaps.kernels.Polynomial
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from numbers import Integral, Real
@@ -20,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 
-from .._array_api import device_of, host_dtype, is_foreign, namespace_of, supports_float64
+from .._array_api import get_namespace, host_dtype, supports_float64
 from .._suggest import did_you_mean
 from ..exceptions import NonFiniteOutputError
 from ._base import (
@@ -480,42 +481,24 @@ def scale_gamma(X: Any) -> float:
     >>> scale_gamma(np.array([[0.0], [1.0]]))
     4.0
     """
-    n_features = int(X.shape[1])
-    if is_foreign(X):
-        return _scale_gamma_array(X)
-    values = X.data if sp.issparse(X) else np.asarray(X)
-    top = float(np.max(np.abs(values))) if values.size else 0.0
+    xp, device = get_namespace(X)
+    values = X.data if sp.issparse(X) else xp.asarray(X)
+    top = float(xp.max(xp.abs(values))) if math.prod(values.shape) else 0.0
     if top == 0.0 or not np.isfinite(top):
         return 1.0
     if sp.issparse(X):
         Xs = sp.csr_matrix(X, dtype=np.float64) / top
         mean = float(Xs.mean())
         var = float(Xs.multiply(Xs).mean()) - mean * mean
-    else:
-        var = float(np.var(np.asarray(X, dtype=np.float64) / top))
-    if not var > 0.0:
-        return 1.0
-    with np.errstate(over="ignore", under="ignore"):
-        gamma = 1.0 / (n_features * var) / top / top
-    return check_data_gamma(gamma, "gamma='scale' = 1 / (n_features * X.var())", top, X.dtype)
-
-
-def _scale_gamma_array(X: Any) -> float:
-    """:func:`scale_gamma` of an array of another library: the same formula on its device
-    (in float64 where the device has it), two numbers copied back."""
-    xp = namespace_of(X)
-    size = int(X.shape[0]) * int(X.shape[1])
-    top = float(xp.max(xp.abs(X))) if size else 0.0
-    if top == 0.0 or not np.isfinite(top):
-        return 1.0
-    work = xp.float64 if supports_float64(xp, device_of(X)) else xp.float32
-    var = float(xp.var(xp.astype(X, work) / top))
+    else:  # in float64 where the device has it (NumPy does)
+        work = xp.float64 if supports_float64(xp, device) else xp.float32
+        var = float(xp.var(xp.asarray(values, dtype=work) / top))
     if not var > 0.0:
         return 1.0
     with np.errstate(over="ignore", under="ignore"):
         gamma = 1.0 / (int(X.shape[1]) * var) / top / top
     rule = "gamma='scale' = 1 / (n_features * X.var())"
-    return check_data_gamma(gamma, rule, top, host_dtype(X.dtype))
+    return check_data_gamma(gamma, rule, top, host_dtype(values.dtype))
 
 
 def kernel_from_params(

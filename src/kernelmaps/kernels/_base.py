@@ -14,7 +14,6 @@ the base classes it derives from, what the feature maps need from it:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -24,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import device_of, host_dtype, is_foreign, namespace_of, to_namespace, to_numpy
+from .._array_api import get_namespace, host_dtype, is_numpy, on_host
 from .._suggest import did_you_mean
 from ..exceptions import NonFiniteOutputError
 
@@ -32,7 +31,6 @@ __all__ = [
     "BinnableKernel",
     "Kernel",
     "ShiftInvariantKernel",
-    "diag_follows_x",
     "get_kernel_class",
     "kernel_names",
     "make_kernel",
@@ -128,38 +126,86 @@ def _as_float_array(X: Any, name: str = "X") -> np.ndarray | sp.spmatrix:
             )
     else:
         X = np.asarray(X, dtype=np.float64)
-    values = X.data if sp.issparse(X) else X
-    if not _all_finite(values):
-        what = "NaN" if np.isnan(values).any() else "infinity"
-        raise ValueError(
-            f"Input {name} contains {what}; kernels are defined on finite values only: "
-            "impute the missing values (e.g. with sklearn.impute.SimpleImputer) or drop "
-            "those rows."
-        )
+    _check_finite_input(X.data if sp.issparse(X) else X, name)
     return X
 
 
-def _diag_input(X: Any) -> np.ndarray | sp.spmatrix:
-    """The rows of ``kernel.diag(X)``: a 2D float64 array or CSR matrix, or a clear error."""
-    X_ = _as_float_array(X)
+def _check_finite_input(values: Any, name: str) -> None:
+    """Refuse NaN or infinite input values (any library), with the one message."""
+    if _all_finite(values):
+        return
+    xp, _ = get_namespace(values)
+    what = "NaN" if bool(xp.any(xp.isnan(values))) else "infinity"
+    raise ValueError(
+        f"Input {name} contains {what}; kernels are defined on finite values only: "
+        "impute the missing values (e.g. with sklearn.impute.SimpleImputer) or drop "
+        "those rows."
+    )
+
+
+def _as_input(xp: Any, X: Any, name: str = "X") -> Any:
+    """``X`` validated for a kernel evaluating in ``xp``: on NumPy, a float64 array or CSR
+    matrix (:func:`_as_float_array`); otherwise an array of ``xp`` itself (in its dtype, on
+    its device), with finite values."""
+    if is_numpy(xp):
+        return _as_float_array(X, name)
+    if get_namespace(X)[0] is not xp:
+        raise ValueError(
+            f"{name} is not an array of {xp.__name__} while the other input is: a kernel "
+            "matrix takes X and Y of one library on one device; move them to one place."
+        )
+    _check_finite_input(X, name)
+    return X
+
+
+def _diag_input(xp: Any, X: Any) -> Any:
+    """The rows of ``kernel.diag(X)``: 2D and finite (:func:`_as_input`), or a clear error."""
+    X_ = _as_input(xp, X)
     if X_.ndim != 2:
         raise ValueError(
-            f"Expected a 2D array of rows (n_samples, n_features), got shape {X_.shape}; "
-            "reshape your data, e.g. with array.reshape(1, -1) for a single row."
+            f"Expected a 2D array of rows (n_samples, n_features), got shape "
+            f"{tuple(X_.shape)}; reshape your data, e.g. with array.reshape(1, -1) for a "
+            "single row."
         )
     return X_
 
 
+def _check_pair(kernel: Kernel, X: Any, Y: Any) -> None:
+    """Refuse inputs that do not form a kernel matrix (the one set of messages)."""
+    if X.ndim != 2 or Y.ndim != 2:
+        raise ValueError(
+            f"Expected 2D arrays, got X with shape {tuple(X.shape)} and Y with shape "
+            f"{tuple(Y.shape)}."
+        )
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; they must match.")
+    if X.shape[0] == 0 or Y.shape[0] == 0:
+        raise ValueError(
+            f"{kernel!r}: X has {X.shape[0]} rows and Y has {Y.shape[0]}; a kernel matrix "
+            "needs at least one row in each."
+        )
+
+
 def _largest_magnitude(X: Any) -> float:
-    """``max |x|`` over the (stored) values of a dense or sparse ``X``; 0 when empty."""
-    values = X.data if sp.issparse(X) else np.asarray(X)
+    """``max |x|`` over the (stored) values of a dense or sparse ``X`` of any library; 0
+    when empty."""
+    if sp.issparse(X):
+        X = X.data
+    xp, _ = get_namespace(X)
+    if not is_numpy(xp):
+        return float(xp.max(xp.abs(X))) if math.prod(X.shape) else 0.0
+    values = np.asarray(X)
     if values.size == 0:
         return 0.0
     return float(max(values.max(), -values.min()))
 
 
-def _all_finite(K: np.ndarray) -> bool:
-    """Whether every entry of ``K`` is finite: one sum, element-wise only if it is not."""
+def _all_finite(K: Any) -> bool:
+    """Whether every entry of ``K`` (any library) is finite: on NumPy one sum, element-wise
+    only if it is not."""
+    xp, _ = get_namespace(K)
+    if not is_numpy(xp):
+        return bool(xp.all(xp.isfinite(K)))
     with np.errstate(over="ignore", invalid="ignore"):
         return bool(np.isfinite(K.sum()) or np.isfinite(K).all())
 
@@ -170,20 +216,23 @@ def _result_dtype(X: Any, Y: Any) -> type[np.floating]:
     return np.float64
 
 
-def diag_follows_x(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """Decorator of a kernel's ``diag(X)``: an array of another library (array API dispatch
-    on) goes to :meth:`Kernel._diag_foreign`, on its device; other input to ``method``.
+def _per_row(xp: Any, X: Any, value: float) -> Any:
+    """``value`` once per row of the validated ``X`` (dense or sparse), in its namespace,
+    dtype and device."""
+    return xp.full(int(X.shape[0]), value, dtype=X.dtype, device=get_namespace(X)[1])
 
-    Every ``diag`` of the kernels wears it, so that an override keeps the dispatch.
-    """
 
-    @functools.wraps(method)
-    def diag(self: Any, X: Any) -> Any:
-        if is_foreign(X):
-            return self._diag_foreign(X)
-        return method(self, X)
+def on_host_float64(evaluate: Callable[..., Any], X: Any, Y: Any) -> Any:
+    """``evaluate(X, Y)`` for a function of float64 NumPy arrays (SciPy's, scikit-learn's):
+    NumPy input (validated float64, dense or sparse) goes to it as it is; arrays of another
+    library are computed on the host in float64 and the result moved back, in their dtype
+    (:func:`~kernelmaps._array_api.on_host`).  ``Y is X`` stays so."""
 
-    return diag
+    def host(A: Any, B: Any = None) -> Any:
+        A = A.astype(np.float64, copy=False)
+        return evaluate(A, A if B is None else B.astype(np.float64, copy=False))
+
+    return on_host(host, X) if Y is X else on_host(host, X, Y)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,130 +256,78 @@ class Kernel(ABC):
 
     names: ClassVar[tuple[str, ...]] = ()
 
-    def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
+    def __call__(self, X: Any, Y: Any = None) -> Any:
         """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
 
-        Computed in float64; returned as float32 only when both inputs are float32.  With
-        array API dispatch on, arrays of another library give an array of theirs, on their
-        device, computed in their dtype (``_evaluate_array``).
+        NumPy input (and lists, sparse matrices) is computed in float64 and returned as
+        float32 only when both inputs are float32.  Arrays of another library (a tensor, a
+        CuPy array) give an array of theirs, on their device, computed in their dtype.
         """
-        if is_foreign(X):
-            return self._call_array(X, X if Y is None else Y)
-        X_ = _as_float_array(X)
-        Y_ = X_ if Y is None else _as_float_array(Y, "Y")
-        if X_.ndim != 2 or Y_.ndim != 2:
-            raise ValueError(
-                f"Expected 2D arrays, got X with shape {X_.shape} and Y with shape {Y_.shape}."
-            )
-        if X_.shape[1] != Y_.shape[1]:
-            raise ValueError(
-                f"X has {X_.shape[1]} features but Y has {Y_.shape[1]}; they must match."
-            )
-        if X_.shape[0] == 0 or Y_.shape[0] == 0:
-            raise ValueError(
-                f"{self!r}: X has {X_.shape[0]} rows and Y has {Y_.shape[0]}; a kernel matrix "
-                "needs at least one row in each."
-            )
-        kernel = self.resolve(X_.shape[1])
-        dtype = _result_dtype(X, X if Y is None else Y)
+        xp, _ = get_namespace(X, Y)
+        X_ = _as_input(xp, X)
+        Y_ = X_ if Y is None else _as_input(xp, Y, "Y")
+        _check_pair(self, X_, Y_)
+        kernel = self.resolve(int(X_.shape[1]))
+        dtype = _result_dtype(X, X if Y is None else Y) if is_numpy(xp) else X_.dtype
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            K = kernel._evaluate(X_, Y_)
-            K = K.astype(dtype, copy=False)
+            K = kernel._evaluate(xp, X_, Y_)
+            if is_numpy(xp):
+                K = K.astype(dtype, copy=False)
         if not _all_finite(K):
             kernel._refuse_overflow(X_, Y_, dtype)
         return K
 
+    #: The former name of the array path, still called by ``models/_device.py``: the one
+    #: ``__call__`` now (to be replaced there by ``kernel(X, Y)``).
+    _call_array = __call__
+
     def _refuse_overflow(self, X: Any, Y: Any, dtype: Any = np.float64) -> None:
         """Raise :class:`~kernelmaps.exceptions.NonFiniteOutputError` for a kernel matrix
-        that overflowed on the inputs ``X`` and ``Y``."""
+        that overflowed on the inputs ``X`` and ``Y`` (of any library)."""
         largest = max(_largest_magnitude(X), _largest_magnitude(Y))
+        dtype = host_dtype(dtype)
         fixes = "rescale the data"
         if hasattr(self, "gamma"):
             fixes += " or use a smaller gamma"
-        if np.dtype(dtype) == np.float32:
+        if dtype == np.float32:
             fixes += " or pass float64 data"
         raise NonFiniteOutputError(
             f"{self!r}: the kernel matrix has non-finite values, the computation overflowed "
-            f"{np.dtype(dtype).name} for inputs up to |x| = {largest:.3g}; {fixes} "
+            f"{dtype.name} for inputs up to |x| = {largest:.3g}; {fixes} "
             "(limits: docs/LIMITS.md)."
         )
 
     @abstractmethod
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        """Kernel matrix for validated float64 inputs and resolved parameters."""
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
+        """Kernel matrix of validated inputs (resolved parameters) in the namespace ``xp``:
+        float64 NumPy arrays or CSR matrices, or arrays of another library (computed in
+        their dtype, on their device)."""
 
-    def _call_array(self, X: Any, Y: Any) -> Any:
-        """``k(X, Y)`` for arrays of another library (same namespace and device)."""
-        xp = namespace_of(X)
-        if namespace_of(Y) is not xp or str(device_of(Y)) != str(device_of(X)):
-            raise ValueError(
-                f"{self!r}: X and Y must be arrays of the same library on the same device."
-            )
-        if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
-            raise ValueError(
-                f"Expected 2D arrays of the same width, got X with shape {tuple(X.shape)} and "
-                f"Y with shape {tuple(Y.shape)}."
-            )
-        if X.shape[0] == 0 or Y.shape[0] == 0:
-            raise ValueError(f"{self!r}: a kernel matrix needs at least one row in X and Y.")
-        kernel = self.resolve(int(X.shape[1]))
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked below
-            K = kernel._evaluate_array(xp, X, Y)
-        if not bool(xp.all(xp.isfinite(K))):
-            kernel._refuse_overflow(to_numpy(X), to_numpy(Y), host_dtype(X.dtype))
-        return K
-
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
-        """Kernel matrix of arrays of ``xp`` (resolved parameters), in ``X``'s dtype and
-        on its device.  This generic version computes it on the host in float64 and moves
-        it; the kernels with a formula in the array API override it."""
-        X_ = to_numpy(X).astype(np.float64)
-        Y_ = X_ if Y is X else to_numpy(Y).astype(np.float64)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            K = self._evaluate(X_, Y_)
-        return to_namespace(K, xp, device_of(X), dtype=X.dtype)
-
-    def _diag_foreign(self, X: Any) -> Any:
-        """``diag(X)`` for an array of another library: on its device, in its dtype
-        (:meth:`_diag_array`), refused where it overflows."""
-        if X.ndim != 2:
-            raise ValueError(
-                f"Expected a 2D array of rows (n_samples, n_features), got shape "
-                f"{tuple(X.shape)}; reshape your data, e.g. with reshape(1, -1) for a single row."
-            )
-        xp = namespace_of(X)
-        kernel = self.resolve(int(X.shape[1]))
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked below
-            out = kernel._diag_array(xp, X)
-        if not bool(xp.all(xp.isfinite(out))):
-            host = to_numpy(X)
-            kernel._refuse_overflow(host, host, host_dtype(X.dtype))
-        return out
-
-    def _diag_array(self, xp: Any, X: Any) -> Any:
-        """``k(x, x)`` of the rows of ``X`` (an array of ``xp``, resolved parameters) in its
-        dtype, on its device.  This generic version computes :meth:`diag` on the host and
-        moves it; the kernels with a closed form in the array API override it."""
-        out = self.diag(to_numpy(X))
-        return to_namespace(out, xp, device_of(X), dtype=X.dtype)
-
-    @diag_follows_x
-    def diag(self, X: Any) -> np.ndarray:
+    def diag(self, X: Any) -> Any:
         """``k(x, x)`` for every row of ``X``, without forming the kernel matrix.
 
-        This generic version evaluates 128 x 128 diagonal blocks of ``K``; kernels with a
-        closed form override it.  With array API dispatch on, an array of another library
-        gives an array of its own, on its device, in its dtype.
+        In float64 for NumPy input; an array of another library gives an array of its own,
+        on its device, in its dtype.
         """
-        X_ = _diag_input(X)
-        kernel = self.resolve(X_.shape[1])
-        out = np.empty(X_.shape[0])
+        xp, _ = get_namespace(X)
+        X_ = _diag_input(xp, X)
+        kernel = self.resolve(int(X_.shape[1]))
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            for start in range(0, X_.shape[0], 128):
-                block = X_[start : start + 128]
-                out[start : start + block.shape[0]] = np.diagonal(kernel._evaluate(block, block))
+            out = kernel._diag(xp, X_)
         if not _all_finite(out):
-            kernel._refuse_overflow(X_, X_)
+            kernel._refuse_overflow(X_, X_, X_.dtype)
+        return out
+
+    def _diag(self, xp: Any, X: Any) -> Any:
+        """``k(x, x)`` of validated rows ``X`` (:meth:`diag`; resolved parameters).  This
+        generic version evaluates 128 x 128 diagonal blocks of ``K``; kernels with a closed
+        form override it."""
+        out = _per_row(xp, X, 0.0)
+        for start in range(0, int(X.shape[0]), 128):
+            block = X[start : start + 128, :]
+            out[start : start + block.shape[0]] = xp.linalg.diagonal(
+                self._evaluate(xp, block, block)
+            )
         return out
 
     def resolve(self, n_features: int) -> Kernel:
@@ -402,12 +399,8 @@ class ShiftInvariantKernel(Kernel):
     #: True when p(w) depends on ``|w|`` only (orthogonal random features apply).
     radial: ClassVar[bool] = False
 
-    @diag_follows_x
-    def diag(self, X: Any) -> np.ndarray:
-        return np.ones(_diag_input(X).shape[0])
-
-    def _diag_array(self, xp: Any, X: Any) -> Any:
-        return xp.ones(int(X.shape[0]), dtype=X.dtype, device=device_of(X))
+    def _diag(self, xp: Any, X: Any) -> Any:
+        return _per_row(xp, X, 1.0)
 
     @abstractmethod
     def sample_frequencies(

@@ -25,38 +25,28 @@ multiplicative histogram kernels. DAGM.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import gen_batches
 
-from .._array_api import device_of, is_foreign, namespace_of
-from ._array_blocks import coordinatewise_sum_array
-from ._base import (
-    Kernel,
-    _all_finite,
-    _check_positive,
-    _diag_input,
-    diag_follows_x,
-    register_kernel,
-)
+from .._array_api import get_namespace, is_numpy
+from ._array_blocks import coordinatewise_sum
+from ._base import Kernel, _check_positive, _per_row, register_kernel
 
 __all__ = ["AdditiveChi2", "ExponentiatedChi2", "HistogramIntersection", "SkewedChi2"]
 
-#: Rows of X per block in the exact evaluation (temporaries of block x n_Y floats).
-_BLOCK = 256
-
 
 def _min_value(X: Any) -> float:
-    if is_foreign(X):
-        return float(namespace_of(X).min(X)) if X.shape[0] * X.shape[1] else 0.0
+    """The smallest entry of ``X`` (dense or sparse, any library); 0 when empty."""
     if sp.issparse(X):
         data_min = float(X.data.min()) if X.nnz else 0.0
         has_zero = X.nnz < X.shape[0] * X.shape[1]
         return min(data_min, 0.0) if has_zero else data_min
-    return float(np.min(X)) if X.size else 0.0
+    xp, _ = get_namespace(X)
+    return float(xp.min(X)) if math.prod(X.shape) else 0.0
 
 
 def check_non_negative(X: Any, owner: str) -> None:
@@ -95,82 +85,54 @@ def check_above(X: Any, bound: float, owner: str, name: str) -> None:
         )
 
 
-def _row_sums(kernel: Kernel, X: Any) -> np.ndarray:
-    """``k(x, x) = sum_i x_i`` for every row, refused if it overflows."""
-    with np.errstate(over="ignore"):
-        out = np.asarray(X.sum(axis=1, dtype=np.float64), dtype=np.float64).ravel()
-    if not _all_finite(out):
-        kernel._refuse_overflow(X, X)
-    return out
+def _row_sums(xp: Any, X: Any) -> Any:
+    """``k(x, x) = sum_i x_i`` for every row of ``X`` (dense or sparse, any library)."""
+    if sp.issparse(X):
+        return np.asarray(X.sum(axis=1, dtype=np.float64), dtype=np.float64).ravel()
+    return xp.sum(X, axis=1)
 
 
-def _coordinatewise_sum(
-    X: Any, Y: Any, term: Callable[[np.ndarray, np.ndarray], np.ndarray]
-) -> np.ndarray:
-    """``K[a, b] = sum_i term(X[a, i], Y[b, i])`` by row blocks of ``X``."""
-    Yd = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
-    K = np.zeros((X.shape[0], Yd.shape[0]))
-    for rows in gen_batches(X.shape[0], _BLOCK):
-        Xb = X[rows].toarray() if sp.issparse(X) else X[rows]
-        acc = K[rows]
-        for j in range(Xb.shape[1]):
-            acc += term(Xb[:, j][:, None], Yd[:, j][None, :])
-    return K
+def chi2_ratio(xp: Any) -> Callable[[Any, Any], Any]:
+    """The term ``2 x y / (x + y)`` of arrays of ``xp``, with 0 where ``x + y = 0``.
 
-
-def _chi2_ratio(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``2 x y / (x + y)`` with 0 where ``x + y = 0``.
-
-    Written ``x (y / ((x + y) / 2))``, so that neither ``x y`` nor ``x + y``
-    overflows for large finite values.
+    Written ``x (y / ((x + y) / 2))``, so that neither ``x y`` nor ``x + y`` overflows for
+    large finite values (on NumPy the zeros are written in place).
     """
-    s = 0.5 * x + 0.5 * y
-    with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
-        r = x * (y / s)
-    r[s == 0] = 0.0
-    return r
-
-
-def _chi2_distance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``(x - y)^2 / (x + y)`` with 0 where ``x + y = 0``.
-
-    Written ``(x - y) ((x - y) / (x + y))`` on halves: no overflow for finite values.
-    """
-    diff = x - y
-    s = 0.5 * x + 0.5 * y
-    with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
-        r = diff * (0.5 * diff / s)
-    r[s == 0] = 0.0
-    return r
-
-
-def chi2_ratio_array(xp: Any) -> Callable[[Any, Any], Any]:
-    """:func:`_chi2_ratio` for arrays of ``xp``: ``x (y / ((x + y) / 2))``, 0 where
-    ``x + y = 0``."""
+    numpy = is_numpy(xp)
 
     def term(x: Any, y: Any) -> Any:
         s = 0.5 * x + 0.5 * y
+        if numpy:
+            with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
+                r = x * (y / s)
+            r[s == 0] = 0.0
+            return r
         zero = s == 0.0
         return xp.where(zero, 0.0, x * (y / xp.where(zero, 1.0, s)))
 
     return term
 
 
-def chi2_distance_array(xp: Any) -> Callable[[Any, Any], Any]:
-    """:func:`_chi2_distance` for arrays of ``xp``: ``(x - y) (0.5 (x - y) / ((x + y) /
-    2))``, 0 where ``x + y = 0``."""
+def chi2_distance(xp: Any) -> Callable[[Any, Any], Any]:
+    """The term ``(x - y)^2 / (x + y)`` of arrays of ``xp``, with 0 where ``x + y = 0``.
+
+    Written ``(x - y) ((x - y) / (x + y))`` on halves: no overflow for finite values (on
+    NumPy the zeros are written in place).
+    """
+    numpy = is_numpy(xp)
 
     def term(x: Any, y: Any) -> Any:
         diff = x - y
         s = 0.5 * x + 0.5 * y
+        if numpy:
+            with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
+                r = diff * (0.5 * diff / s)
+            r[s == 0] = 0.0
+            return r
         zero = s == 0.0
         return xp.where(zero, 0.0, diff * (0.5 * diff / xp.where(zero, 1.0, s)))
 
     return term
-
-
-def _ones_array(xp: Any, X: Any) -> Any:
-    return xp.ones(int(X.shape[0]), dtype=X.dtype, device=device_of(X))
 
 
 @register_kernel("additive_chi2_pd")
@@ -199,25 +161,14 @@ class AdditiveChi2(Kernel):
     [[1.0, 1.0], [1.0, 2.0]]
     """
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
         check_non_negative(X, "The additive chi-squared kernel")
         check_non_negative(Y, "The additive chi-squared kernel")
-        return _coordinatewise_sum(X, Y, _chi2_ratio)
+        return coordinatewise_sum(xp, X, Y, chi2_ratio(xp))
 
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+    def _diag(self, xp: Any, X: Any) -> Any:
         check_non_negative(X, "The additive chi-squared kernel")
-        check_non_negative(Y, "The additive chi-squared kernel")
-        return coordinatewise_sum_array(xp, X, Y, chi2_ratio_array(xp))
-
-    def _diag_array(self, xp: Any, X: Any) -> Any:
-        check_non_negative(X, "The additive chi-squared kernel")
-        return xp.sum(X, axis=1)
-
-    @diag_follows_x
-    def diag(self, X: Any) -> np.ndarray:
-        X = _diag_input(X)
-        check_non_negative(X, "The additive chi-squared kernel")
-        return _row_sums(self, X)
+        return _row_sums(xp, X)
 
 
 @register_kernel("chi2", "exponentiated_chi2")
@@ -247,28 +198,16 @@ class ExponentiatedChi2(Kernel):
     def __post_init__(self) -> None:
         _check_positive("ExponentiatedChi2", "gamma", self.gamma, allow_none=False)
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
         check_non_negative(X, "The chi-squared kernel")
         check_non_negative(Y, "The chi-squared kernel")
-        K = _coordinatewise_sum(X, Y, _chi2_distance)
-        K *= -self.gamma
-        return np.exp(K, out=K)
+        K = coordinatewise_sum(xp, X, Y, chi2_distance(xp))
+        K *= -float(self.gamma)
+        return np.exp(K, out=K) if is_numpy(xp) else xp.exp(K)
 
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+    def _diag(self, xp: Any, X: Any) -> Any:
         check_non_negative(X, "The chi-squared kernel")
-        check_non_negative(Y, "The chi-squared kernel")
-        K = coordinatewise_sum_array(xp, X, Y, chi2_distance_array(xp))
-        return xp.exp(-float(self.gamma) * K)
-
-    def _diag_array(self, xp: Any, X: Any) -> Any:
-        check_non_negative(X, "The chi-squared kernel")
-        return _ones_array(xp, X)
-
-    @diag_follows_x
-    def diag(self, X: Any) -> np.ndarray:
-        X = _diag_input(X)
-        check_non_negative(X, "The chi-squared kernel")
-        return np.ones(X.shape[0])
+        return _per_row(xp, X, 1.0)
 
 
 @register_kernel("skewed_chi2")
@@ -304,18 +243,7 @@ class SkewedChi2(Kernel):
     def __post_init__(self) -> None:
         _check_positive("SkewedChi2", "skewedness", self.skewedness, allow_none=False)
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        c = float(self.skewedness)
-        check_above(X, -c, "The skewed chi-squared kernel", "skewedness")
-        check_above(Y, -c, "The skewed chi-squared kernel", "skewedness")
-
-        def term(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-            return 0.5 * np.log(x + c) + 0.5 * np.log(y + c) - np.log(0.5 * (x + y) + c)
-
-        K = _coordinatewise_sum(X, Y, term)
-        return np.exp(K, out=K)
-
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
         c = float(self.skewedness)
         check_above(X, -c, "The skewed chi-squared kernel", "skewedness")
         check_above(Y, -c, "The skewed chi-squared kernel", "skewedness")
@@ -323,17 +251,12 @@ class SkewedChi2(Kernel):
         def term(x: Any, y: Any) -> Any:
             return 0.5 * xp.log(x + c) + 0.5 * xp.log(y + c) - xp.log(0.5 * (x + y) + c)
 
-        return xp.exp(coordinatewise_sum_array(xp, X, Y, term))
+        K = coordinatewise_sum(xp, X, Y, term)
+        return np.exp(K, out=K) if is_numpy(xp) else xp.exp(K)
 
-    def _diag_array(self, xp: Any, X: Any) -> Any:
+    def _diag(self, xp: Any, X: Any) -> Any:
         check_above(X, -float(self.skewedness), "The skewed chi-squared kernel", "skewedness")
-        return _ones_array(xp, X)
-
-    @diag_follows_x
-    def diag(self, X: Any) -> np.ndarray:
-        X = _diag_input(X)
-        check_above(X, -float(self.skewedness), "The skewed chi-squared kernel", "skewedness")
-        return np.ones(X.shape[0])
+        return _per_row(xp, X, 1.0)
 
 
 @register_kernel("histogram_intersection", "intersection")
@@ -353,22 +276,11 @@ class HistogramIntersection(Kernel):
     [[1.0, 1.0], [1.0, 2.0]]
     """
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
         check_non_negative(X, "The histogram intersection kernel")
         check_non_negative(Y, "The histogram intersection kernel")
-        return _coordinatewise_sum(X, Y, np.minimum)
+        return coordinatewise_sum(xp, X, Y, xp.minimum)
 
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+    def _diag(self, xp: Any, X: Any) -> Any:
         check_non_negative(X, "The histogram intersection kernel")
-        check_non_negative(Y, "The histogram intersection kernel")
-        return coordinatewise_sum_array(xp, X, Y, xp.minimum)
-
-    def _diag_array(self, xp: Any, X: Any) -> Any:
-        check_non_negative(X, "The histogram intersection kernel")
-        return xp.sum(X, axis=1)
-
-    @diag_follows_x
-    def diag(self, X: Any) -> np.ndarray:
-        X = _diag_input(X)
-        check_non_negative(X, "The histogram intersection kernel")
-        return _row_sums(self, X)
+        return _row_sums(xp, X)

@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .._array_api import device_of, namespace_of, to_namespace, to_numpy
+from .._array_api import get_namespace, is_numpy, numpy_namespace, on_host
 from ..exceptions import NonFiniteOutputError
 from ._base import (
     Kernel,
@@ -43,7 +43,6 @@ from ._base import (
     _check_positive,
     _diag_input,
     _finite_number,
-    diag_follows_x,
     register_kernel,
 )
 
@@ -99,7 +98,7 @@ def squared_row_norms(X: Any) -> np.ndarray:
     >>> squared_row_norms(np.array([[0.0, 1.0], [1.0, 1.0]])).tolist()
     [1.0, 2.0]
     """
-    out = raw_squared_row_norms(_diag_input(X))
+    out = raw_squared_row_norms(_diag_input(numpy_namespace(), X))
     if not _all_finite(out):
         row = int(np.flatnonzero(~np.isfinite(out))[0])
         raise NonFiniteOutputError(
@@ -140,8 +139,19 @@ def _finite_coefficient(kernel: Kernel, n: int, log_value: float) -> float:
     return math.exp(log_value)
 
 
-def _gram(X: Any, Y: Any) -> np.ndarray:
-    return np.asarray(safe_sparse_dot(X, Y.T, dense_output=True), dtype=np.float64)
+def gram(xp: Any, X: Any, Y: Any) -> Any:
+    """The dot products ``X Y^T`` of validated inputs of ``xp`` (float64 on NumPy, dense
+    or sparse; in their dtype, on their device, otherwise): a fresh array, which the
+    kernels may overwrite."""
+    if is_numpy(xp):
+        return np.asarray(safe_sparse_dot(X, Y.T, dense_output=True), dtype=np.float64)
+    return X @ xp.matrix_transpose(Y)
+
+
+def squared_norms(xp: Any, X: Any) -> Any:
+    """``|x|^2`` of the validated rows ``X`` of ``xp`` (:func:`raw_squared_row_norms` on
+    NumPy), unchecked."""
+    return raw_squared_row_norms(X) if is_numpy(xp) else xp.sum(X * X, axis=1)
 
 
 class DotProductKernel(Kernel):
@@ -180,39 +190,15 @@ class DotProductKernel(Kernel):
         """The coefficient ``a_n = f^(n)(0) / n!`` (``>= 0``)."""
 
     @abstractmethod
-    def _f(self, t: np.ndarray) -> np.ndarray:
-        """``f`` applied elementwise to the Gram matrix ``t`` (may overwrite it)."""
+    def _f(self, xp: Any, t: Any) -> Any:
+        """``f`` applied elementwise to dot products ``t``, an array of ``xp`` that it may
+        overwrite, in its dtype and on its device (float64 on NumPy)."""
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        return self._f(_gram(X, Y))
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
+        return self._f(xp, gram(xp, X, Y))
 
-    def _f_array(self, xp: Any, t: Any) -> Any:
-        """``f`` applied elementwise to an array ``t`` of ``xp`` (dot products), in its
-        dtype and on its device; None where ``f`` has no array API form (the callers
-        then compute on the host)."""
-        return None
-
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
-        """``f(X Y^T)``: one matrix product and ``f`` in the dtype of ``X``, on its device
-        (on the host where :meth:`_f_array` has no form)."""
-        K = self._f_array(xp, X @ xp.matrix_transpose(Y))
-        return super()._evaluate_array(xp, X, Y) if K is None else K
-
-    def _diag_array(self, xp: Any, X: Any) -> Any:
-        """``f(|x|^2)`` on the device (on the host where :meth:`_f_array` has no form)."""
-        out = self._f_array(xp, xp.sum(X * X, axis=1))
-        return super()._diag_array(xp, X) if out is None else out
-
-    @diag_follows_x
-    def diag(self, X: Any) -> np.ndarray:
-        X = _diag_input(X)
-        kernel = self.resolve(X.shape[1])
-        assert isinstance(kernel, DotProductKernel)
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = kernel._f(raw_squared_row_norms(X))
-        if not _all_finite(out):
-            kernel._refuse_overflow(X, X)
-        return out
+    def _diag(self, xp: Any, X: Any) -> Any:
+        return self._f(xp, squared_norms(xp, X))
 
     def check_norms(self, squared_norms: np.ndarray, owner: str) -> None:
         """Refuse data on which the Maclaurin series diverges.
@@ -324,18 +310,12 @@ class Polynomial(DotProductKernel):
             log_value += (degree - n) * math.log(coef0)
         return _finite_coefficient(self, n, log_value)
 
-    def _f(self, t: np.ndarray) -> np.ndarray:
-        t *= self.gamma
-        t += self.coef0
-        if not _is_integer(self.degree) and np.any(t < 0.0):
-            self._refuse_negative_base(float(t.min()))
-        return np.power(t, self.degree, out=t)
-
-    def _f_array(self, xp: Any, t: Any) -> Any:
-        t = self._g * t + float(self.coef0)
+    def _f(self, xp: Any, t: Any) -> Any:
+        t *= self._g
+        t += float(self.coef0)
         if not _is_integer(self.degree) and bool(xp.any(t < 0.0)):
             self._refuse_negative_base(float(xp.min(t)))
-        return t ** float(self.degree)
+        return np.power(t, self.degree, out=t) if is_numpy(xp) else t ** float(self.degree)
 
     def _refuse_negative_base(self, lowest: float) -> None:
         """Refuse a negative ``gamma x . y + coef0`` (down to ``lowest``) for a
@@ -382,11 +362,8 @@ class HomogeneousPolynomial(DotProductKernel):
     def maclaurin_coefficient(self, n: int) -> float:
         return 1.0 if n == self.degree else 0.0
 
-    def _f(self, t: np.ndarray) -> np.ndarray:
-        return np.power(t, self.degree, out=t)
-
-    def _f_array(self, xp: Any, t: Any) -> Any:
-        return t ** float(self.degree)
+    def _f(self, xp: Any, t: Any) -> Any:
+        return np.power(t, self.degree, out=t) if is_numpy(xp) else t ** float(self.degree)
 
 
 @register_kernel("exponential_dot_product", "exp_dot")
@@ -424,12 +401,9 @@ class ExponentialDotProduct(DotProductKernel):
         log_value = n * math.log(float(self.gamma)) - math.lgamma(n + 1)  # type: ignore[arg-type]
         return _finite_coefficient(self, n, log_value)
 
-    def _f(self, t: np.ndarray) -> np.ndarray:
-        t *= self.gamma
-        return np.exp(t, out=t)
-
-    def _f_array(self, xp: Any, t: Any) -> Any:
-        return xp.exp(self._g * t)
+    def _f(self, xp: Any, t: Any) -> Any:
+        t *= self._g
+        return np.exp(t, out=t) if is_numpy(xp) else xp.exp(t)
 
 
 @register_kernel("maclaurin")
@@ -455,7 +429,7 @@ class MaclaurinKernel(DotProductKernel):
 
     Notes
     -----
-    On the arrays of another library (array API dispatch) the dot products are one
+    On the arrays of another library (a tensor, a CuPy array) the dot products are one
     matrix product on their device; ``function`` is applied there when, called on that
     array, it returns an array of the same library and device (a closed form written
     with operators and array API functions, ``lambda t: 1 / (1 - t / 2)``); otherwise
@@ -522,24 +496,25 @@ class MaclaurinKernel(DotProductKernel):
             )
         return a
 
-    def _f_array(self, xp: Any, t: Any) -> Any:
-        """``function(t)`` where ``function`` is given and, called on the array ``t``,
-        returns an array of ``xp`` on its device of ``t``'s shape (a closed form written
-        with operators and array API functions); else ``f(t)`` on the host in float64
-        (``function`` written for NumPy, or the series sum), moved back."""
-        if self.function is not None:
+    def _f(self, xp: Any, t: Any) -> Any:
+        """``function(t)`` where ``function`` is given and, called on an array ``t`` of
+        another library, returns an array of ``xp`` on the device of ``t`` of ``t``'s shape
+        (a closed form written with operators and array API functions); else ``f(t)`` on
+        the host in float64 (``function`` written for NumPy, or the series sum), moved
+        back."""
+        if self.function is not None and not is_numpy(xp):
             try:
                 out = self.function(t)
-                same = namespace_of(out) is xp and str(device_of(out)) == str(device_of(t))
+                same = get_namespace(out)[0] is xp and get_namespace(out, t)[0] is xp
             except Exception:  # a function written for NumPy arrays only
                 same = False
             if same and tuple(out.shape) == tuple(t.shape):
                 return xp.astype(out, t.dtype)
-        with np.errstate(over="ignore", invalid="ignore"):
-            host = self._f(to_numpy(t).astype(np.float64))
-        return to_namespace(host, xp, device_of(t), dtype=t.dtype)
+        return on_host(self._f_host, t)
 
-    def _f(self, t: np.ndarray) -> np.ndarray:
+    def _f_host(self, t: np.ndarray) -> np.ndarray:
+        """``f(t)`` of a NumPy array, in float64: ``function`` or the series."""
+        t = t.astype(np.float64, copy=False)
         if self.function is not None:
             return np.asarray(self.function(t), dtype=np.float64)
         if math.isfinite(self.radius) and t.size and np.max(np.abs(t)) >= self.radius:

@@ -35,27 +35,14 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
-from sklearn.utils.extmath import safe_sparse_dot
 
-from .._array_api import device_of
-from ._array_blocks import coordinatewise_sum_array
-from ._base import (
-    Kernel,
-    _all_finite,
-    _check_positive,
-    _diag_input,
-    _finite_number,
-    diag_follows_x,
-    register_kernel,
-)
-from ._chi2 import _chi2_distance, _coordinatewise_sum, check_non_negative, chi2_distance_array
-from ._dot_product import raw_squared_row_norms
+from .._array_api import is_numpy
+from ._array_blocks import coordinatewise_sum
+from ._base import Kernel, _check_positive, _finite_number, _per_row, register_kernel
+from ._chi2 import check_non_negative, chi2_distance
+from ._dot_product import gram, squared_norms
 
 __all__ = ["Cosine", "Linear", "NegativeChi2", "Sigmoid"]
-
-
-def _gram(X: Any, Y: Any) -> np.ndarray:
-    return np.asarray(safe_sparse_dot(X, Y.T, dense_output=True), dtype=np.float64)
 
 
 @register_kernel("linear")
@@ -72,23 +59,11 @@ class Linear(Kernel):
     [[1.0, 1.0], [1.0, 2.0]]
     """
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        return _gram(X, Y)
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
+        return gram(xp, X, Y)
 
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
-        return X @ xp.matrix_transpose(Y)
-
-    def _diag_array(self, xp: Any, X: Any) -> Any:
-        return xp.sum(X * X, axis=1)
-
-    @diag_follows_x
-    def diag(self, X: Any) -> np.ndarray:
-        X = _diag_input(X)
-        with np.errstate(over="ignore"):
-            out = raw_squared_row_norms(X)
-        if not _all_finite(out):
-            self._refuse_overflow(X, X)
-        return out
+    def _diag(self, xp: Any, X: Any) -> Any:
+        return squared_norms(xp, X)
 
 
 @register_kernel("sigmoid")
@@ -131,18 +106,18 @@ class Sigmoid(Kernel):
         ):
             raise ValueError(f"Sigmoid: coef0 must be a finite number; got {self.coef0!r}.")
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        K = _gram(X, Y)
-        K *= self._g
-        K += float(self.coef0)
-        return np.tanh(K, out=K)
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
+        return self._tanh(xp, gram(xp, X, Y))
 
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
-        return xp.tanh(self._g * (X @ xp.matrix_transpose(Y)) + float(self.coef0))
-
-    def _diag_array(self, xp: Any, X: Any) -> Any:
+    def _diag(self, xp: Any, X: Any) -> Any:
         """``tanh(gamma |x|^2 + coef0)``."""
-        return xp.tanh(self._g * xp.sum(X * X, axis=1) + float(self.coef0))
+        return self._tanh(xp, squared_norms(xp, X))
+
+    def _tanh(self, xp: Any, t: Any) -> Any:
+        """``tanh(gamma t + coef0)`` of dot products ``t``, overwritten."""
+        t *= self._g
+        t += float(self.coef0)
+        return np.tanh(t, out=t) if is_numpy(xp) else xp.tanh(t)
 
 
 @register_kernel("cosine")
@@ -164,38 +139,25 @@ class Cosine(Kernel):
     [[1.0, 0.7071, 0.0], [0.7071, 1.0, 0.0], [0.0, 0.0, 0.0]]
     """
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        Xn = _unit_rows(X)
-        Yn = Xn if Y is X else _unit_rows(Y)
-        K = _gram(Xn, Yn)
-        return np.clip(K, -1.0, 1.0, out=K)
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
+        Xn = _unit_rows(xp, X)
+        Yn = Xn if Y is X else _unit_rows(xp, Y)
+        K = gram(xp, Xn, Yn)
+        return np.clip(K, -1.0, 1.0, out=K) if is_numpy(xp) else xp.clip(K, min=-1.0, max=1.0)
 
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
-        Xn = _unit_rows_array(xp, X)
-        Yn = Xn if Y is X else _unit_rows_array(xp, Y)
-        return xp.clip(Xn @ xp.matrix_transpose(Yn), min=-1.0, max=1.0)
-
-    def _diag_array(self, xp: Any, X: Any) -> Any:
-        return xp.astype(xp.any(X != 0.0, axis=1), X.dtype)
-
-    @diag_follows_x
-    def diag(self, X: Any) -> np.ndarray:
-        X = _diag_input(X)
+    def _diag(self, xp: Any, X: Any) -> Any:
         if sp.issparse(X):
             nonzero = np.asarray(abs(X).max(axis=1).toarray()).ravel() > 0
-        else:
-            nonzero = np.any(X != 0, axis=1)
-        return nonzero.astype(np.float64)
+            return nonzero.astype(np.float64)
+        return xp.astype(xp.any(X != 0.0, axis=1), X.dtype)
 
 
-def _unit_rows(X: Any) -> Any:
-    """Rows scaled to unit L2 norm (zero rows stay zero), without overflow."""
-    return normalize(normalize(X, norm="max", copy=True), norm="l2", copy=False)
-
-
-def _unit_rows_array(xp: Any, X: Any) -> Any:
-    """:func:`_unit_rows` for an array of ``xp``: each row divided by its largest
-    magnitude, then by its L2 norm (zero rows stay zero)."""
+def _unit_rows(xp: Any, X: Any) -> Any:
+    """Rows scaled to unit L2 norm (zero rows stay zero), without overflow: each row
+    divided by its largest magnitude, then by its L2 norm (scikit-learn's ``normalize``,
+    which takes sparse input, on NumPy)."""
+    if is_numpy(xp):
+        return normalize(normalize(X, norm="max", copy=True), norm="l2", copy=False)
     top = xp.max(xp.abs(X), axis=1, keepdims=True)
     Xs = X / xp.where(top == 0.0, 1.0, top)
     norms = xp.sqrt(xp.sum(Xs * Xs, axis=1, keepdims=True))
@@ -224,23 +186,12 @@ class NegativeChi2(Kernel):
     [[0.0, -1.0], [-1.0, 0.0]]
     """
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
         check_non_negative(X, "The negative chi-squared distance (sklearn_additive_chi2)")
         check_non_negative(Y, "The negative chi-squared distance (sklearn_additive_chi2)")
-        K = _coordinatewise_sum(X, Y, _chi2_distance)
-        return np.subtract(0.0, K, out=K)  # -0.0 written as 0.0
+        K = coordinatewise_sum(xp, X, Y, chi2_distance(xp))
+        return np.subtract(0.0, K, out=K) if is_numpy(xp) else 0.0 - K  # -0.0 written as 0.0
 
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+    def _diag(self, xp: Any, X: Any) -> Any:
         check_non_negative(X, "The negative chi-squared distance (sklearn_additive_chi2)")
-        check_non_negative(Y, "The negative chi-squared distance (sklearn_additive_chi2)")
-        return 0.0 - coordinatewise_sum_array(xp, X, Y, chi2_distance_array(xp))
-
-    def _diag_array(self, xp: Any, X: Any) -> Any:
-        check_non_negative(X, "The negative chi-squared distance (sklearn_additive_chi2)")
-        return xp.zeros(int(X.shape[0]), dtype=X.dtype, device=device_of(X))
-
-    @diag_follows_x
-    def diag(self, X: Any) -> np.ndarray:
-        X = _diag_input(X)
-        check_non_negative(X, "The negative chi-squared distance (sklearn_additive_chi2)")
-        return np.zeros(X.shape[0])
+        return _per_row(xp, X, 0.0)

@@ -32,13 +32,15 @@ from scipy.spatial.distance import cdist
 from sklearn.metrics.pairwise import euclidean_distances, manhattan_distances
 from sklearn.utils import gen_batches
 
-from ._array_blocks import coordinatewise_sum_array
+from .._array_api import is_numpy
+from ._array_blocks import coordinatewise_sum
 from ._base import (
     BinnableKernel,
     ShiftInvariantKernel,
     _check_n_features,
     _check_positive,
     _largest_magnitude,
+    on_host_float64,
     register_kernel,
 )
 
@@ -169,12 +171,14 @@ class Gaussian(ShiftInvariantKernel):
     def __post_init__(self) -> None:
         _check_positive("Gaussian", "gamma", self.gamma)
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        D, s = scaled_squared_distances(X, Y, self._g)
-        K = _scaled_exponent(D, self._g, s)
-        return np.exp(K, out=K)
-
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
+        """``exp(-gamma |x - y|^2)``: on NumPy from :func:`scaled_squared_distances`
+        (float64, finite at any magnitude), otherwise from one matrix product
+        (:func:`squared_distances_array`) in the dtype of ``X``."""
+        if is_numpy(xp):
+            D, s = scaled_squared_distances(X, Y, self._g)
+            K = _scaled_exponent(D, self._g, s)
+            return np.exp(K, out=K)
         return xp.exp(-self._g * squared_distances_array(xp, X, Y))
 
     def sample_frequencies(
@@ -229,17 +233,16 @@ class Laplacian(ShiftInvariantKernel, BinnableKernel):
     def __post_init__(self) -> None:
         _check_positive("Laplacian", "gamma", self.gamma)
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        K = manhattan_distances(X, Y)
-        K *= -self._g
-        return np.exp(K, out=K)
-
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
-        """``exp(-gamma |x - y|_1)`` with the L1 distances summed coordinate by coordinate
-        in bounded blocks (:func:`~kernelmaps.kernels._array_blocks.coordinatewise_sum_array`),
-        in the dtype of ``X``."""
-        D = coordinatewise_sum_array(xp, X, Y, _absolute_difference(xp))
-        return xp.exp(-self._g * D)
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
+        """``exp(-gamma |x - y|_1)``: on NumPy from scikit-learn's
+        ``manhattan_distances`` (dense or sparse), otherwise with the L1 distances summed
+        coordinate by coordinate in bounded blocks
+        (:func:`~kernelmaps.kernels._array_blocks.coordinatewise_sum`), in ``X``'s dtype."""
+        if is_numpy(xp):
+            K = manhattan_distances(X, Y)
+            K *= -self._g
+            return np.exp(K, out=K)
+        return xp.exp(-self._g * coordinatewise_sum(xp, X, Y, _absolute_difference(xp)))
 
     def sample_frequencies(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator
@@ -289,7 +292,17 @@ class Cauchy(ShiftInvariantKernel):
     def __post_init__(self) -> None:
         _check_positive("Cauchy", "gamma", self.gamma)
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
+        """``exp(-sum_j log1p(gamma (x_j - y_j)^2))``, the sum coordinate by coordinate: on
+        NumPy in place in row blocks, otherwise in bounded blocks
+        (:func:`~kernelmaps.kernels._array_blocks.coordinatewise_sum`) in ``X``'s dtype."""
+        gamma = self._g
+        if not is_numpy(xp):
+            return xp.exp(
+                -coordinatewise_sum(
+                    xp, X, Y, lambda x, y: xp.log1p(gamma * _squared_difference(x, y))
+                )
+            )
         K = np.zeros((X.shape[0], Y.shape[0]))
         Yd = Y.toarray() if sp.issparse(Y) else Y
         for rows in gen_batches(X.shape[0], 1024):
@@ -298,21 +311,10 @@ class Cauchy(ShiftInvariantKernel):
             for j in range(X.shape[1]):
                 diff = np.subtract.outer(Xb[:, j], Yd[:, j])
                 np.square(diff, out=diff)
-                diff *= self._g
+                diff *= gamma
                 acc += np.log1p(diff, out=diff)
         np.negative(K, out=K)
         return np.exp(K, out=K)
-
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
-        """``exp(-sum_j log1p(gamma (x_j - y_j)^2))``, the sum in bounded blocks
-        (:func:`~kernelmaps.kernels._array_blocks.coordinatewise_sum_array`), in the dtype
-        of ``X``."""
-        gamma = self._g
-
-        def term(x: Any, y: Any) -> Any:
-            return xp.log1p(gamma * _squared_difference(x, y))
-
-        return xp.exp(-coordinatewise_sum_array(xp, X, Y, term))
 
     def sample_frequencies(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator
@@ -356,7 +358,7 @@ class Matern(ShiftInvariantKernel):
     multivariate t distribution with ``2 nu`` degrees of freedom and scale ``1 / l``,
     ``w = z sqrt(2 nu / W) / l`` with ``z ~ N(0, I_d)``, ``W ~ chi^2_{2 nu}``.  It is radial.
 
-    On the arrays of another library (array API dispatch), ``nu`` = 1/2, 3/2 and 5/2 are
+    On the arrays of another library (a tensor, a CuPy array), ``nu`` = 1/2, 3/2 and 5/2 are
     evaluated on their device from their closed forms; any other ``nu`` needs the Bessel
     function ``K_nu``, outside the array API standard, and is computed on the host in
     float64 and moved.
@@ -400,7 +402,33 @@ class Matern(ShiftInvariantKernel):
             return 1.0 / math.sqrt(2.0 * g)
         return 1.0 / (math.sqrt(2.0) * math.sqrt(g))  # 2 gamma overflows beyond 9e307
 
-    def _evaluate(self, X: Any, Y: Any) -> np.ndarray:
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
+        """The Matérn kernel matrix.  On arrays of another library ``nu`` = 1/2, 3/2 and
+        5/2 are evaluated from their closed forms in the dtype of ``X``; NumPy input, and
+        any other ``nu`` (a Bessel function, outside the array API standard), are computed
+        in float64 on the host (:meth:`_evaluate_host`).
+
+        ``nu = 1/2``, ``exp(-r / l)``, has a kink at ``r = 0`` that turns a rounding error
+        ``delta`` of ``r^2`` into ``sqrt(delta)`` on ``k``: its distances are summed from
+        the differences, coordinate by coordinate in bounded blocks (exact for equal rows).
+        ``nu`` = 3/2 and 5/2 are smooth in ``r^2`` at 0 (``k = 1 - c r^2 / l^2 + ...``), so
+        their distances come from one matrix product
+        (:func:`centred_squared_distances_array`), whose rounding moves ``k`` by about
+        ``nu (d + 3) eps (|x - mu|^2 + |y - mu|^2) / l^2``.
+        """
+        nu = float(self.nu)
+        if is_numpy(xp) or nu not in (0.5, 1.5, 2.5):
+            return on_host_float64(self._evaluate_host, X, Y)
+        if nu == 0.5:
+            D = coordinatewise_sum(xp, X, Y, _squared_difference)
+            return xp.exp(-xp.sqrt(D) / self.scale)
+        s = xp.sqrt(centred_squared_distances_array(xp, X, Y)) * (math.sqrt(2.0 * nu) / self.scale)
+        polynomial = 1.0 + s if nu == 1.5 else 1.0 + s + s * s / 3.0
+        return polynomial * xp.exp(-s)
+
+    def _evaluate_host(self, X: Any, Y: Any) -> np.ndarray:
+        """The kernel matrix of float64 NumPy arrays or CSR matrices, finite at any
+        magnitude (:func:`scaled_squared_distances`), any ``nu``."""
         D, scale = scaled_squared_distances(X, Y, 1.0 / self.scale / self.scale)
         if scale == 1.0:
             r = np.sqrt(D, out=D)
@@ -427,29 +455,6 @@ class Matern(ShiftInvariantKernel):
         # far apart (s beyond ~1500 for these nu) the terms give inf * 0: the kernel is 0
         K[np.isnan(K) & (s > 1.0)] = 0.0
         return K
-
-    def _evaluate_array(self, xp: Any, X: Any, Y: Any) -> Any:
-        """The closed forms for ``nu`` = 1/2, 3/2 and 5/2 in the array API, in the dtype of
-        ``X``; any other ``nu`` (a Bessel function, outside the standard) is computed on
-        the host in float64 and moved (:meth:`Kernel._evaluate_array`).
-
-        ``nu = 1/2``, ``exp(-r / l)``, has a kink at ``r = 0`` that turns a rounding error
-        ``delta`` of ``r^2`` into ``sqrt(delta)`` on ``k``: its distances are summed from
-        the differences, coordinate by coordinate in bounded blocks (exact for equal rows).
-        ``nu`` = 3/2 and 5/2 are smooth in ``r^2`` at 0 (``k = 1 - c r^2 / l^2 + ...``), so
-        their distances come from one matrix product
-        (:func:`centred_squared_distances_array`), whose rounding moves ``k`` by about
-        ``nu (d + 3) eps (|x - mu|^2 + |y - mu|^2) / l^2``.
-        """
-        nu = float(self.nu)
-        if nu not in (0.5, 1.5, 2.5):
-            return super()._evaluate_array(xp, X, Y)
-        if nu == 0.5:
-            D = coordinatewise_sum_array(xp, X, Y, _squared_difference)
-            return xp.exp(-xp.sqrt(D) / self.scale)
-        s = xp.sqrt(centred_squared_distances_array(xp, X, Y)) * (math.sqrt(2.0 * nu) / self.scale)
-        polynomial = 1.0 + s if nu == 1.5 else 1.0 + s + s * s / 3.0
-        return polynomial * xp.exp(-s)
 
     def sample_frequencies(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator
