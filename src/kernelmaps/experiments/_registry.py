@@ -107,7 +107,7 @@ BANDWIDTH_KERNELS = _bandwidth_kernels()
 class _UnknownKernel(Kernel):
     """A kernel of no family: accepted only by the maps that take any kernel."""
 
-    def _evaluate(self, X: Any, Y: Any) -> Any:  # pragma: no cover - never evaluated
+    def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:  # pragma: no cover - never evaluated
         raise NotImplementedError
 
 
