@@ -262,31 +262,24 @@ class IKA(BaseFeatureMap):
         numpy = is_numpy(xp)
         if callable(self.basis):
             return on_host(self._basis_callable, X, dtype=dtype)
-        Xw = X if numpy else xp.astype(X, dtype, copy=False)
         if self.basis == "fourier":
-            if not numpy:
-                W, u = (_here(a, xp, device, dtype) for a in (self.frequencies_, self.offsets_))
-                return xp.cos(Xw @ W + u)
-            proj = safe_sparse_dot(X, self.frequencies_, dense_output=True).astype(np.float64)
-            proj += self.offsets_
-            return np.cos(proj, out=proj)
+            proj = _product(X, _here(self.frequencies_, xp, device, dtype), dtype)
+            proj += _here(self.offsets_, xp, device, dtype)
+            return np.cos(proj, out=proj) if numpy else xp.cos(proj)
         assert self.centers_ is not None
-        C = self.centers_.astype(np.float64) if numpy else _here(self.centers_, xp, device, dtype)
-        if self.basis == "kernel":
-            if not numpy:
-                return landmark_kernel(self.kernel_, Xw, C)
+        C = _here(self.centers_, xp, device, dtype)
+        if self.basis == "kernel" and numpy:
             Cx: Any = sp.csr_matrix(C) if sp.issparse(X) else C
             return check_kernel_matrix(self.kernel_(X, Cx), X.shape[0], C.shape[0])
-        if not numpy:
-            proj = Xw @ xp.matrix_transpose(C)
-            if self.basis == "relu":
-                return xp.clip(proj, min=0.0)
-            e = xp.exp(-xp.abs(proj))  # the logistic function without overflow
-            return xp.where(proj >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
-        proj = np.asarray(safe_sparse_dot(X, C.T, dense_output=True), dtype=np.float64)
+        if self.basis == "kernel":
+            return landmark_kernel(self.kernel_, xp.astype(X, dtype, copy=False), C)
+        proj = _product(X, xp.matrix_transpose(C), dtype)
         if self.basis == "relu":
-            return np.maximum(proj, 0.0, out=proj)
-        return expit(proj, out=proj)
+            return np.maximum(proj, 0.0, out=proj) if numpy else xp.clip(proj, min=0.0)
+        if numpy:
+            return expit(proj, out=proj)
+        e = xp.exp(-xp.abs(proj))  # the logistic function without overflow
+        return xp.where(proj >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
 
     def _basis_callable(self, X: np.ndarray) -> np.ndarray:
         """The values of the basis callable on NumPy rows, checked (float64)."""
@@ -518,6 +511,15 @@ class IKA(BaseFeatureMap):
         """The basis on ``X``'s device times the coefficients, in the dtype of ``X``."""
         B = self._basis_values(X, X.dtype)
         return B @ xp.astype(self.coefficients_, X.dtype, copy=False)
+
+
+def _product(X: Any, W: Any, dtype: Any) -> Any:
+    """``X @ W`` in ``X``'s namespace: float64 for NumPy rows (sparse ones too), in
+    ``dtype`` for the rows of another library."""
+    xp, _ = get_namespace(X)
+    if is_numpy(xp):
+        return np.asarray(safe_sparse_dot(X, W, dense_output=True), dtype=np.float64)
+    return xp.astype(X, dtype, copy=False) @ W
 
 
 def _here(a: Any, xp: Any, device: Any, dtype: Any) -> Any:
