@@ -14,8 +14,17 @@ from scipy.special import expit
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .._array_api import device_of, host_dtype, namespace_of, to_namespace, to_numpy
-from .._rows import ArrayRows, Rows
+from .._array_api import (
+    accumulator_dtype,
+    get_namespace,
+    host_dtype,
+    is_numpy,
+    on_host,
+    placed,
+    to_namespace,
+    to_numpy,
+)
+from .._rows import Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     Kernel,
@@ -31,12 +40,16 @@ from ..sampling import (
     draw_landmarks,
     finish_landmarks,
     kernel_block_array,
-    work_dtype,
 )
 from ._base import BaseFeatureMap, register_feature_map
 from ._numerics import is_finite, largest_magnitude
-from ._nystroem_kernels import landmark_kernel_array
-from ._nystroem_normalization import column_pivots_array
+from ._nystroem_kernels import landmark_kernel
+from ._nystroem_normalization import (
+    check_symmetric,
+    column_signs,
+    decreasing_eigenvalues,
+    leading_vectors,
+)
 from ._row_blocks import row_blocks
 
 __all__ = ["IKA"]
@@ -237,29 +250,46 @@ class IKA(BaseFeatureMap):
 
     # -- basis -------------------------------------------------------------------------
 
-    def _basis_values(self, X: Any) -> np.ndarray:
-        """``B_ij = b_j(x_i)`` in float64."""
+    def _basis_values(self, X: Any, dtype: Any = np.float64) -> Any:
+        """``B_ij = b_j(x_i)`` in ``X``'s namespace: float64 for NumPy rows (sparse ones
+        too), in ``dtype`` (of ``X``'s namespace) for the rows of another library.
+
+        A basis callable is written for NumPy arrays: it runs on host copies and its
+        values are moved; the ``"kernel"`` basis of another library is
+        :func:`~kernelmaps.feature_maps._nystroem_kernels.landmark_kernel`.
+        """
+        xp, device = get_namespace(X)
+        numpy = is_numpy(xp)
         if callable(self.basis):
-            return check_kernel_matrix(
-                self.basis(X),
-                X.shape[0],
-                getattr(self, "n_basis_", None),
-                source="The basis callable",
-                what="basis values b_j(x_i)",
-            )
+            return on_host(self._basis_callable, X, dtype=dtype)
         if self.basis == "fourier":
-            proj = safe_sparse_dot(X, self.frequencies_, dense_output=True).astype(np.float64)
-            proj += self.offsets_
-            return np.cos(proj, out=proj)
+            proj = _product(X, _here(self.frequencies_, xp, device, dtype), dtype)
+            proj += _here(self.offsets_, xp, device, dtype)
+            return np.cos(proj, out=proj) if numpy else xp.cos(proj)
         assert self.centers_ is not None
-        C = self.centers_.astype(np.float64)
-        if self.basis == "kernel":
+        C = _here(self.centers_, xp, device, dtype)
+        if self.basis == "kernel" and numpy:
             Cx: Any = sp.csr_matrix(C) if sp.issparse(X) else C
             return check_kernel_matrix(self.kernel_(X, Cx), X.shape[0], C.shape[0])
-        proj = np.asarray(safe_sparse_dot(X, C.T, dense_output=True), dtype=np.float64)
+        if self.basis == "kernel":
+            return landmark_kernel(self.kernel_, xp.astype(X, dtype, copy=False), C)
+        proj = _product(X, xp.matrix_transpose(C), dtype)
         if self.basis == "relu":
-            return np.maximum(proj, 0.0, out=proj)
-        return expit(proj, out=proj)
+            return np.maximum(proj, 0.0, out=proj) if numpy else xp.clip(proj, min=0.0)
+        if numpy:
+            return expit(proj, out=proj)
+        e = xp.exp(-xp.abs(proj))  # the logistic function without overflow
+        return xp.where(proj >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+    def _basis_callable(self, X: np.ndarray) -> np.ndarray:
+        """The values of the basis callable on NumPy rows, checked (float64)."""
+        return check_kernel_matrix(
+            self.basis(X),  # type: ignore[operator]
+            X.shape[0],
+            getattr(self, "n_basis_", None),
+            source="The basis callable",
+            what="basis values b_j(x_i)",
+        )
 
     # -- fit ---------------------------------------------------------------------------
 
@@ -273,7 +303,7 @@ class IKA(BaseFeatureMap):
         array is read in one compute.
         """
         stacklevel = 2  # the user's frame, counted from the caller (fit), for the warnings
-        data = rows.X if isinstance(rows, ArrayRows) else rows.array()
+        data = rows.X if rows.in_memory else None
         kernel = resolve_estimator_kernel(self, rows.n_features, data)
         self.kernel_ = kernel
         self.centers_: np.ndarray | None = None
@@ -290,17 +320,22 @@ class IKA(BaseFeatureMap):
         Y = self._read_sample(rows, centre_draw, rng)
         self.n_components_ = m
         self._n_features_out = m
-        if isinstance(rows, ArrayRows):
-            self._fit_sample_array(kernel, Y, m, stacklevel=stacklevel + 2)
-            return
-        B = self._basis_values(Y)
-        self._check_basis_width(B.shape[1], m)
+        self._fit_sample(kernel, Y, m, stacklevel=stacklevel + 2)
+
+    def _fit_sample(self, kernel: Callable[..., Any], Y: Any, m: int, *, stacklevel: int) -> None:
+        """The fit's linear algebra on the sample ``Y``, where its rows are, in float64
+        (float32 on a device without float64): ``B``, ``P``, ``M`` and the generalized
+        eigenproblem (:func:`_generalized_top_eigh`)."""
+        xp, device = get_namespace(Y)
+        work = accumulator_dtype(xp, device)
+        B = self._basis_values(Y, work)
+        self._check_basis_width(int(B.shape[1]), m)
         P, M = self._basis_grams(kernel, Y, B)
-        eigenvalues, vectors, rank = _generalized_top_eigh(M, P, m, stacklevel=stacklevel + 2)
+        eigenvalues, vectors, rank = _generalized_top_eigh(M, P, m, stacklevel=stacklevel + 1)
         self.basis_rank_ = rank
         lam = np.maximum(eigenvalues, 0.0)
-        self.eigenvalues_ = lam
-        self.coefficients_ = vectors * np.sqrt(lam)
+        self.eigenvalues_ = to_namespace(lam, xp, device, dtype=work)
+        self.coefficients_ = vectors * to_namespace(np.sqrt(lam), xp, device, dtype=work)
 
     def _check_basis_width(self, n_basis: int, m: int) -> None:
         """Set ``n_basis_`` from a basis callable's output, refusing fewer than ``m``."""
@@ -342,25 +377,25 @@ class IKA(BaseFeatureMap):
         self.centers_, _ = finish_landmarks(centre_draw, centre_rows, rng)
         return Y
 
-    def _basis_grams(
-        self, kernel: Callable[..., Any], Y: Any, B: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _basis_grams(self, kernel: Callable[..., Any], Y: Any, B: Any) -> tuple[Any, Any]:
         """``P = B^T B / S`` and ``M = B^T K B / S^2`` on the sample ``Y``, checked finite."""
-        if not is_finite(B):
+        xp, _ = get_namespace(B)
+        dtype = host_dtype(Y.dtype)
+        if not _all_finite(B, xp):
             raise NonFiniteOutputError(
                 f"IKA.fit: the basis functions have non-finite values on the training sample "
-                f"(largest |x| = {largest_magnitude(Y):.3g}): the basis overflowed or "
-                f"returned NaN. Check the basis, or "
-                f"{self._overflow_fix(Y.dtype, capitalize=False)}."
+                f"(largest |x| = {largest_magnitude(to_numpy(Y)):.3g}): the basis overflowed "
+                f"or returned NaN. Check the basis, or "
+                f"{self._overflow_fix(dtype, capitalize=False)}."
             )
-        S = Y.shape[0]
-        P = (B.T @ B) / S
+        S = int(Y.shape[0])
+        P = (xp.matrix_transpose(B) @ B) / S
         M = self._project_gram(kernel, Y, B) / S**2
-        if not (is_finite(P) and is_finite(M)):
+        if not (_all_finite(P, xp) and _all_finite(M, xp)):
             raise NonFiniteOutputError(
                 f"IKA.fit: the Gram matrices of the basis (B^T B and B^T K B) overflow "
-                f"float64 for this data (largest basis value {largest_magnitude(B):.3g}). "
-                f"{self._overflow_fix(Y.dtype)}."
+                f"{host_dtype(B.dtype).name} for this data (largest basis value "
+                f"{largest_magnitude(to_numpy(B)):.3g}). {self._overflow_fix(dtype)}."
             )
         return P, M
 
@@ -433,29 +468,36 @@ class IKA(BaseFeatureMap):
             )
         return draw.n_landmarks, draw, m
 
-    def _project_gram(self, kernel: Callable[..., Any], Y: Any, B: np.ndarray) -> np.ndarray:
-        """``B^T G B`` with ``G = k(Y, Y)`` built in row blocks, never whole."""
-        S, n = B.shape
-        out = np.zeros((n, n))
-        asym = 0.0
-        scale = 0.0
+    def _project_gram(self, kernel: Callable[..., Any], Y: Any, B: Any) -> Any:
+        """``B^T G B`` with ``G = k(Y, Y)`` built in row blocks, never whole (on another
+        library by :func:`~kernelmaps.sampling.kernel_block_array`, the values NumPy sees).
+
+        Symmetry is checked on a corner of each diagonal block (cheap, and enough to catch
+        a kernel with ``k(x, y) != k(y, x)``), to the rounding of ``B``'s dtype.
+        """
+        xp, device = get_namespace(B)
+        S, n = int(B.shape[0]), int(B.shape[1])
+        out = xp.zeros((n, n), dtype=B.dtype, device=device)
+        asym = scale = 0.0
         for rows in row_blocks(S, 8.0 * (S + n), max_rows=1024):
-            G = check_kernel_matrix(kernel(Y[rows], Y), rows.stop - rows.start, S)
-            if not is_finite(G):
+            if is_numpy(xp):
+                G = check_kernel_matrix(kernel(Y[rows], Y), rows.stop - rows.start, S)
+            else:
+                G = kernel_block_array(kernel, Y[rows, :], Y)
+            if not _all_finite(G, xp):
                 raise NonFiniteOutputError(
                     "IKA.fit: the kernel has non-finite values on the training sample "
-                    f"(largest |x| = {largest_magnitude(Y):.3g}). "
-                    f"{self._overflow_fix(Y.dtype)}."
+                    f"(largest |x| = {largest_magnitude(to_numpy(Y)):.3g}). "
+                    f"{self._overflow_fix(host_dtype(Y.dtype))}."
                 )
-            # Symmetry is checked on a corner of the diagonal block (cheap, and enough to
-            # catch a kernel with k(x, y) != k(y, x)).
             c = min(256, rows.stop - rows.start)
             corner = G[:c, rows.start : rows.start + c]
-            asym = max(asym, float(np.max(np.abs(corner - corner.T), initial=0.0)))
-            scale = max(scale, float(np.max(np.abs(corner), initial=0.0)))
-            out += B[rows].T @ (G @ B)
-        _check_sample_symmetric(asym, scale)
-        return 0.5 * (out + out.T)
+            asym = max(asym, float(xp.max(xp.abs(corner - xp.matrix_transpose(corner)))))
+            scale = max(scale, float(xp.max(xp.abs(corner))))
+            out += xp.matrix_transpose(B[rows, :]) @ (G @ B)
+        eps = float(np.finfo(host_dtype(B.dtype)).eps)
+        check_symmetric(asym, scale, eps, "IKA: the kernel matrix of the sample")
+        return 0.5 * (out + xp.matrix_transpose(out))
 
     def _block_bytes_per_row(self, X: Any) -> float:
         return float(16 * (self.n_basis_ or 1)) + super()._block_bytes_per_row(X)
@@ -467,146 +509,98 @@ class IKA(BaseFeatureMap):
 
     def _array_block(self, X: Any, xp: Any) -> Any:
         """The basis on ``X``'s device times the coefficients, in the dtype of ``X``."""
-        B = self._basis_values_array(X, X.dtype)
+        B = self._basis_values(X, X.dtype)
         return B @ xp.astype(self.coefficients_, X.dtype, copy=False)
 
-    def _basis_values_array(self, X: Any, dtype: Any) -> Any:
-        """``B_ij = b_j(x_i)`` for rows ``X`` of another library, on their device, in
-        ``dtype`` (of ``X``'s namespace).  A basis callable is written for NumPy arrays:
-        it runs on the host and its values are moved; the ``"kernel"`` basis is
-        :func:`~kernelmaps.feature_maps._nystroem_kernels.landmark_kernel_array`."""
-        xp, device = namespace_of(X), device_of(X)
 
-        def here(a: Any) -> Any:  # a fitted array (host during the fit) in dtype, here
-            if isinstance(a, np.ndarray):
-                return to_namespace(a, xp, device, dtype=dtype)
-            return xp.astype(a, dtype, copy=False)
-
-        if callable(self.basis):
-            n_basis = getattr(self, "n_basis_", None)
-            B = check_kernel_matrix(
-                self.basis(to_numpy(X)),
-                int(X.shape[0]),
-                n_basis,
-                source="The basis callable",
-                what="basis values b_j(x_i)",
-            )
-            return to_namespace(B, xp, device, dtype=dtype)
-        Xw = xp.astype(X, dtype, copy=False)
-        if self.basis == "fourier":
-            return xp.cos(Xw @ here(self.frequencies_) + here(self.offsets_))
-        assert self.centers_ is not None
-        C = here(self.centers_)
-        if self.basis == "kernel":
-            return landmark_kernel_array(self.kernel_, Xw, C)
-        proj = Xw @ xp.matrix_transpose(C)
-        if self.basis == "relu":
-            return xp.clip(proj, min=0.0)
-        e = xp.exp(-xp.abs(proj))  # the logistic function without overflow
-        return xp.where(proj >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-    def _fit_sample_array(
-        self, kernel: Callable[..., Any], Y: Any, m: int, *, stacklevel: int
-    ) -> None:
-        """The fit's linear algebra on the sample ``Y`` (rows of another library), on its
-        device in float64 where the device has it: ``B``, ``P``, ``M`` and the
-        generalized eigenproblem (:func:`_generalized_top_eigh_array`)."""
-        xp, device, work = namespace_of(Y), device_of(Y), work_dtype(Y)
-        B = self._basis_values_array(Y, work)
-        self._check_basis_width(int(B.shape[1]), m)
-        if not bool(xp.all(xp.isfinite(B))):
-            self._basis_grams(kernel, to_numpy(Y), to_numpy(B))  # raises the host's message
-        S = int(Y.shape[0])
-        P = (xp.matrix_transpose(B) @ B) / S
-        M = self._project_gram_array(kernel, Y, B) / S**2
-        if not (bool(xp.all(xp.isfinite(P))) and bool(xp.all(xp.isfinite(M)))):
-            raise NonFiniteOutputError(
-                f"IKA.fit: the Gram matrices of the basis (B^T B and B^T K B) overflow "
-                f"for this data (largest basis value {float(xp.max(xp.abs(B))):.3g}). "
-                f"{self._overflow_fix(host_dtype(Y.dtype))}."
-            )
-        eigenvalues, vectors, rank = _generalized_top_eigh_array(M, P, m, stacklevel=stacklevel + 1)
-        self.basis_rank_ = rank
-        lam = np.maximum(eigenvalues, 0.0)
-        self.eigenvalues_ = to_namespace(lam, xp, device, dtype=work)
-        self.coefficients_ = vectors * to_namespace(np.sqrt(lam), xp, device, dtype=work)
-
-    def _project_gram_array(self, kernel: Callable[..., Any], Y: Any, B: Any) -> Any:
-        """:meth:`_project_gram` on the device: ``B^T G B`` with ``G = k(Y, Y)`` in row
-        blocks (:func:`~kernelmaps.sampling.kernel_block_array`, the values NumPy sees)."""
-        xp = namespace_of(B)
-        S, n = int(B.shape[0]), int(B.shape[1])
-        out = xp.zeros((n, n), dtype=B.dtype, device=device_of(B))
-        asym = scale = 0.0
-        for rows in row_blocks(S, 8.0 * (S + n), max_rows=1024):
-            G = kernel_block_array(kernel, Y[rows, :], Y)
-            if not bool(xp.all(xp.isfinite(G))):
-                raise NonFiniteOutputError(
-                    "IKA.fit: the kernel has non-finite values on the training sample "
-                    f"(largest |x| = {float(xp.max(xp.abs(Y))):.3g}). "
-                    f"{self._overflow_fix(host_dtype(Y.dtype))}."
-                )
-            c = min(256, rows.stop - rows.start)
-            corner = G[:c, rows.start : rows.start + c]
-            asym = max(asym, float(xp.max(xp.abs(corner - xp.matrix_transpose(corner)))))
-            scale = max(scale, float(xp.max(xp.abs(corner))))
-            out = out + xp.matrix_transpose(B[rows, :]) @ (G @ B)
-        eps = float(np.finfo(host_dtype(out.dtype)).eps)
-        _check_sample_symmetric(asym, scale, max(1e-7, 100 * eps))
-        return 0.5 * (out + xp.matrix_transpose(out))
+def _product(X: Any, W: Any, dtype: Any) -> Any:
+    """``X @ W`` in ``X``'s namespace: float64 for NumPy rows (sparse ones too), in
+    ``dtype`` for the rows of another library."""
+    xp, _ = get_namespace(X)
+    if is_numpy(xp):
+        return np.asarray(safe_sparse_dot(X, W, dense_output=True), dtype=np.float64)
+    return xp.astype(X, dtype, copy=False) @ W
 
 
-def _check_sample_symmetric(asym: float, scale: float, rtol: float = 1e-7) -> None:
-    """Refuse a kernel whose sample matrix has ``max |G - G^T| = asym`` beyond ``rtol``
-    relative (``1e-7``; the rounding of a float32 kernel is larger)."""
-    if asym > rtol * max(scale, 1e-300):
-        raise ValueError(
-            "The kernel matrix of the sample is not symmetric; the kernel must be a "
-            "symmetric positive semidefinite function k(x, y) = k(y, x)."
-        )
+def _here(a: Any, xp: Any, device: Any, dtype: Any) -> Any:
+    """The fitted array ``a`` (on the host during the fit) in ``dtype`` where ``xp`` and
+    ``device`` are, without a copy when it is there already."""
+    return xp.astype(placed(a, xp, device), dtype, copy=False)
 
 
-def _flip_signs(V: np.ndarray) -> np.ndarray:
-    """Eigenvectors with their largest-magnitude entry positive (a deterministic sign)."""
-    if V.size == 0:
-        return V
-    pivots = V[np.argmax(np.abs(V), axis=0), np.arange(V.shape[1])]
-    return V * np.where(pivots < 0, -1.0, 1.0)
+def _all_finite(A: Any, xp: Any) -> bool:
+    """Whether every value of ``A`` (an array of ``xp``) is finite: one sum first on NumPy
+    (:func:`~kernelmaps.feature_maps._numerics.is_finite`)."""
+    return is_finite(A) if is_numpy(xp) else bool(xp.all(xp.isfinite(A)))
 
 
 def _generalized_top_eigh(
-    M: np.ndarray, P: np.ndarray, m: int, *, stacklevel: int = 4
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Top ``m`` solutions of ``M v = lambda P v`` with ``v^T P v = 1``, decreasing.
+    M: Any, P: Any, m: int, *, stacklevel: int = 4
+) -> tuple[np.ndarray, Any, int]:
+    """Top ``m`` solutions of ``M v = lambda P v`` with ``v^T P v = 1``, decreasing, for
+    ``M`` and ``P`` of any library, in their namespace.
 
-    When ``P`` is numerically singular (relative eigenvalue below ``_P_RCOND``) the problem
-    is reduced to the well-conditioned eigenvectors of ``P`` with a warning; the missing
-    solutions (beyond the reduced rank) are returned as zero vectors with eigenvalue 0.
-    The warnings are issued with ``stacklevel``.
+    ``P = U diag(p) U^T``; when ``P`` is numerically singular (relative eigenvalue below
+    ``_P_RCOND``) the problem is reduced to the well-conditioned eigenvectors of ``P``
+    with a warning: ``T = U_k diag(p_k^{-1/2})`` and the top eigenpairs ``(w, u)`` of
+    ``T^T M T`` give ``v = T u`` (Rayleigh-Ritz on the span of ``T``).  At full rank NumPy
+    solves the generalized problem itself (:func:`scipy.linalg.eigh`); the array API has
+    no generalized eigensolver, so the other libraries always take the reduced problem
+    (the same solutions at full rank).  The missing solutions (beyond the reduced rank)
+    are zero vectors with eigenvalue 0; the signs are those of
+    :func:`~kernelmaps.feature_maps._nystroem_normalization.column_signs`.  The warnings
+    are issued with ``stacklevel``.
+
+    Returns
+    -------
+    eigenvalues : ndarray of shape (m,)
+        float64, decreasing, on the host (zeros past the rank).
+    vectors : array of shape (n, m)
+        In the namespace of ``P``, zero columns past the rank.
+    rank : int
     """
-    n = P.shape[0]
-    p, U = scipy.linalg.eigh(P)
-    p_max = float(p[-1])
+    xp, device = get_namespace(P)
+    n = int(P.shape[0])
+    p, U = scipy.linalg.eigh(P) if is_numpy(xp) else xp.linalg.eigh(P)
+    p_host = to_numpy(p).astype(np.float64, copy=False)
+    p_max = float(np.max(p_host))
     if p_max <= 0.0:
         _warn_vanishing_basis(stacklevel + 1)
-        return np.zeros(m), np.zeros((n, m)), 0
-    keep = p > _P_RCOND * p_max
-    rank = int(np.count_nonzero(keep))
-    if rank == n:
-        k = min(m, n)
+        return np.zeros(m), xp.zeros((n, m), dtype=P.dtype, device=device), 0
+    kept = np.flatnonzero(p_host > _P_RCOND * p_max)
+    rank = int(kept.shape[0])
+    k = min(m, rank)
+    if rank == n and is_numpy(xp):
         w, V = scipy.linalg.eigh(M, P, subset_by_index=[n - k, n - 1])
     else:
-        _warn_singular_basis(rank, n, stacklevel + 1)
-        T = U[:, keep] / np.sqrt(p[keep])
-        k = min(m, rank)
-        Mr = T.T @ M @ T
-        w, Vr = scipy.linalg.eigh(0.5 * (Mr + Mr.T), subset_by_index=[rank - k, rank - 1])
+        if rank < n:
+            _warn_singular_basis(rank, n, stacklevel + 1)
+        if is_numpy(xp):  # LAPACK's layout of the kept columns (Fortran order)
+            T = U[:, kept] / np.sqrt(p[kept])
+        else:
+            kept_here = to_namespace(kept, xp, device)
+            T = xp.take(U, kept_here, axis=1) / xp.sqrt(xp.take(p, kept_here))
+        Mr = xp.matrix_transpose(T) @ M @ T
+        w, Vr = _top_eigh(0.5 * (Mr + xp.matrix_transpose(Mr)), k)
         V = T @ Vr
-    w, V = w[::-1], _flip_signs(V[:, ::-1])
+    w, order = decreasing_eigenvalues(w, V)
+    w, V = w[:k], leading_vectors(V, order, k)
+    V = V * to_namespace(column_signs(V), xp, device, dtype=V.dtype)
     if k < m:
         w = np.concatenate([w, np.zeros(m - k)])
-        V = np.hstack([V, np.zeros((n, m - k))])
+        V = xp.concat([V, xp.zeros((n, m - k), dtype=V.dtype, device=device)], axis=1)
     return w, V, rank
+
+
+def _top_eigh(A: Any, k: int) -> tuple[Any, Any]:
+    """Eigenpairs of the symmetric ``A`` including its ``k`` largest: those alone on
+    NumPy (LAPACK's ``?syevr``, ascending), all of them otherwise."""
+    xp, _ = get_namespace(A)
+    if is_numpy(xp):
+        r = A.shape[0]
+        return scipy.linalg.eigh(A, subset_by_index=[r - k, r - 1])
+    w, V = xp.linalg.eigh(A)
+    return w, V
 
 
 def _warn_vanishing_basis(stacklevel: int) -> None:
@@ -627,53 +621,3 @@ def _warn_singular_basis(rank: int, n: int, stacklevel: int) -> None:
         UserWarning,
         stacklevel=stacklevel,
     )
-
-
-def _generalized_top_eigh_array(
-    M: Any, P: Any, m: int, *, stacklevel: int = 4
-) -> tuple[np.ndarray, Any, int]:
-    """:func:`_generalized_top_eigh` of ``M`` and ``P``, arrays of another library, on
-    their device with the namespace's ``linalg.eigh`` (the standard has no generalized
-    eigensolver): ``P = U diag(p) U^T``, ``T = U_k diag(p_k^{-1/2})`` on the directions
-    with ``p > 1e-10 max p`` (all of them unless ``P`` is numerically singular, with the
-    same warning as on the host), then the top ``m`` eigenpairs ``(w, u)`` of
-    ``T^T M T``: ``v = T u`` solves ``M v = w P v`` with ``v^T P v = 1`` (Rayleigh-Ritz
-    on the span of ``T``, the host's reduced problem and, at full rank, the same
-    solutions as its ``eigh(M, P)``).  The eigenvalues (few numbers) are ordered on the
-    host; the signs are the host's (largest-magnitude entry positive).
-
-    Returns
-    -------
-    eigenvalues : ndarray of shape (m,)
-        float64, decreasing, on the host (zeros past the rank).
-    vectors : array of shape (n, m)
-        On the device, zero columns past the rank.
-    rank : int
-    """
-    xp, device = namespace_of(P), device_of(P)
-    n = int(P.shape[0])
-    p_dev, U = xp.linalg.eigh(P)
-    p = to_numpy(p_dev).astype(np.float64)
-    p_max = float(np.max(p))
-    if p_max <= 0.0:
-        _warn_vanishing_basis(stacklevel + 1)
-        return np.zeros(m), xp.zeros((n, m), dtype=P.dtype, device=device), 0
-    kept = np.flatnonzero(p > _P_RCOND * p_max)
-    rank = int(kept.shape[0])
-    if rank < n:
-        _warn_singular_basis(rank, n, stacklevel + 1)
-    kept_dev = to_namespace(kept, xp, device)
-    T = xp.take(U, kept_dev, axis=1) / xp.sqrt(xp.take(p_dev, kept_dev))
-    Mr = xp.matrix_transpose(T) @ M @ T
-    w_dev, Vr = xp.linalg.eigh(0.5 * (Mr + xp.matrix_transpose(Mr)))
-    k = min(m, rank)
-    w_all = to_numpy(w_dev).astype(np.float64)
-    top = np.argsort(w_all, kind="stable")[::-1][:k].copy()
-    V = T @ xp.take(Vr, to_namespace(top, xp, device), axis=1)
-    signs = np.where(column_pivots_array(V) < 0, -1.0, 1.0)
-    V = V * to_namespace(signs, xp, device, dtype=V.dtype)
-    w = w_all[top]
-    if k < m:
-        w = np.concatenate([w, np.zeros(m - k)])
-        V = xp.concat([V, xp.zeros((n, m - k), dtype=V.dtype, device=device)], axis=1)
-    return w, V, rank

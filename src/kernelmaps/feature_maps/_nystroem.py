@@ -19,8 +19,8 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import to_namespace, to_numpy
-from .._rows import ArrayRows, Rows, as_rows
+from .._array_api import accumulator_dtype, is_numpy, on_host, to_namespace, to_numpy
+from .._rows import Rows, as_rows
 from ..kernels import (
     Kernel,
     LandmarkKernel,
@@ -35,12 +35,11 @@ from ..sampling import (
     LANDMARK_METHODS,
     draw_landmarks,
     finish_landmarks,
-    work_dtype,
 )
 from ._base import BaseFeatureMap, register_feature_map
 from ._numerics import ignore_fp_warnings
-from ._nystroem_kernels import _callable_gram, _PrecomputedIndexKernel, landmark_kernel_array
-from ._nystroem_normalization import symmetric_normalization, symmetric_normalization_array
+from ._nystroem_kernels import _callable_gram, _PrecomputedIndexKernel, landmark_kernel
+from ._nystroem_normalization import symmetric_normalization
 
 __all__ = ["KERNEL_FREE_LANDMARK_METHODS", "Nystroem", "kernel_free_landmarks"]
 
@@ -299,18 +298,11 @@ class Nystroem(BaseFeatureMap):
         self._normalize(K_mm, rows, stacklevel=stacklevel + 2)
 
     def _normalize(self, K_mm: Any, rows: Rows, *, stacklevel: int) -> None:
-        """The normalization ``K_mm^{+1/2}`` and its eigenvalues, in the dtype (and on the
-        device) of ``rows``; ``stacklevel`` counts the frames from the caller."""
-        if isinstance(rows, ArrayRows):
-            normalization, w, rank = symmetric_normalization_array(
-                K_mm, self.eigen_cutoff, rows.dtype, stacklevel=stacklevel + 1
-            )
-            # float64 as on the host, where the device has it (float32 on the others)
-            eigenvalues = to_namespace(w, rows.xp, rows.device, dtype=work_dtype(rows.X))
-        else:
-            normalization, eigenvalues, rank = symmetric_normalization(
-                K_mm, self.eigen_cutoff, stacklevel=stacklevel + 1
-            )
+        """The normalization ``K_mm^{+1/2}`` and its eigenvalues, in the dtype of ``rows``
+        (where ``K_mm`` is); ``stacklevel`` counts the frames from the caller."""
+        normalization, eigenvalues, rank = symmetric_normalization(
+            K_mm, self.eigen_cutoff, rows.dtype, stacklevel=stacklevel + 1
+        )
         self.normalization_ = normalization
         self.eigenvalues_ = eigenvalues
         self.rank_ = rank
@@ -357,9 +349,7 @@ class Nystroem(BaseFeatureMap):
                     "matrix, in memory; on a Dask array use landmarks='uniform'."
                 )
             (K,) = rows.read([None])
-            index_kernel = _PrecomputedIndexKernel(
-                to_numpy(K) if isinstance(rows, ArrayRows) else K
-            )
+            index_kernel = _PrecomputedIndexKernel(to_numpy(K))
         draw = draw_landmarks(
             n_samples,
             1,
@@ -381,14 +371,13 @@ class Nystroem(BaseFeatureMap):
         (landmark_rows,) = rows.read([idx])
         self.kernel_: Callable[..., Any] | None = None
         self.component_indices_ = idx
-        if isinstance(rows, ArrayRows):  # K_mm: the landmark columns, on the device
-            self.components_ = landmark_rows
-            return rows.xp.take(landmark_rows, to_namespace(idx, rows.xp, rows.device), axis=1)
         if sp.issparse(landmark_rows):
             landmark_rows = landmark_rows.toarray()
-        components = np.asarray(landmark_rows, dtype=rows.dtype)
-        self.components_ = components
-        return components[:, idx]
+        if is_numpy(rows.xp):
+            landmark_rows = np.asarray(landmark_rows, dtype=rows.dtype)
+        self.components_ = landmark_rows
+        # K_mm: the landmark columns, where the rows are
+        return rows.xp.take(landmark_rows, to_namespace(idx, rows.xp, rows.device), axis=1)
 
     def _fit_landmarks(
         self, rows: Rows, rng: np.random.Generator, *, stacklevel: int
@@ -399,7 +388,7 @@ class Nystroem(BaseFeatureMap):
         draws name (:func:`~kernelmaps.sampling.finish_landmarks`) and ``K_mm`` is
         evaluated on its device, in float64 where the device has it.
         """
-        data = rows.X if isinstance(rows, ArrayRows) else rows.array()
+        data = rows.X if rows.in_memory else None
         kernel = resolve_estimator_kernel(self, rows.n_features, data)
         dtype = rows.dtype
         draw = draw_landmarks(
@@ -524,12 +513,12 @@ class Nystroem(BaseFeatureMap):
 
     def _array_block(self, X: Any, xp: Any) -> Any:
         """The kernel block against the landmarks on ``X``'s device
-        (:func:`landmark_kernel_array`; the landmark columns for a precomputed kernel)
-        times the normalization, in the dtype of ``X``."""
+        (:func:`landmark_kernel`; the landmark columns for a precomputed kernel) times the
+        normalization, in the dtype of ``X``."""
         if self.kernel_ is None:
             K = xp.take(X, self.component_indices_, axis=1)
         else:
-            K = landmark_kernel_array(self.kernel_, X, self.components_)
+            K = landmark_kernel(self.kernel_, X, self.components_)
         return K @ xp.astype(self.normalization_, X.dtype, copy=False)
 
     def _transform_block(self, X: Any, out: np.ndarray, constants: _NystroemConstants) -> None:
@@ -555,20 +544,20 @@ def kernel_free_landmarks(landmarks: Any) -> bool:
 
 
 def _landmark_gram(kernel: Any, components: Any, rows: Rows) -> Any:
-    """``K_mm`` of the landmarks ``components``, in the training dtype of ``rows``; for
-    the rows of an array of another library on its device, in float64 where the device
-    has it (a callable kernel on host copies)."""
-    dtype = rows.dtype
-    if isinstance(rows, ArrayRows):
-        if not isinstance(kernel, Kernel):  # a callable for NumPy arrays: on the host
-            L64 = to_numpy(components).astype(np.float64)
-            return to_namespace(_callable_gram(kernel, L64), rows.xp, rows.device)
-        L_work = rows.xp.astype(components, work_dtype(components))
-        return landmark_kernel_array(kernel, L_work, L_work)
-    if isinstance(kernel, Kernel):
-        return LandmarkKernel(kernel, components, dtype)(components)
-    L64 = components.astype(np.float64)
-    return _callable_gram(kernel, L64).astype(dtype, copy=False)
+    """``K_mm`` of the landmarks ``components`` where ``rows`` are: on NumPy in their
+    training dtype (float32 stays float32), on another library in float64 where the
+    device has it; a kernel callable (written for NumPy arrays) on float64 host copies."""
+    xp, device = rows.xp, rows.device
+    work = rows.dtype if is_numpy(xp) else accumulator_dtype(xp, device)
+    if not isinstance(kernel, Kernel):
+        gram = on_host(
+            lambda L: _callable_gram(kernel, L.astype(np.float64)), components, dtype=work
+        )
+        return xp.astype(gram, work, copy=False)
+    if is_numpy(xp):  # the blocked GEMM of the transform, centred
+        return LandmarkKernel(kernel, components, work)(components)
+    L_work = xp.astype(components, work)
+    return landmark_kernel(kernel, L_work, L_work)
 
 
 class _KernelBuffer(threading.local):

@@ -1,7 +1,7 @@
 """The kernel evaluations of Nyström besides :class:`~kernelmaps.kernels.LandmarkKernel`.
 
-* :func:`landmark_kernel_array` -- ``k(X, L)`` of rows and landmarks of another library,
-  on their device (Nyström's transform and ``K_mm``, IKA's kernel blocks);
+* :func:`landmark_kernel` -- ``k(X, L)`` of rows and landmarks of any array library, in
+  its namespace (Nyström's transform and ``K_mm`` on a device, IKA's kernel basis);
 * :func:`_callable_gram` -- ``K_mm`` of a kernel callable on the host, checked, with the
   hint about ``kernel_call='pair'`` when a matrix callable fails on its first call;
 * :class:`_PrecomputedIndexKernel` -- the kernel of ``kernel="precomputed"``: row
@@ -17,29 +17,40 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import device_of, namespace_of, to_namespace, to_numpy
+from .._array_api import get_namespace, on_host
 from ..exceptions import NonFiniteOutputError
 from ..kernels import CallableKernel, Kernel, ShiftInvariantKernel, check_kernel_matrix
 
-__all__ = ["landmark_kernel_array"]
+__all__ = ["landmark_kernel"]
 
 
-def landmark_kernel_array(kernel: Callable[..., Any], X: Any, L: Any) -> Any:
-    """``k(X, L)`` for rows ``X`` and landmarks ``L`` of another library (array API
-    dispatch on), on their device, in the dtype of ``X``.
+def landmark_kernel(kernel: Callable[..., Any], X: Any, L: Any) -> Any:
+    """``k(X, L)`` for dense rows ``X`` and landmarks ``L`` of any array library, in the
+    namespace, on the device and in the dtype of ``X``.
 
     A shift-invariant kernel is evaluated on the rows less the mean ``mu`` of the
     landmarks, as :class:`~kernelmaps.kernels.LandmarkKernel` centres the Gaussian's
     product: its values do not change and the rounding of the distances is that of the
     spread of the data, not of its distance from the origin.  A kernel callable is
-    written for NumPy arrays: it runs on the host (float64 landmarks) and its result is
-    moved.
+    written for NumPy arrays: it runs on host copies (float64 landmarks), its values
+    checked (float64 on NumPy, moved in the dtype of ``X`` otherwise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import Gaussian
+    >>> from kernelmaps.feature_maps._nystroem_kernels import landmark_kernel
+    >>> landmark_kernel(Gaussian(gamma=1.0), np.zeros((1, 2)), np.eye(2)).round(4).tolist()
+    [[0.3679, 0.3679]]
     """
-    xp = namespace_of(X)
+    xp, _ = get_namespace(X, L)
     if not isinstance(kernel, Kernel):
-        K = kernel(to_numpy(X), to_numpy(L).astype(np.float64))
-        K = check_kernel_matrix(K, int(X.shape[0]), int(L.shape[0]))
-        return to_namespace(K, xp, device_of(X), dtype=X.dtype)
+
+        def on_rows(X: np.ndarray, L: np.ndarray) -> np.ndarray:
+            K = kernel(X, L.astype(np.float64))
+            return check_kernel_matrix(K, int(X.shape[0]), int(L.shape[0]))
+
+        return on_host(on_rows, X, L, dtype=X.dtype)
     L = xp.astype(L, X.dtype, copy=False)
     if not isinstance(kernel, ShiftInvariantKernel):
         return kernel(X, L)
