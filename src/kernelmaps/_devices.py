@@ -61,7 +61,7 @@ def resolve_device(device: Any) -> tuple[Any, Any]:
         try:
             return compat.array_namespace(torch.empty(0)), _indexed(torch.device(device))
         except (RuntimeError, AssertionError) as error:  # no such device, or no CUDA
-            raise ValueError(f"device={device!r} is not a PyTorch device: {error}") from error
+            raise ValueError(f"device={device!r} is not a PyTorch device here: {error}") from error
     if isinstance(device, str) and device.startswith("cuda") and _installed("cupy"):
         import cupy
 
