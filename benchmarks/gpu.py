@@ -235,6 +235,50 @@ def correctness(device: Any, quick: bool) -> list[str]:
     return lines
 
 
+def device_checks(device: Any) -> list[str]:
+    """What only a device shows: FALKON's factors made in place (the device memory they
+    take: the two results, ``2 x 8 m^2`` bytes, and cuSOLVER's workspace), a failed
+    Cholesky raising on PyTorch (in place) and CuPy (where installed)."""
+    import array_api_compat.torch as xp
+    import torch
+
+    from kernelmaps._array_extras import DeviceLinAlgError, cholesky
+    from kernelmaps.models._falkon import FalkonPreconditioner
+
+    lines = ["| check | measured | expected | |", "|---|---|---|---|"]
+    m = 2000
+    G = np.random.default_rng(4).normal(size=(m, m))
+    K = torch.asarray(G @ G.T / m + np.eye(m), device=device)
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+        before = torch.cuda.memory_allocated(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        FalkonPreconditioner(K, 10 * m, 1e-3)
+        peak = (torch.cuda.max_memory_allocated(device) - before) / (8.0 * m * m)
+        verdict = "ok" if peak <= 2.25 else "**FAILED**"
+        lines.append(f"| FALKON factors' peak, m={m} | {peak:.2f} m x m | <= 2.25 | {verdict} |")
+    for library, namespace, A in _indefinite(xp, device):
+        try:
+            cholesky(namespace, A, "A", overwrite=True)
+            verdict, got = "**FAILED**", "a factor"
+        except DeviceLinAlgError:
+            verdict, got = "ok", "DeviceLinAlgError"
+        lines.append(f"| {library} Cholesky of an indefinite matrix | {got} | raises | {verdict} |")
+    return lines
+
+
+def _indefinite(xp: Any, device: Any) -> list[tuple[str, Any, Any]]:
+    """An indefinite symmetric matrix on the device: PyTorch's, and CuPy's if installed."""
+    A = np.eye(50)
+    A[17, 17] = -1.0
+    found = [("PyTorch", xp, xp.asarray(A, device=device))]
+    if importlib.util.find_spec("cupy") is not None and str(device).startswith("cuda"):
+        import array_api_compat.cupy as cxp
+
+        found.append(("CuPy", cxp, cxp.asarray(A)))
+    return found
+
+
 def array_api_tests(device: Any) -> list[str]:
     """The array API tests of the repository with PyTorch on ``device`` (the streamed
     fits too): pytest's verdict from its return code, and its summary."""
@@ -485,6 +529,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     report.section("", lambda: ["# kernelmaps on a GPU", "", *versions_lines(device)])
     report.section("1. Correctness against the NumPy path", lambda: correctness(device, args.quick))
+    report.section("Device checks", lambda: device_checks(device))
     if not args.skip_tests:
         report.section("Array API tests (torch on this device)", lambda: array_api_tests(device))
     if not args.skip_timings:
