@@ -6,12 +6,18 @@ One command on a machine with a CUDA GPU and PyTorch::
 
 (about 6 minutes on one H100); ``--device cpu --quick`` runs the same script on PyTorch's
 CPU in seconds, as a smoke test of the script itself.  It writes ``gpu.md`` into
-``--out``: the device, driver and library versions, then
+``--out``, again after each section (a section that fails is recorded with its traceback
+and the run goes on; the exit status is 1 if any failed): the device, driver and library
+versions, then
 
 1. **correctness**: every estimator fitted and applied on the device (float32 and
-   float64) against the NumPy path on the same data, the largest difference beside its
-   tolerance (``c eps`` times the magnitude compared, the count ``c`` per estimator); the
-   array API tests of ``tests/`` on the device too, where pytest is installed;
+   float64), and NumPy rows streamed through it in many small blocks (``device=``),
+   against the NumPy path's float64 result on the same data: the largest difference
+   beside the NumPy float32 path's own and the tolerance (``c eps`` times the magnitude
+   compared, the count ``c`` per estimator; ``c cond(K_mm) eps`` for Nyström); checks
+   only a device shows (FALKON's factors made in place, a failed Cholesky raising); the
+   array API tests of ``tests/`` with PyTorch on the device (``-m torch``), judged by
+   pytest's exit status, where pytest is installed;
 2. **the roofline** measured here: the float32 matrix-product rate (TF32 off) and the
    memory bandwidth (a device-to-device copy);
 3. **timings**, each synchronized on the device (``torch.cuda.synchronize``), median of
@@ -25,10 +31,13 @@ CPU in seconds, as a smoke test of the script itself.  It writes ``gpu.md`` into
      array API dispatch on the same torch arrays;
    * ``FeatureRidge(RandomFourierFeatures(D=8192))`` fit on n = 10^7 rows streamed from host
      memory with ``device="cuda"``;
-   * ``NystroemKernelRidge``, n = 10^7, d = 28 (HIGGS-sized), m = 20 000 and 50 000, float32,
-     10 conjugate-gradient iterations, streamed; and in device memory where it fits.
+   * ``NystroemKernelRidge``, n = 10^7, d = 28 (HIGGS-sized), m = 20 000 and 50 000 (the
+     larger lowered to what the device's free memory holds, :func:`falkon_sizes`),
+     float32, 10 conjugate-gradient iterations, streamed; and in device memory where it
+     fits.
 
-``--scale`` multiplies every n (``--quick`` is ``--scale 1e-4`` with small D and m).
+``--scale`` multiplies every n (``--quick`` is ``--scale 1e-4`` with small D and m);
+``--skip-timings`` stops after the correctness section.
 """
 
 from __future__ import annotations
