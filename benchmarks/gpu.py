@@ -6,12 +6,18 @@ One command on a machine with a CUDA GPU and PyTorch::
 
 (about 6 minutes on one H100); ``--device cpu --quick`` runs the same script on PyTorch's
 CPU in seconds, as a smoke test of the script itself.  It writes ``gpu.md`` into
-``--out``: the device, driver and library versions, then
+``--out``, again after each section (a section that fails is recorded with its traceback
+and the run goes on; the exit status is 1 if any failed): the device, driver and library
+versions, then
 
 1. **correctness**: every estimator fitted and applied on the device (float32 and
-   float64) against the NumPy path on the same data, the largest difference beside its
-   tolerance (``c eps`` times the magnitude compared, the count ``c`` per estimator); the
-   array API tests of ``tests/`` on the device too, where pytest is installed;
+   float64), and NumPy rows streamed through it in many small blocks (``device=``),
+   against the NumPy path's float64 result on the same data: the largest difference
+   beside the NumPy float32 path's own and the tolerance (``c eps`` times the magnitude
+   compared, the count ``c`` per estimator; ``c cond(K_mm) eps`` for Nyström); checks
+   only a device shows (FALKON's factors made in place, a failed Cholesky raising); the
+   array API tests of ``tests/`` with PyTorch on the device (``-m torch``), judged by
+   pytest's exit status, where pytest is installed;
 2. **the roofline** measured here: the float32 matrix-product rate (TF32 off) and the
    memory bandwidth (a device-to-device copy);
 3. **timings**, each synchronized on the device (``torch.cuda.synchronize``), median of
@@ -25,22 +31,27 @@ CPU in seconds, as a smoke test of the script itself.  It writes ``gpu.md`` into
      array API dispatch on the same torch arrays;
    * ``FeatureRidge(RandomFourierFeatures(D=8192))`` fit on n = 10^7 rows streamed from host
      memory with ``device="cuda"``;
-   * ``NystroemKernelRidge``, n = 10^7, d = 28 (HIGGS-sized), m = 20 000 and 50 000, float32,
-     10 conjugate-gradient iterations, streamed; and in device memory where it fits.
+   * ``NystroemKernelRidge``, n = 10^7, d = 28 (HIGGS-sized), m = 20 000 and 50 000 (the
+     larger lowered to what the device's free memory holds, :func:`falkon_sizes`),
+     float32, 10 conjugate-gradient iterations, streamed; and in device memory where it
+     fits.
 
-``--scale`` multiplies every n (``--quick`` is ``--scale 1e-4`` with small D and m).
+``--scale`` multiplies every n (``--quick`` is ``--scale 1e-4`` with small D and m);
+``--skip-timings`` stops after the correctness section.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import platform
 import statistics
 import subprocess
 import sys
 import time
+import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -130,6 +141,9 @@ def row(*cells: str) -> str:
 
 # -- 1. correctness -------------------------------------------------------------------------
 
+#: Rows per streamed block in the correctness checks: many small blocks.
+STREAMED_BLOCK_ROWS = 37
+
 
 def _cases(quick: bool) -> list[tuple[str, Callable[[], Any], float]]:
     """``(name, estimator factory, operation count c)`` of the correctness checks."""
@@ -138,18 +152,21 @@ def _cases(quick: bool) -> list[tuple[str, Callable[[], Any], float]]:
     def rff() -> RandomFourierFeatures:
         return RandomFourierFeatures(gamma=0.1, n_components=D, random_state=0)
 
+    def nkr(**device: Any) -> NystroemKernelRidge:
+        return NystroemKernelRidge(gamma=0.1, n_components=32, alpha=1e-2, random_state=0, **device)
+
     return [
         ("RandomFourierFeatures", rff, 64),
-        ("Nystroem", lambda: Nystroem(gamma=0.1, n_components=D // 4, random_state=0), 1e3),
+        # c multiplies cond(K_mm) here (see _tolerance)
+        ("Nystroem", lambda: Nystroem(gamma=0.1, n_components=D // 4, random_state=0), 10),
         ("FeatureRidge(RFF)", lambda: FeatureRidge(rff(), alphas=[1.0]), 1e4),
-        (
-            "NystroemKernelRidge",
-            lambda: NystroemKernelRidge(gamma=0.1, n_components=32, alpha=1e-2, random_state=0),
-            # conjugate gradients stop at a residual of 100 eps: the two solutions differ by
-            # up to the condition number (below 1e3 here) times that
-            1e5,
-        ),
+        # conjugate gradients stop at a residual of 100 eps: the two solutions differ by
+        # up to the condition number (below 1e3 here) times that
+        ("NystroemKernelRidge", nkr, 1e5),
         ("KernelRidge", lambda: KernelRidge(gamma=0.1, alpha=1.0), 1e4),
+        # NumPy rows streamed to the device in blocks of STREAMED_BLOCK_ROWS rows
+        ("FeatureRidge(RFF) streamed", lambda: FeatureRidge(rff(), alphas=[1.0]), 1e4),
+        ("NystroemKernelRidge streamed", nkr, 1e5),
     ]
 
 
@@ -160,36 +177,120 @@ def _apply(est: Any, X: Any, y: Any) -> Any:
     return est.fit(X).transform(X)
 
 
-def correctness(device: Any, quick: bool) -> list[str]:
-    """Every estimator on the device against the NumPy path, float32 and float64."""
+def _tolerance(name: str, count: float, eps: float, fitted: Any, expected: np.ndarray) -> float:
+    """``c eps |expected|``; for Nyström ``c cond(K_mm) eps |expected|``: the features are
+    ``K_nm K_mm^{-1/2}``, and a relative rounding ``eps`` of ``K_mm`` moves its smallest
+    eigenvalue ``s`` by up to ``eps |K_mm|``, so ``s^{-1/2}`` by ``cond(K_mm) eps / 2``
+    relatively (the float32 path on the host is off the float64 result by as much)."""
+    scale = max(1.0, float(np.max(np.abs(expected))))
+    if name == "Nystroem":
+        from sklearn.metrics.pairwise import rbf_kernel
+
+        L = np.asarray(fitted.components_, dtype=np.float64)
+        count *= float(np.linalg.cond(rbf_kernel(L, L, gamma=0.1)))
+    return count * eps * scale
+
+
+def _on_device(name: str, estimator: Any, X: np.ndarray, y: np.ndarray, device: Any) -> Any:
+    """The estimator's result on the device, as a float64 NumPy array."""
     import torch
 
+    import kernelmaps._streamed_rows as streamed
+
+    if name.endswith("streamed"):  # NumPy rows, many small blocks through the device
+        block = streamed._MAX_BLOCK_ROWS
+        streamed._MAX_BLOCK_ROWS = STREAMED_BLOCK_ROWS
+        try:
+            got = _apply(estimator.set_params(device=device), X, y)
+        finally:
+            streamed._MAX_BLOCK_ROWS = block
+        return np.asarray(got, dtype=np.float64)
+    with sklearn.config_context(array_api_dispatch=True):
+        Xt, yt = torch.asarray(X, device=device), torch.asarray(y, device=device)
+        got = _apply(estimator, Xt, yt)
+    return got.detach().cpu().numpy().astype(np.float64)
+
+
+def correctness(device: Any, quick: bool) -> list[str]:
+    """Every estimator on the device against the NumPy path's float64 result, in float32
+    and float64: the host's float32 error beside the device's, the tolerance ``c eps``
+    times the magnitude (``c cond(K_mm) eps`` for Nyström, see :func:`_tolerance`)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 8))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
-    lines = ["| estimator | dtype | largest difference | tolerance | |", "|---|---|---|---|---|"]
+    lines = [
+        "| estimator | dtype | device vs NumPy float64 | NumPy's own | tolerance | |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, make, count in _cases(quick):
+        # iterative solvers stop at a residual of about 100 eps, within the tolerance
+        reference = make()
+        tol = {"tol": 1e-12} if "tol" in reference.get_params() else {}
+        expected = _apply(reference.set_params(**tol), X, y)
         for dtype in (np.float32, np.float64):
             Xd, yd = X.astype(dtype), y.astype(dtype)
             eps = float(np.finfo(dtype).eps)
-            # iterative solvers stop at a residual of about 100 eps, within the tolerance
             tol = {"tol": max(1e-12, 100 * eps)} if "tol" in make().get_params() else {}
-            expected = _apply(make().set_params(**tol), Xd, yd)
-            with sklearn.config_context(array_api_dispatch=True):
-                Xt = torch.asarray(Xd, device=device)
-                got = _apply(make().set_params(**tol), Xt, torch.asarray(yd, device=device))
-            got = got.detach().cpu().numpy().astype(np.float64)
+            own = _apply(make().set_params(**tol), Xd, yd).astype(np.float64)
+            got = _on_device(name, make().set_params(**tol), Xd, yd, device)
             error = float(np.max(np.abs(got - expected)))
-            tol = count * eps * max(1.0, float(np.max(np.abs(expected))))
-            verdict = "ok" if error <= tol else "**FAILED**"
+            own_error = float(np.max(np.abs(own - expected)))
+            bound = _tolerance(name, count, eps, reference, expected)
+            verdict = "ok" if error <= bound else "**FAILED**"
             lines.append(
-                f"| {name} | {np.dtype(dtype).name} | {error:.2e} | {tol:.2e} | {verdict} |"
+                f"| {name} | {np.dtype(dtype).name} | {error:.2e} | {own_error:.2e} | "
+                f"{bound:.2e} | {verdict} |"
             )
     return lines
 
 
+def device_checks(device: Any) -> list[str]:
+    """What only a device shows: FALKON's factors made in place (the device memory they
+    take: the two results, ``2 x 8 m^2`` bytes, and cuSOLVER's workspace), a failed
+    Cholesky raising on PyTorch (in place) and CuPy (where installed)."""
+    import array_api_compat.torch as xp
+    import torch
+
+    from kernelmaps._array_extras import DeviceLinAlgError, cholesky
+    from kernelmaps.models._falkon import FalkonPreconditioner
+
+    lines = ["| check | measured | expected | |", "|---|---|---|---|"]
+    m = 2000
+    G = np.random.default_rng(4).normal(size=(m, m))
+    K = torch.asarray(G @ G.T / m + np.eye(m), device=device)
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+        before = torch.cuda.memory_allocated(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        FalkonPreconditioner(K, 10 * m, 1e-3)
+        peak = (torch.cuda.max_memory_allocated(device) - before) / (8.0 * m * m)
+        verdict = "ok" if peak <= 2.25 else "**FAILED**"
+        lines.append(f"| FALKON factors' peak, m={m} | {peak:.2f} m x m | <= 2.25 | {verdict} |")
+    for library, namespace, A in _indefinite(xp, device):
+        try:
+            cholesky(namespace, A, "A", overwrite=True)
+            verdict, got = "**FAILED**", "a factor"
+        except DeviceLinAlgError:
+            verdict, got = "ok", "DeviceLinAlgError"
+        lines.append(f"| {library} Cholesky of an indefinite matrix | {got} | raises | {verdict} |")
+    return lines
+
+
+def _indefinite(xp: Any, device: Any) -> list[tuple[str, Any, Any]]:
+    """An indefinite symmetric matrix on the device: PyTorch's, and CuPy's if installed."""
+    A = np.eye(50)
+    A[17, 17] = -1.0
+    found = [("PyTorch", xp, xp.asarray(A, device=device))]
+    if importlib.util.find_spec("cupy") is not None and str(device).startswith("cuda"):
+        import array_api_compat.cupy as cxp
+
+        found.append(("CuPy", cxp, cxp.asarray(A)))
+    return found
+
+
 def array_api_tests(device: Any) -> list[str]:
-    """The array API tests of the repository with PyTorch on ``device``."""
+    """The array API tests of the repository with PyTorch on ``device`` (the streamed
+    fits too): pytest's verdict from its return code, and its summary."""
     if importlib.util.find_spec("pytest") is None or not (ROOT / "tests").is_dir():
         return ["(pytest or the tests are not here: skipped)"]
     env = {
@@ -199,29 +300,39 @@ def array_api_tests(device: Any) -> list[str]:
     }
     files = sorted(str(p) for p in (ROOT / "tests").glob("test_array_api_*.py"))
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "torch", *files],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "torch", *files],
         capture_output=True,
         text=True,
         env=env,
         cwd=ROOT,
         check=False,
     )
-    return [
-        "```",
-        run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-500:],
-        "```",
-    ]
+    verdict = "ok" if run.returncode == 0 else f"**FAILED** (pytest exit code {run.returncode})"
+    failed = [line for line in run.stdout.splitlines() if line.startswith("FAILED ")]
+    summary = run.stdout.strip().splitlines()[-1:] if run.stdout.strip() else []
+    return [verdict, "", "```", *failed[:50], *summary, run.stderr[-500:].strip(), "```"]
 
 
 # -- 2. roofline ----------------------------------------------------------------------------
+
+
+def tf32_off() -> None:
+    """float32 matrix products in float32 (no TF32): PyTorch's ``fp32_precision`` where it
+    has it (setting the legacy flags there makes its legacy getters refuse), else those."""
+    import torch
+
+    if hasattr(torch.backends.cuda.matmul, "fp32_precision"):
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
+    else:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.set_float32_matmul_precision("highest")
 
 
 def roofline(device: Any, quick: bool) -> tuple[float, float]:
     """``(float32 matmul flop/s with TF32 off, copy bandwidth in bytes/s)`` measured here."""
     import torch
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.set_float32_matmul_precision("highest")
+    tf32_off()
     n = 1024 if quick else 8192
     A = torch.randn(n, n, device=device)
     B = torch.randn(n, n, device=device)
@@ -367,6 +478,46 @@ def falkon(device: Any, scale: float, m: int, in_memory: bool) -> list[str]:
     return lines
 
 
+def falkon_sizes(device: Any, quick: bool, n: int) -> list[int]:
+    """The landmark counts of the FALKON timings: 20 000 and 50 000, the larger lowered to
+    what the device holds: ``K_mm``, its two factors and the temporaries of forming
+    ``K_mm`` (five ``m x m`` float64 at most) in 90% of the free memory."""
+    if quick:
+        return [64, 128]
+    from kernelmaps._devices import free_device_memory, resolve_device
+    from kernelmaps._memory import available_memory
+
+    free = free_device_memory(*resolve_device(device)) or available_memory() or 2**34
+    largest = int(math.sqrt(0.9 * free / (5 * 8)) // 1000 * 1000)
+    return sorted({min(m, largest, n) for m in (20_000, 50_000)})
+
+
+class Report:
+    """The sections of ``gpu.md``, the file written again (atomically) after each one; a
+    section that raises is recorded with its traceback, and the run goes on."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.lines, self.failed = path, [], []
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def add(self, lines: list[str]) -> None:
+        self.lines += lines
+        partial = self.path.with_name(self.path.name + ".partial")
+        partial.write_text("\n".join(self.lines) + "\n")
+        os.replace(partial, self.path)
+
+    def section(self, title: str, work: Callable[[], list[str]]) -> None:
+        """``work()``'s lines under ``title`` (none for an empty title)."""
+        try:
+            lines = work()
+        except Exception:
+            lines = ["**FAILED**:", "", "```", traceback.format_exc().strip(), "```"]
+        if any("**FAILED**" in line for line in lines):
+            self.failed.append(title or lines[0])
+        self.add(([f"## {title}", ""] if title else []) + lines + [""])
+        print("\n".join(lines), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda", help="a PyTorch device (default cuda)")
@@ -376,49 +527,69 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host-rows", type=int, default=100_000)
     parser.add_argument("--out", type=Path, default=Path("gpu-results"))
     parser.add_argument("--skip-tests", action="store_true", help="no pytest run")
+    parser.add_argument("--skip-timings", action="store_true", help="correctness only")
     args = parser.parse_args(argv)
     import torch
 
     device = torch.device(args.device)
     scale = args.scale if args.scale is not None else (1e-4 if args.quick else 1.0)
     D = 256 if args.quick else 8192
-    ms = [64, 128] if args.quick else [20_000, 50_000]
-    sections: list[str] = ["# kernelmaps on a GPU", ""]
-    sections += [f"- {k}: {v}" for k, v in versions(device).items()]
+    report = Report(args.out / "gpu.md")
     started = time.perf_counter()
-    sections += [
-        "",
-        "## 1. Correctness against the NumPy path",
-        "",
-        *correctness(device, args.quick),
-    ]
+    report.section("", lambda: ["# kernelmaps on a GPU", "", *versions_lines(device)])
+    report.section("1. Correctness against the NumPy path", lambda: correctness(device, args.quick))
+    report.section("Device checks", lambda: device_checks(device))
     if not args.skip_tests:
-        sections += ["", "array API tests (torch on this device):", *array_api_tests(device)]
-    flops, bandwidth = roofline(device, args.quick)
-    sections += [
-        "",
-        "## 2. Roofline measured here",
-        "",
-        f"- float32 matmul (TF32 off): {flops / 1e12:.1f} TFLOP/s",
-        f"- copy bandwidth: {bandwidth / 1e9:.0f} GB/s",
+        report.section("Array API tests (torch on this device)", lambda: array_api_tests(device))
+    if not args.skip_timings:
+        timings(report, device, scale, D, args)
+    report.add([f"Total: {time.perf_counter() - started:.0f} s."])
+    if report.failed:
+        print(f"failed: {', '.join(report.failed)}", file=sys.stderr)
+    return 1 if report.failed else 0
+
+
+def versions_lines(device: Any) -> list[str]:
+    return [f"- {k}: {v}" for k, v in versions(device).items()]
+
+
+def timings(report: Report, device: Any, scale: float, D: int, args: Any) -> None:
+    """Sections 2 and 3: the roofline, then the timings, a row each (guarded apart)."""
+    bandwidth: list[float] = []
+
+    def measured() -> list[str]:
+        flops, copy = roofline(device, args.quick)
+        bandwidth.append(copy)
+        return [
+            f"- float32 matmul (TF32 off): {flops / 1e12:.1f} TFLOP/s",
+            f"- copy bandwidth: {copy / 1e9:.0f} GB/s",
+        ]
+
+    report.section("2. Roofline measured here", measured)
+    header = ["| work | time | rate | limit / peer | host |", "|---|---|---|---|---|"]
+    report.section("3. Timings (synchronized, median)", lambda: header)
+    n_falkon = max(2000, int(1e7 * scale))
+    rows: list[tuple[str, Callable[[], list[str]]]] = [
+        ("RFF", lambda: rff_transform(device, scale, D, bandwidth[0] if bandwidth else 1e12, args)),
+        (
+            "Nystroem",
+            lambda: nystroem_vs_sklearn(device, scale, 64 if args.quick else 2000, args.repeats),
+        ),
+        ("streamed FeatureRidge", lambda: streamed_ridge(device, scale, D)),
     ]
-    sections += [
-        "",
-        "## 3. Timings (synchronized, median)",
-        "",
-        "| work | time | rate | limit / peer | host |",
-        "|---|---|---|---|---|",
-    ]
-    sections += rff_transform(device, scale, D, bandwidth, args)
-    sections += nystroem_vs_sklearn(device, scale, 64 if args.quick else 2000, args.repeats)
-    sections += streamed_ridge(device, scale, D)
-    for m in ms:
-        sections += falkon(device, scale, m, in_memory=m == ms[0])
-    sections += ["", f"Total: {time.perf_counter() - started:.0f} s."]
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "gpu.md").write_text("\n".join(sections) + "\n")
-    print("\n".join(sections))
-    return 1 if any("FAILED" in line for line in sections) else 0
+    for i, m in enumerate(falkon_sizes(device, args.quick, n_falkon)):
+        rows.append((f"FALKON m={m}", lambda m=m, i=i: falkon(device, scale, m, in_memory=i == 0)))
+    for name, work in rows:
+        report.section("", lambda name=name, work=work: _row_guard(name, work))
+
+
+def _row_guard(name: str, work: Callable[[], list[str]]) -> list[str]:
+    """A timing row, or the row of its failure (with the last line of the error)."""
+    try:
+        return work()
+    except Exception as error:
+        print(traceback.format_exc(), file=sys.stderr)
+        return [row(name, f"**FAILED**: {type(error).__name__}: {str(error)[:200]}")]
 
 
 if __name__ == "__main__":

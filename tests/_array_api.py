@@ -5,7 +5,8 @@ Every test of an estimator on the arrays of another library runs on
 * ``array-api-strict`` on its second, fake device (``device1``), which refuses any mixing
   of devices and any function outside the standard, float64 and float32;
 * PyTorch on the CPU, float64 and float32, where PyTorch is installed (the ``torch``
-  marker; skipped otherwise).
+  marker; skipped otherwise); on the device named by ``KERNELMAPS_TEST_TORCH_DEVICE``
+  where it is set (``benchmarks/gpu.py`` sets ``cuda``), the streamed fits too.
 
 Each compares the estimator's result with the NumPy path's on the same data: the random
 quantities are drawn on the host with the same generator, so the two differ by rounding
@@ -27,9 +28,24 @@ import numpy as np
 import pytest
 import sklearn
 
-from kernelmaps._array_api import device_of, namespace_of, to_numpy
+from kernelmaps._array_api import device_of, namespace_of, same_device, to_numpy
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+#: The environment variable naming the PyTorch device of the tests (default ``cpu``).
+TORCH_DEVICE_ENV = "KERNELMAPS_TEST_TORCH_DEVICE"
+
+
+def torch_test_device() -> Any:
+    """The ``torch.device`` of the torch tests: ``$KERNELMAPS_TEST_TORCH_DEVICE`` (default
+    ``cpu``), a CUDA device without its index resolved to the current one (``cuda:0``),
+    as the tensors made there report it."""
+    import torch
+
+    device = torch.device(os.environ.get(TORCH_DEVICE_ENV, "cpu"))
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device
 
 
 @dataclass(frozen=True)
@@ -52,8 +68,7 @@ class Place:
     @property
     def device(self) -> Any:
         if self.library == "torch":
-            # benchmarks/gpu.py runs these tests on a GPU with this variable
-            return os.environ.get("KERNELMAPS_TEST_TORCH_DEVICE", "cpu")
+            return torch_test_device()
         import array_api_strict
 
         return array_api_strict.Device("device1")
@@ -101,7 +116,8 @@ def dispatch() -> Iterator[None]:
 def assert_at(result: Any, place: Place) -> None:
     """``result`` is an array of ``place``'s namespace, on its device."""
     assert namespace_of(result) is namespace_of(place.asarray(np.zeros(1))), type(result)
-    assert str(device_of(result)) == str(place.device)
+    # devices, not their names: "cpu:0" is "cpu", "cuda" is "cuda:0" (the current one)
+    assert same_device(device_of(result), place.device), (device_of(result), place.device)
 
 
 def assert_fitted_at(estimator: Any, place: Place) -> None:

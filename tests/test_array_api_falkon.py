@@ -44,6 +44,7 @@ from tests._array_api import (
     assert_fitted_at,
     dispatch,
     host,
+    torch_test_device,
 )
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -273,9 +274,9 @@ STREAM_DEVICES = [
 
 
 def _device(name: str) -> Any:
-    if name == "torch-cpu":
+    if name == "torch-cpu":  # the torch tests' device ($KERNELMAPS_TEST_TORCH_DEVICE)
         pytest.importorskip("torch")
-        return "cpu"
+        return torch_test_device()
     import array_api_strict
 
     return array_api_strict.Device("device1")
@@ -289,10 +290,10 @@ def small_blocks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     copied: list[int] = []
     copy = streamed.copy_to_device
 
-    def counted(block: Any, xp: Any, device: Any) -> Any:
+    def counted(block: Any, xp: Any, device: Any, *consumer: Any) -> Any:
         if np.ndim(block) == 2:
             copied.append(int(block.shape[0]))
-        return copy(block, xp, device)
+        return copy(block, xp, device, *consumer)
 
     monkeypatch.setattr(streamed, "_MAX_BLOCK_ROWS", 25)
     monkeypatch.setattr(streamed, "copy_to_device", counted)

@@ -58,6 +58,7 @@ from tests._array_api import (
     assert_fitted_at,
     dispatch,
     host,
+    torch_test_device,
 )
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -424,7 +425,7 @@ def _strict_device() -> Any:
 DEVICES = [
     pytest.param(_strict_device, id="strict-device1"),
     pytest.param(
-        lambda: "cpu",
+        torch_test_device,  # $KERNELMAPS_TEST_TORCH_DEVICE, cpu by default
         id="torch-cpu",
         marks=[pytest.mark.torch, pytest.mark.skipif(not HAS_TORCH, reason="needs torch")],
     ),

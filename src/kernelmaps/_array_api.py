@@ -473,33 +473,62 @@ def check_place(estimator: Any, X: Any, method: str) -> None:
     )
 
 
-@functools.lru_cache(maxsize=1)
-def _warned_tf32() -> list[bool]:
-    return [False]
+#: The ``what`` of the TF32 warnings given in this process (each is given once).
+_WARNED_TF32: set[str] = set()
+
+
+def _torch_tf32(device_type: str) -> bool:
+    """Whether PyTorch runs float32 matrix products on devices of ``device_type`` in a
+    reduced precision (TF32, or bfloat16 with ``set_float32_matmul_precision("medium")``).
+
+    Reads PyTorch's ``fp32_precision`` settings where they exist (PyTorch 2.9 and later:
+    ``torch.backends.cuda.matmul.fp32_precision``, ``"none"`` deferring to
+    ``torch.backends.fp32_precision``), which reflect the legacy setters too; the legacy
+    getters otherwise, which refuse (``RuntimeError``) once the new settings are used.
+    Never raises.  Only CUDA's products are affected (PyTorch's documented scope).
+
+    Examples
+    --------
+    >>> from kernelmaps._array_api import _torch_tf32
+    >>> _torch_tf32("cpu")
+    False
+    """
+    if device_type != "cuda":
+        return False
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    precision = getattr(matmul, "fp32_precision", None)
+    if precision is not None:
+        if precision == "none":
+            precision = getattr(torch.backends, "fp32_precision", "none")
+        return precision not in ("ieee", "none")
+    try:
+        return torch.get_float32_matmul_precision() != "highest" or bool(matmul.allow_tf32)
+    except RuntimeError:  # pragma: no cover - PyTorch with both APIs but no new getter
+        return False
 
 
 def warn_if_tf32(X: Any, what: str) -> None:
-    """Warn once per process when float32 matrix products on ``X``'s device run in TF32
-    (10 bits of mantissa), which corrupts the phases ``w . x`` of ``what``."""
-    if _warned_tf32()[0] or host_dtype(X.dtype) != np.float32:
+    """Warn once per ``what`` and process when float32 matrix products on ``X``'s device
+    run in TF32 (10 bits of mantissa), which makes ``what`` (the phases ``w . x`` of a
+    map, the kernel blocks, the Gram blocks) noise at the 1e-3 level."""
+    if what in _WARNED_TF32 or host_dtype(X.dtype) != np.float32:
         return
     compat = compat_module()
     reduced = False
-    if compat.is_torch_array(X) and X.device.type == "cuda":
-        import torch
-
-        reduced = torch.get_float32_matmul_precision() != "highest" or bool(
-            torch.backends.cuda.matmul.allow_tf32
-        )
+    if compat.is_torch_array(X):
+        reduced = _torch_tf32(X.device.type)
     elif compat.is_cupy_array(X):
         reduced = os.environ.get("CUPY_TF32", "0") != "0"
     if reduced:
-        _warned_tf32()[0] = True
+        _WARNED_TF32.add(what)
         warnings.warn(
             f"float32 matrix products on this device run in TF32 (10-bit mantissa), which "
             f"makes {what} noise: turn it off with "
-            "torch.set_float32_matmul_precision('highest') (CuPy: unset CUPY_TF32), or pass "
-            "float64 input.",
+            "torch.backends.cuda.matmul.fp32_precision = 'ieee' (older PyTorch: "
+            "torch.set_float32_matmul_precision('highest')); CuPy: unset CUPY_TF32; or "
+            "pass float64 input.",
             UserWarning,
             stacklevel=3,
         )

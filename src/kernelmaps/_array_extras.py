@@ -30,16 +30,44 @@ class DeviceLinAlgError(np.linalg.LinAlgError):
     """A factorization on a device failed (the library returned NaN or raised)."""
 
 
-def cholesky(xp: Any, A: Any, what: str) -> Any:
-    """The lower Cholesky factor of ``A``, or :class:`numpy.linalg.LinAlgError` when ``A``
-    is not positive definite, on every library (some return NaN silently on a device)."""
+def cholesky(xp: Any, A: Any, what: str, *, overwrite: bool = False) -> Any:
+    """The lower Cholesky factor of the symmetric ``A``, or :class:`DeviceLinAlgError` (a
+    :class:`numpy.linalg.LinAlgError`) when ``A`` is not positive definite, on every
+    library (PyTorch and CuPy return NaN or a finite, wrong factor silently on a device;
+    CuPy checks only under ``cupyx.errstate(linalg="raise")``).
+
+    With ``overwrite``, PyTorch factors in ``A``'s own memory (no second matrix: the
+    factor is ``A``, its upper triangle zeroed); the other libraries make a copy.
+    """
+    compat = compat_module()
     try:
-        L = xp.linalg.cholesky(A)
+        if overwrite and compat.is_torch_namespace(xp):
+            L = _torch_cholesky_in_place(A)
+        elif compat.is_cupy_namespace(xp):
+            import cupyx
+
+            with cupyx.errstate(linalg="raise"):
+                L = xp.linalg.cholesky(A)
+        else:
+            L = xp.linalg.cholesky(A)
     except Exception as error:  # each library raises its own type
         raise DeviceLinAlgError(f"{what} is not positive definite ({error}).") from error
     if not bool(xp.all(xp.isfinite(L))):
         raise DeviceLinAlgError(f"{what} is not positive definite (NaN in its Cholesky factor).")
     return L
+
+
+def _torch_cholesky_in_place(A: Any) -> Any:
+    """The lower factor of the symmetric tensor ``A`` in ``A``: LAPACK and cuSOLVER factor
+    a column-major matrix in place, which ``A.mT`` is for a row-major ``A`` (and equal to
+    ``A``); its upper factor, read through ``A``, is the lower one."""
+    import torch
+
+    info = torch.empty((), dtype=torch.int32, device=A.device)
+    torch.linalg.cholesky_ex(A.mT, upper=True, out=(A.mT, info))
+    if int(info) > 0:
+        raise np.linalg.LinAlgError(f"its leading minor of order {int(info)} is not positive")
+    return A
 
 
 def solve_triangular(xp: Any, T: Any, B: Any, *, lower: bool, transpose: bool = False) -> Any:

@@ -4,18 +4,30 @@
 a device (:mod:`kernelmaps._streamed_rows`); this module turns their ``device=`` into an array
 namespace and a device (:func:`resolve_device`), reads how much of its memory is free, and
 copies a host block there so that the copy overlaps the work already queued
-(:func:`copy_to_device`).  Each has a path for PyTorch and CuPy and a generic one.
+(:func:`copy_to_device`, from a background thread: the stream that uses the block is named
+by :func:`consumer_stream` in the thread that queues the work).  Each has a path for
+PyTorch and CuPy and a generic one.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
-from ._array_api import compat_module, to_namespace
+from ._array_api import compat_module, supports_float64, to_namespace
 
-__all__ = ["copy_to_device", "free_device_memory", "resolve_device", "synchronize"]
+__all__ = [
+    "consumer_stream",
+    "copy_to_device",
+    "free_device_memory",
+    "resolve_device",
+    "synchronize",
+]
+
+#: The side streams of the copy threads, one per thread and device.
+_COPY_STREAMS = threading.local()
 
 
 def _installed(module: str) -> bool:
@@ -47,9 +59,9 @@ def resolve_device(device: Any) -> tuple[Any, Any]:
         if not isinstance(device, (str, torch.device)):
             raise ValueError(f"device={device!r} is not a device name or object.")
         try:
-            return compat.array_namespace(torch.empty(0)), torch.device(device)
-        except RuntimeError as error:
-            raise ValueError(f"device={device!r} is not a PyTorch device: {error}") from error
+            return compat.array_namespace(torch.empty(0)), _indexed(torch.device(device))
+        except (RuntimeError, AssertionError) as error:  # no such device, or no CUDA
+            raise ValueError(f"device={device!r} is not a PyTorch device here: {error}") from error
     if isinstance(device, str) and device.startswith("cuda") and _installed("cupy"):
         import cupy
 
@@ -59,6 +71,16 @@ def resolve_device(device: Any) -> tuple[Any, Any]:
         f"device={device!r} names no device of an installed array library: install PyTorch "
         "(pip install torch) or CuPy, or leave device=None."
     )
+
+
+def _indexed(device: Any) -> Any:
+    """A ``torch.device("cuda")`` as the caller's current CUDA device (``cuda:1`` inside
+    ``torch.cuda.device(1)``): a copy thread's own current device is the first one."""
+    import torch
+
+    if device.type == "cuda" and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
 
 
 def free_device_memory(xp: Any, device: Any) -> int | None:
@@ -76,24 +98,64 @@ def free_device_memory(xp: Any, device: Any) -> int | None:
     return None
 
 
-def copy_to_device(block: np.ndarray, xp: Any, device: Any) -> Any:
-    """A host block as an array of ``xp`` on ``device``, ready to use.
+def consumer_stream(xp: Any, device: Any) -> Any:
+    """The stream of the calling thread on ``device`` that will use the copied blocks
+    (PyTorch on CUDA), to pass to :func:`copy_to_device` from a copy thread; None elsewhere."""
+    if compat_module().is_torch_namespace(xp) and getattr(device, "type", "") == "cuda":
+        import torch
 
-    On CUDA with PyTorch the copy goes through pinned memory on a stream of its own, and
-    the consumer's stream waits for it, so that a copy made in a background thread
-    overlaps the work queued on the device.
+        return torch.cuda.current_stream(device)
+    return None
+
+
+def copy_to_device(block: np.ndarray, xp: Any, device: Any, consumer: Any = None) -> Any:
+    """A host block as an array of ``xp`` on ``device``, ready to use on ``consumer``.
+
+    float64 blocks go as float32 to a device without float64 (MPS).  On CUDA with PyTorch
+    the copy goes through pinned memory on the calling thread's side stream, which
+    ``consumer`` (default: the calling thread's current stream, see
+    :func:`consumer_stream`) waits for through an event, so that a copy made in a
+    background thread overlaps the work queued on the device; the block is recorded on
+    ``consumer`` (``Tensor.record_stream``) so that its memory is not reused before the
+    work queued there is done.  With CuPy the copy is finished before it is returned.
     """
+    if block.dtype == np.float64 and not supports_float64(xp, device):
+        block = block.astype(np.float32)
     compat = compat_module()
     if compat.is_torch_namespace(xp) and getattr(device, "type", "") == "cuda":
         import torch
 
-        stream = torch.cuda.Stream(device)
-        with torch.cuda.stream(stream):
+        consumer = consumer if consumer is not None else torch.cuda.current_stream(device)
+        side = _side_stream(device)
+        with torch.cuda.stream(side):
             pinned = torch.from_numpy(np.ascontiguousarray(block)).pin_memory()
             out = pinned.to(device, non_blocking=True)
-        stream.synchronize()
+            copied = torch.cuda.Event()
+            copied.record(side)
+        consumer.wait_event(copied)
+        out.record_stream(consumer)
+        return out
+    if compat.is_cupy_namespace(xp):
+        import cupy
+
+        # this thread's stream on that device: done before the block is handed over
+        with cupy.cuda.Device(getattr(device, "id", 0)):
+            out = to_namespace(block, xp, device)
+            cupy.cuda.get_current_stream().synchronize()
         return out
     return to_namespace(block, xp, device)
+
+
+def _side_stream(device: Any) -> Any:
+    """The copy stream of the calling thread on ``device`` (made on first use)."""
+    import torch
+
+    streams = getattr(_COPY_STREAMS, "streams", None)
+    if streams is None:
+        streams = _COPY_STREAMS.streams = {}
+    if device not in streams:
+        streams[device] = torch.cuda.Stream(device)
+    return streams[device]
 
 
 def synchronize(X: Any) -> None:

@@ -4,17 +4,19 @@
 ``MemAvailable`` of ``/proc/meminfo``, bounded by the cgroup limit of a container; other
 systems: the free physical pages), with both numbers and the parameter to lower, instead of
 letting the allocation fail late or push the machine into swap.  Where the available memory
-cannot be read, nothing is refused.
+cannot be read, nothing is refused.  :func:`check_device_memory` does the same for a
+device's memory (what its library reports free, :func:`kernelmaps._devices.free_device_memory`).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from .exceptions import InsufficientMemoryError
 
-__all__ = ["available_memory", "check_memory", "format_bytes"]
+__all__ = ["available_memory", "check_device_memory", "check_memory", "format_bytes"]
 
 
 def _meminfo_available() -> int | None:
@@ -107,4 +109,25 @@ def check_memory(n_bytes: float, what: str, fix: str) -> None:
     raise InsufficientMemoryError(
         f"{what} needs {format_bytes(n_bytes)} but {format_bytes(available)} of memory is "
         f"available; {fix}."
+    )
+
+
+def check_device_memory(xp: Any, device: Any, n_bytes: float, what: str, fix: str) -> None:
+    """Refuse a request of ``n_bytes`` on ``device`` (of namespace ``xp``) when more than
+    the memory its library reports free; nothing is refused where it reports none.
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> from kernelmaps._memory import check_device_memory
+    >>> check_device_memory(xp, xp.Device("device1"), 2.0**80, "a huge array", "nothing")
+    """
+    from ._devices import free_device_memory
+
+    free = free_device_memory(xp, device)
+    if free is None or n_bytes <= free:
+        return
+    raise InsufficientMemoryError(
+        f"{what} need {format_bytes(n_bytes)} on device {device} but {format_bytes(free)} "
+        f"of its memory is free; {fix}."
     )

@@ -13,10 +13,11 @@ and merges the results in the fixed tree of
 every pass, since they cannot stay on the device.
 
 The copy of the next block overlaps the work on the current one: a background thread
-copies it (on a stream of its own on CUDA, see :func:`kernelmaps._array_api.copy_to_device`)
-while the device works.  Blocks hold at most an eighth of the device's free memory
-(read when the rows are made; the ``working_memory`` budget where the library does not
-say), and the functions bound their own temporaries by ``working_memory`` as on the host.
+copies it (on its own stream on CUDA, which the stream of the work waits for, see
+:func:`kernelmaps._devices.copy_to_device`) while the device works.  Blocks hold at
+most an eighth of the device's free memory (read when the rows are made; the
+``working_memory`` budget where the library does not say), and the functions bound
+their own temporaries by ``working_memory`` as on the host.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._array_api import is_numpy, place_name, same_device
-from ._devices import copy_to_device, free_device_memory, resolve_device
+from ._devices import consumer_stream, copy_to_device, free_device_memory, resolve_device
 from ._rows import Rows, RowwiseWork, tree_reduce_stream
 
 __all__ = ["StreamedRows", "stream_rows"]
@@ -132,10 +133,10 @@ class StreamedRows:
     def distinct(self, values: Any) -> np.ndarray:
         return self.inner.distinct(values)
 
-    def _on_device(self, block: Any) -> Any:
+    def _on_device(self, block: Any, consumer: Any = None) -> Any:
         if sp.issparse(block):
             block = block.toarray()
-        return copy_to_device(np.asarray(block), self.xp, self.device)
+        return copy_to_device(np.asarray(block), self.xp, self.device, consumer)
 
     def _host_blocks(self, aligned: tuple) -> Iterator[tuple[int, Any, list[Any]]]:
         """``(start, X block, aligned blocks)`` on the host, chunk by chunk for Dask."""
@@ -149,11 +150,14 @@ class StreamedRows:
             yield start, block, parts
 
     def _device_blocks(self, aligned: tuple) -> Iterator[tuple[int, Any, list[Any]]]:
-        """The blocks on the device, the next one copied while the caller works."""
+        """The blocks on the device, the next one copied while the caller works (the
+        caller's stream, read here in its thread, waits for each copy)."""
+        consumer = consumer_stream(self.xp, self.device)
 
         def copy(item: tuple[int, Any, list[Any]]) -> tuple[int, Any, list[Any]]:
             start, block, parts = item
-            return start, self._on_device(block), [self._aligned_on_device(a) for a in parts]
+            moved = [self._aligned_on_device(a, consumer) for a in parts]
+            return start, self._on_device(block, consumer), moved
 
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             pending = None
@@ -165,13 +169,13 @@ class StreamedRows:
             if pending is not None:
                 yield pending.result()
 
-    def _aligned_on_device(self, values: Any) -> Any:
+    def _aligned_on_device(self, values: Any, consumer: Any = None) -> Any:
         if values is None or np.ndim(values) == 0:
             return values
         values = np.asarray(values)
         if values.dtype.kind not in "biuf":
             return values  # labels that are not numbers (strings) stay on the host
-        return copy_to_device(values, self.xp, self.device)
+        return copy_to_device(values, self.xp, self.device, consumer)
 
     def map_reduce(
         self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *aligned: Any
@@ -211,7 +215,7 @@ def stream_rows(rows: Rows, device: Any) -> Rows:
     if device is None:
         return rows
     xp, resolved = resolve_device(device)
-    if is_numpy(rows.xp):
+    if is_numpy(rows.xp):  # host rows (every Rows has an xp: NumPy's for these)
         return StreamedRows(rows, xp, resolved)
     if rows.xp is not xp or not same_device(rows.device, resolved):
         raise ValueError(

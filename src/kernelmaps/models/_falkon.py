@@ -29,8 +29,9 @@ import scipy.sparse as sp
 from sklearn.utils import check_array
 
 from .. import _progress
-from .._array_api import device_of, namespace_of, to_namespace, to_numpy
+from .._array_api import device_of, get_namespace, is_numpy, namespace_of, to_namespace, to_numpy
 from .._array_extras import cholesky, solve_triangular
+from .._memory import check_device_memory
 from .._progress import Progress, RowCounter, counted_pass
 from .._rows import Parts, Rows
 from .._streamed_rows import StreamedRows
@@ -65,12 +66,16 @@ def _triangular(F: Any, V: Any, trans: str = "N") -> Any:
 
 
 def _upper_cholesky(M: Any) -> Any:
-    """The upper Cholesky factor of ``M``; :class:`numpy.linalg.LinAlgError` (or a
-    subclass) when ``M`` is not numerically positive definite, on every library."""
-    if isinstance(M, np.ndarray):
-        return scipy.linalg.cholesky(M, lower=False, check_finite=False)
-    xp = namespace_of(M)
-    return xp.matrix_transpose(cholesky(xp, M, "The matrix"))
+    """The upper Cholesky factor of the symmetric ``M``, in ``M``'s own memory (``M`` is
+    overwritten; the factor is a column-major view of it) where the library can;
+    :class:`numpy.linalg.LinAlgError` (or a subclass) when ``M`` is not numerically
+    positive definite, on every library."""
+    xp, _ = get_namespace(M)
+    if is_numpy(xp):
+        # M.T is column-major and equal to M: LAPACK's potrf works in it, as it did in
+        # the column-major copy of M that SciPy made before (the same factor, bit for bit)
+        return scipy.linalg.cholesky(M.T, lower=False, overwrite_a=True, check_finite=False)
+    return xp.matrix_transpose(cholesky(xp, M, "The matrix", overwrite=True))
 
 
 def _all_finite(A: Any) -> bool:
@@ -140,19 +145,24 @@ def landmark_gram(kernel: Callable[..., Any], L: Any) -> Any:
     return 0.5 * (K_mm + K_mm.T)
 
 
-def _cholesky_with_jitter(B: Any, alpha: float) -> Any:
-    """The upper Cholesky factor of ``B + alpha I`` (``B`` PSD), with a jitter raised a
+def _cholesky_with_jitter(T: Any, n: int, alpha: float) -> Any:
+    """The upper Cholesky factor of ``(n / m) T T^T + alpha I``, with a jitter raised a
     hundredfold while rounding makes it fail: only the preconditioner changes, never the
-    solution."""
-    m = B.shape[0]
-    xp = np if isinstance(B, np.ndarray) else namespace_of(B)
-    scale = max(float(xp.max(xp.abs(diagonal(B)))), np.finfo(np.float64).tiny)
-    jitter = 0.0
+    solution.  One ``m x m`` array beside ``T``: the product is formed, shifted and
+    factored in place, and formed again (the same, bit for bit) after a failure."""
+    m = T.shape[0]
+    xp, _ = get_namespace(T)
+    scale, jitter = None, 0.0
     for _ in range(8):
+        B = T @ T.T
+        B *= n / m
+        if scale is None:
+            scale = max(float(xp.max(xp.abs(diagonal(B)))), np.finfo(np.float64).tiny)
         try:
-            return _upper_cholesky(plus_diagonal(B, alpha + jitter))
+            return _upper_cholesky(plus_diagonal(B, alpha + jitter, copy=False))
         except np.linalg.LinAlgError:
             jitter = 1e-13 * m * scale if jitter == 0.0 else 100.0 * jitter
+        del B  # the failed factor goes before the product is formed again
     raise ValueError(
         "FALKON's preconditioner (n/m) T T^T + alpha I could not be factorized; is the "
         "kernel positive definite? Use a positive-definite kernel or a larger alpha."
@@ -194,12 +204,20 @@ class FalkonPreconditioner:
 
     def __init__(self, K_mm: Any, n: int, alpha: float) -> None:
         m = K_mm.shape[0]
-        xp = np if isinstance(K_mm, np.ndarray) else namespace_of(K_mm)
+        xp, device = get_namespace(K_mm)
+        if not is_numpy(xp):  # the two factors, T and A (on the host: the caller checks)
+            check_device_memory(
+                xp,
+                device,
+                2 * 8.0 * m * m,
+                f"FALKON's two {m} x {m} float64 factors",
+                "lower n_components (the number of landmarks)",
+            )
         scale = max(float(xp.mean(diagonal(K_mm))), np.finfo(np.float64).tiny)
         jitter = 1e-13 * m * scale
         for _ in range(8):
-            try:
-                T = _upper_cholesky(plus_diagonal(K_mm, jitter))
+            try:  # a copy of K_mm, factored in place (the copy goes if it fails)
+                self.T = _upper_cholesky(plus_diagonal(K_mm, jitter))
                 break
             except np.linalg.LinAlgError:
                 jitter *= 100.0
@@ -208,9 +226,7 @@ class FalkonPreconditioner:
                 "The landmark kernel matrix K_mm is not positive semi-definite; is the "
                 "kernel positive definite? Use a positive-definite kernel."
             )
-        Bm = (n / m) * (T @ T.T)
-        self.T = T
-        self.A = _cholesky_with_jitter(Bm, alpha)
+        self.A = _cholesky_with_jitter(self.T, n, alpha)
 
     def apply(self, V: Any) -> Any:
         """``B V = T^{-1} A^{-1} V``."""
