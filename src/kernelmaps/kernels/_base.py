@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import get_namespace, host_dtype, is_numpy, on_host
+from .._array_api import get_namespace, host_dtype, is_numpy, on_host, warn_if_tf32
 from .._suggest import did_you_mean
 from ..exceptions import NonFiniteOutputError
 
@@ -268,7 +268,11 @@ class Kernel(ABC):
         Y_ = X_ if Y is None else _as_input(xp, Y, "Y")
         _check_pair(self, X_, Y_)
         kernel = self.resolve(int(X_.shape[1]))
-        dtype = _result_dtype(X, X if Y is None else Y) if is_numpy(xp) else X_.dtype
+        if is_numpy(xp):
+            dtype = _result_dtype(X, X if Y is None else Y)
+        else:
+            dtype = X_.dtype
+            warn_if_tf32(X_, "the kernel matrices k(X, Y)")
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             K = kernel._evaluate(xp, X_, Y_)
             if is_numpy(xp):
