@@ -30,7 +30,7 @@ from ..sampling import (
     LandmarkDraw,
     draw_landmarks,
     finish_landmarks,
-    kernel_block_array,
+    kernel_block,
     work_dtype,
 )
 from ._base import BaseFeatureMap, register_feature_map
@@ -533,13 +533,13 @@ class IKA(BaseFeatureMap):
 
     def _project_gram_array(self, kernel: Callable[..., Any], Y: Any, B: Any) -> Any:
         """:meth:`_project_gram` on the device: ``B^T G B`` with ``G = k(Y, Y)`` in row
-        blocks (:func:`~kernelmaps.sampling.kernel_block_array`, the values NumPy sees)."""
+        blocks (:func:`~kernelmaps.sampling.kernel_block`, the values NumPy sees)."""
         xp = namespace_of(B)
         S, n = int(B.shape[0]), int(B.shape[1])
         out = xp.zeros((n, n), dtype=B.dtype, device=device_of(B))
         asym = scale = 0.0
         for rows in row_blocks(S, 8.0 * (S + n), max_rows=1024):
-            G = kernel_block_array(kernel, Y[rows, :], Y)
+            G = kernel_block(kernel, Y[rows, :], Y)
             if not bool(xp.all(xp.isfinite(G))):
                 raise NonFiniteOutputError(
                     "IKA.fit: the kernel has non-finite values on the training sample "
