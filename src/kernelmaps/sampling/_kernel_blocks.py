@@ -79,10 +79,12 @@ def kernel_block(kernel: Callable[..., Any], A: Any, B: Any) -> Any:
     Examples
     --------
     >>> import array_api_strict as xp
+    >>> import sklearn
     >>> from kernelmaps.kernels import Gaussian
     >>> from kernelmaps.sampling import kernel_block
     >>> A = xp.asarray([[0.0, 1.0], [1.0, 1.0]], dtype=xp.float32)
-    >>> K = kernel_block(Gaussian(gamma=0.5), A, A)
+    >>> with sklearn.config_context(array_api_dispatch=True):
+    ...     K = kernel_block(Gaussian(gamma=0.5), A, A)
     >>> K.dtype, round(float(K[0, 1]), 4)
     (array_api_strict.float64, 0.6065)
     """
