@@ -87,7 +87,8 @@ class RPCholeskyResult(NamedTuple):
 
     ``F F^T`` approximates the kernel matrix; ``F[:, j]`` is the column of pivot
     ``indices[j]``; ``F`` has ``len(indices)`` columns (fewer than asked for when every
-    residual became zero).
+    residual became zero).  ``indices`` is a NumPy array; ``F`` is an array of the rows'
+    library, on their device.
 
     Examples
     --------
@@ -101,7 +102,7 @@ class RPCholeskyResult(NamedTuple):
     """
 
     indices: np.ndarray
-    factor: np.ndarray
+    factor: Any
 
 
 def _sample(d: np.ndarray, u: np.ndarray) -> np.ndarray:
