@@ -228,3 +228,13 @@ def test_the_array_twins_are_gone() -> None:
         assert not hasattr(sampling, name)
     for name in ("kernel_block", "rpcholesky_indices"):
         assert name in sampling.__all__
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_integer_rows_taken_as_floats_alike(place: Place) -> None:
+    X = np.arange(12).reshape(6, 2)
+    expected = kernel_diagonal(Gaussian(gamma=0.1), X)
+    with dispatch():
+        got = kernel_diagonal(Gaussian(gamma=0.1), place.asarray(X))
+    assert_at(got, place)
+    np.testing.assert_array_equal(host(got), expected)

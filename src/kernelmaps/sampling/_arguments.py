@@ -112,8 +112,8 @@ def check_rows(X: Any, name: str = "X") -> Any:
         if dtype.kind not in "biuf" and dtype != np.dtype(object):
             raise ValueError(f"{name} must hold numbers; got an array of dtype {dtype}.")
         try:
-            float_dtype = np.float64 if is_numpy(xp) else accumulator_dtype(xp, device)
-            X = X.astype(float_dtype) if is_numpy(xp) else xp.astype(X, float_dtype)
+            host = is_numpy(xp)
+            X = X.astype(np.float64) if host else xp.astype(X, accumulator_dtype(xp, device))
         except (TypeError, ValueError):
             raise ValueError(
                 f"{name} must hold numbers; its values of dtype {dtype} do not convert to float64."
