@@ -35,8 +35,7 @@ from sklearn.base import clone
 from kernelmaps import IKA, Nystroem
 from kernelmaps.exceptions import NonFiniteOutputError
 from kernelmaps.kernels import Gaussian
-from kernelmaps.sampling import rpcholesky_indices_array
-from kernelmaps.sampling._rpcholesky import rpcholesky_indices
+from kernelmaps.sampling import rpcholesky_indices
 from tests._array_api import (
     PLACES,
     Place,
@@ -181,7 +180,7 @@ def test_rpcholesky_picks_numpys_pivots(place: Place, block_size: int, duplicate
     with warned():
         expected = rpcholesky_indices(X, 20, kernel, 3, block_size=block_size)
     with dispatch(), warned():
-        got = rpcholesky_indices_array(place.asarray(X), 20, kernel, 3, block_size=block_size)
+        got = rpcholesky_indices(place.asarray(X), 20, kernel, 3, block_size=block_size)
     np.testing.assert_array_equal(got, expected)
 
 

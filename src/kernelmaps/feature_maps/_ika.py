@@ -39,7 +39,7 @@ from ..sampling import (
     LandmarkDraw,
     draw_landmarks,
     finish_landmarks,
-    kernel_block_array,
+    kernel_block,
 )
 from ._base import BaseFeatureMap, register_feature_map
 from ._numerics import is_finite, largest_magnitude
@@ -470,7 +470,7 @@ class IKA(BaseFeatureMap):
 
     def _project_gram(self, kernel: Callable[..., Any], Y: Any, B: Any) -> Any:
         """``B^T G B`` with ``G = k(Y, Y)`` built in row blocks, never whole (on another
-        library by :func:`~kernelmaps.sampling.kernel_block_array`, the values NumPy sees).
+        library by :func:`~kernelmaps.sampling.kernel_block`, the values NumPy sees).
 
         Symmetry is checked on a corner of each diagonal block (cheap, and enough to catch
         a kernel with ``k(x, y) != k(y, x)``), to the rounding of ``B``'s dtype.
@@ -480,10 +480,7 @@ class IKA(BaseFeatureMap):
         out = xp.zeros((n, n), dtype=B.dtype, device=device)
         asym = scale = 0.0
         for rows in row_blocks(S, 8.0 * (S + n), max_rows=1024):
-            if is_numpy(xp):
-                G = check_kernel_matrix(kernel(Y[rows], Y), rows.stop - rows.start, S)
-            else:
-                G = kernel_block_array(kernel, Y[rows, :], Y)
+            G = kernel_block(kernel, Y[rows, :], Y)
             if not _all_finite(G, xp):
                 raise NonFiniteOutputError(
                     "IKA.fit: the kernel has non-finite values on the training sample "

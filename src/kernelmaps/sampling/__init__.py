@@ -11,9 +11,12 @@
   by recursive ridge leverage scores or by randomly pivoted Cholesky (:func:`rpcholesky`).
   Above :func:`landmark_sample_size` rows, k-means, leverage and rpcholesky run on a uniform
   sample of that many rows (the same rows for numpy and Dask input).
+* :func:`kernel_block`, :func:`kernel_diagonal`, :func:`rpcholesky` and
+  :func:`rpcholesky_indices` take rows of any array library (PyTorch, CuPy, ...): arrays of
+  another library give arrays of theirs, on their device (in :func:`work_dtype`).
 """
 
-from ._kernel_blocks import kernel_block_array, kernel_diagonal, work_dtype
+from ._kernel_blocks import kernel_block, kernel_diagonal, work_dtype
 from ._landmark_finish import finish_landmarks
 from ._landmarks import (
     KMEANS_MINIBATCH_THRESHOLD,
@@ -41,8 +44,7 @@ from ._rpcholesky import (
     RPCHOLESKY_BLOCK_SIZE,
     RPCholeskyResult,
     rpcholesky,
-    rpcholesky_array,
-    rpcholesky_indices_array,
+    rpcholesky_indices,
 )
 
 __all__ = [
@@ -59,7 +61,7 @@ __all__ = [
     "draw_landmarks",
     "draw_uniform_points",
     "finish_landmarks",
-    "kernel_block_array",
+    "kernel_block",
     "kernel_diagonal",
     "landmark_sample_size",
     "orthogonal_directions",
@@ -69,8 +71,7 @@ __all__ = [
     "resolve_scramble",
     "rotation_sample",
     "rpcholesky",
-    "rpcholesky_array",
-    "rpcholesky_indices_array",
+    "rpcholesky_indices",
     "select_landmarks",
     "sobol_balance_message",
     "uniform_points",

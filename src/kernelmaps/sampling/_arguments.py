@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._array_api import accumulator_dtype, get_namespace, host_dtype, is_numpy
+
 __all__ = [
     "check_count",
     "check_generator",
@@ -80,8 +82,9 @@ def check_kernel(kernel: Any) -> Any:
 
 
 def check_rows(X: Any, name: str = "X") -> Any:
-    """``X`` as rows that can be indexed: a 2D numeric ndarray (float32 and float64 kept,
-    other numbers as float64), or a CSR/CSC matrix, with at least one row and column.
+    """``X`` as rows that can be indexed: a 2D numeric array (float32 and float64 kept,
+    other numbers as float64, or float32 on a device without float64), or a CSR/CSC
+    matrix, with at least one row and column.  An array of another library stays one.
 
     Examples
     --------
@@ -93,27 +96,32 @@ def check_rows(X: Any, name: str = "X") -> Any:
     ...
     ValueError: Expected a 2D array of rows (n_samples, n_features), got shape (2,); ...
     """
+    xp, device = get_namespace(X)
     if sp.issparse(X):
         X = X if X.format in ("csr", "csc") else X.tocsr()
     else:
-        X = np.asarray(X)
+        X = np.asarray(X) if is_numpy(xp) else X
         if X.ndim != 2:
             raise ValueError(
-                f"Expected a 2D array of rows (n_samples, n_features), got shape {X.shape}; "
-                "reshape your data, e.g. with array.reshape(-1, 1) for a single feature."
+                f"Expected a 2D array of rows (n_samples, n_features), got shape "
+                f"{tuple(X.shape)}; reshape your data, e.g. with array.reshape(-1, 1) for a "
+                "single feature."
             )
-    if X.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-        if X.dtype.kind not in "biuf" and X.dtype != object:
-            raise ValueError(f"{name} must hold numbers; got an array of dtype {X.dtype}.")
+    dtype = host_dtype(X.dtype)
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        if dtype.kind not in "biuf" and dtype != np.dtype(object):
+            raise ValueError(f"{name} must hold numbers; got an array of dtype {dtype}.")
         try:
-            X = X.astype(np.float64)
+            host = is_numpy(xp)
+            X = X.astype(np.float64) if host else xp.astype(X, accumulator_dtype(xp, device))
         except (TypeError, ValueError):
             raise ValueError(
-                f"{name} must hold numbers; its values of dtype {X.dtype} do not convert "
-                "to float64."
+                f"{name} must hold numbers; its values of dtype {dtype} do not convert to float64."
             ) from None
     if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} has shape {X.shape}; at least one row and one column are needed.")
+        raise ValueError(
+            f"{name} has shape {tuple(X.shape)}; at least one row and one column are needed."
+        )
     return X
 
 

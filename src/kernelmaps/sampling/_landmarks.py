@@ -79,7 +79,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import is_foreign, to_numpy
+from .._array_api import to_numpy
 from .._rows import Rows, as_rows
 from ._arguments import check_count, check_generator, check_kernel, check_rows
 from ._kmeans import KMEANS_MINIBATCH_THRESHOLD
@@ -382,8 +382,7 @@ def _short_repr(value: Any, limit: int = 60) -> str:
 def _given_landmarks(landmarks: Any, n_features: int, dtype: np.dtype) -> np.ndarray:
     """Landmarks given as an array: dense, in X's float dtype, shape and values checked
     (an array of another library is checked on a copy on the host)."""
-    if is_foreign(landmarks):
-        landmarks = to_numpy(landmarks)
+    landmarks = to_numpy(landmarks)
     L = landmarks.toarray() if sp.issparse(landmarks) else landmarks
     try:
         L = np.asarray(L, dtype=np.float64)

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from .._array_api import to_numpy
 from ._arguments import check_sampler_arguments
 from ._kernel_blocks import (
     KERNEL_BLOCK_ROWS,
@@ -202,7 +203,8 @@ def recursive_rls_indices(
     Parameters
     ----------
     X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        Finite rows.
+        Finite rows (an array of another library is read on a host copy: the recursion
+        is SciPy's).
     n_landmarks : int
         Number of rows ``m >= 1``; every row when ``m >= n_samples``.
     kernel : callable
@@ -232,7 +234,7 @@ def recursive_rls_indices(
     >>> recursive_rls_indices(X, 10, Gaussian(gamma=0.5), np.random.default_rng(0)).shape
     (10,)
     """
-    X, s = check_sampler_arguments(X, n_landmarks, kernel, rng)
+    X, s = check_sampler_arguments(to_numpy(X), n_landmarks, kernel, rng)
     with quiet_kernel_overflow():
         return _recursive_rls_indices(X, s, kernel, rng, accelerated)
 

@@ -54,18 +54,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._array_api import device_of, namespace_of, to_namespace, to_numpy
+from .._array_api import get_namespace, is_numpy, to_namespace, to_numpy
 from ._arguments import check_count, check_sampler_arguments
 from ._kernel_blocks import (
     KERNEL_BLOCK_ROWS,
     dense,
     finite_kernel_diagonal,
     kernel_block,
-    kernel_block_array,
-    kernel_diagonal_array,
     quiet_kernel_overflow,
-    refuse_non_finite_kernel,
     require_finite,
+    take_rows,
     work_dtype,
 )
 
@@ -74,9 +72,7 @@ __all__ = [
     "RPCHOLESKY_BLOCK_SIZE",
     "RPCholeskyResult",
     "rpcholesky",
-    "rpcholesky_array",
     "rpcholesky_indices",
-    "rpcholesky_indices_array",
 ]
 
 #: Default number of proposals per block of the accelerated form.
@@ -91,7 +87,8 @@ class RPCholeskyResult(NamedTuple):
 
     ``F F^T`` approximates the kernel matrix; ``F[:, j]`` is the column of pivot
     ``indices[j]``; ``F`` has ``len(indices)`` columns (fewer than asked for when every
-    residual became zero).
+    residual became zero).  ``indices`` is a NumPy array; ``F`` is an array of the rows'
+    library, on their device.
 
     Examples
     --------
@@ -105,33 +102,7 @@ class RPCholeskyResult(NamedTuple):
     """
 
     indices: np.ndarray
-    factor: np.ndarray
-
-
-def _kernel(kernel: Callable[..., Any], A: Any, B: Any) -> np.ndarray:
-    return np.asarray(kernel_block(kernel, A, B), dtype=np.float64)
-
-
-def _require_finite(values: np.ndarray, X: Any, what: str) -> None:
-    require_finite(values, "rpcholesky", X, what)
-
-
-def _residual_columns(
-    kernel: Callable[..., Any], X: Any, pivots: np.ndarray, F: np.ndarray, k: int
-) -> np.ndarray:
-    """``K[:, pivots] - F[:, :k] F[pivots, :k]^T``, the kernel evaluated in row blocks."""
-    P = dense(X[pivots])
-    FP = F[pivots, :k]
-    n = X.shape[0]
-    out = np.empty((n, pivots.shape[0]))
-    for start in range(0, n, KERNEL_BLOCK_ROWS):
-        stop = min(start + KERNEL_BLOCK_ROWS, n)
-        block = _kernel(kernel, dense(X[start:stop]), P)
-        _require_finite(block, X, "the kernel between the rows and the pivots")
-        if k:
-            block -= F[start:stop, :k] @ FP.T
-        out[start:stop] = block
-    return out
+    factor: Any
 
 
 def _sample(d: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -167,8 +138,9 @@ def rpcholesky(
 
     Parameters
     ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+    X : {ndarray, sparse matrix} or array of another library, of shape (n_samples, n_features)
         Finite rows (float32 rows are evaluated by the kernel and the factor is float64).
+        Arrays of another library give arrays of theirs, on their device (see Notes).
     n_landmarks : int
         Number of pivots ``m >= 1`` (at most ``n_samples`` are chosen).
     kernel : callable
@@ -188,8 +160,9 @@ def rpcholesky(
     Returns
     -------
     RPCholeskyResult
-        ``indices`` (int array, the pivots in the order chosen) and ``factor`` (float64
-        array of shape ``(n_samples, len(indices))``).  Fewer than ``n_landmarks``
+        ``indices`` (NumPy int array, the pivots in the order chosen) and ``factor``
+        (float64 array of shape ``(n_samples, len(indices))``, in ``X``'s namespace and
+        on its device).  Fewer than ``n_landmarks``
         pivots when every residual is zero (below ``RESIDUAL_RTOL * k(x, x)``): the
         kernel matrix has lower numerical rank, e.g. through duplicate rows.
 
@@ -198,6 +171,18 @@ def rpcholesky(
     Cost: ``O(n m)`` kernel evaluations (plus ``b^2`` per block), ``O(n m^2)``
     arithmetic, ``O(n m)`` memory (the factor), the kernel evaluated in blocks of at
     most 4096 rows.
+
+    Rows of another library (PyTorch, CuPy, ...): the factor and the kernel evaluations
+    live on ``X``'s device, the residual diagonal ``d`` (``n`` values) on the host, where
+    the pivots are drawn from ``rng`` as for NumPy rows.  Each pivot (``block_size=1``)
+    or block copies ``n`` values from the device (the squared norms of the new columns)
+    and the ``b x b`` residual block of the proposals, accepted or rejected on the host.
+    The device computes in float64 where it has it, with the kernel's values rounded to
+    the rows' dtype as the NumPy kernels round them (:func:`kernel_block`): the pivots
+    are those of NumPy rows unless a draw falls within rounding (``~1e-16`` relative) of
+    the boundary between two rows.  On a device without float64, round-off residuals
+    are those below ``m eps_32 k(x, x)`` (``eps_32`` of float32) instead of
+    ``RESIDUAL_RTOL k(x, x)``.
 
     References
     ----------
@@ -221,79 +206,47 @@ def rpcholesky(
     X, m = check_sampler_arguments(X, n_landmarks, kernel, rng)
     b = check_count(block_size, "block_size")
     with quiet_kernel_overflow():
-        return _rpcholesky(X, min(m, X.shape[0]), kernel, rng, b)
+        return _rpcholesky(X, min(m, int(X.shape[0])), kernel, rng, b)
 
 
 def _rpcholesky(
     X: Any, m: int, kernel: Callable[..., Any], rng: np.random.Generator, b: int
 ) -> RPCholeskyResult:
-    n = X.shape[0]
+    factor = _Factor(X, kernel, m)
     diag = finite_kernel_diagonal(kernel, X, "rpcholesky")
-    floor = RESIDUAL_RTOL * np.abs(diag)
+    floor = factor.round_off(m) * np.abs(diag)
     d = diag.copy()
     _zero_small(d, floor)
-    F = np.zeros((n, m))
     pivots = np.empty(m, dtype=np.intp)
     k = 0
     while k < m and d.sum() > 0.0:
-        first = k
         if b == 1:
             (s,) = _sample(d, rng.random(1))
-            g = _residual_columns(kernel, X, np.array([s]), F, k)[:, 0]
-            if not g[s] > floor[s]:  # round-off: the residual there is zero
+            accepted = np.array([s])
+            g = factor.residual_columns(accepted, k)
+            gs = float(g[int(s), 0])
+            if not gs > floor[s]:  # round-off: the residual there is zero
                 d[s] = 0.0
                 continue
-            F[:, k] = g / math.sqrt(g[s])
-            pivots[k] = s
-            k += 1
-            d -= F[:, k - 1] ** 2
+            factor.F[:, k : k + 1] = g / math.sqrt(gs)
         else:
             proposals = _sample(d, rng.random(min(b, m - k)))
-            accepted, L = _rejection_block(kernel, X, proposals, F, k, d, floor, rng)
+            distinct, inverse = np.unique(proposals, return_inverse=True)
+            Hd = factor.residual_block(distinct, k)
+            accepted, L = _accept_proposals(Hd, proposals, inverse, d, floor, rng)
             if not accepted.size:
                 continue
-            G = _residual_columns(kernel, X, accepted, F, k)
-            a = accepted.shape[0]
             # G L^{-T} by one matrix product with the inverse of the small a x a factor
             # (numpy's BLAS and LAPACK only: alternating with scipy's own OpenBLAS, whose
             # threads keep spinning after a call, costs several times the work at n = 1000)
-            np.matmul(G, np.linalg.inv(L).T, out=F[:, k : k + a])
-            pivots[k : k + a] = accepted
-            d -= np.einsum("ij,ij->i", F[:, k : k + a], F[:, k : k + a])
-            k += a
-        _require_finite(F[:, first:k], X, "the Cholesky factor")  # the new columns
+            factor.set_columns(k, factor.residual_columns(accepted, k), np.linalg.inv(L).T)
+        a = accepted.shape[0]
+        d -= factor.new_norms(k, a)
+        pivots[k : k + a] = accepted
+        k += a
         d[pivots[:k]] = 0.0
         _zero_small(d, floor)
-    return RPCholeskyResult(pivots[:k].copy(), F if k == m else F[:, :k].copy())
-
-
-def _rejection_block(
-    kernel: Callable[..., Any],
-    X: Any,
-    proposals: np.ndarray,
-    F: np.ndarray,
-    k: int,
-    d: np.ndarray,
-    floor: np.ndarray,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The accepted proposals of one block and the Cholesky factor of their residual.
-
-    ``H`` is the residual block ``K[P, P] - F[P] F[P]^T`` of the proposals ``P`` (each
-    distinct row evaluated once).  Going through the proposals in order, proposal ``j``
-    is accepted when ``u_j H_jj < H'_jj`` and ``H'_jj`` is above round-off, ``H'`` the
-    block after elimination of the proposals accepted before ``j``; the accepted
-    columns are eliminated (a Cholesky step).  A proposal whose residual is round-off
-    already has its ``d`` set to zero so that it is not proposed again.
-    """
-    distinct, inverse = np.unique(proposals, return_inverse=True)
-    P = dense(X[distinct])
-    Hd = _kernel(kernel, P, P)
-    _require_finite(Hd, X, "the kernel matrix of the proposed pivots")
-    if k:
-        FP = F[distinct, :k]
-        Hd -= FP @ FP.T
-    return _accept_proposals(Hd, proposals, inverse, d, floor, rng)
+    return factor.result(pivots, k, m)
 
 
 def _accept_proposals(
@@ -304,9 +257,16 @@ def _accept_proposals(
     floor: np.ndarray,
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The rejection sampling of one block (see :func:`_rejection_block`) from the
-    residual block ``Hd`` of the distinct proposals (float64, on the host), whatever
-    computed it: the accepted proposals and the Cholesky factor of their residual."""
+    """The accepted proposals of one block and the Cholesky factor of their residual.
+
+    ``Hd`` is the residual block ``K[P, P] - F[P] F[P]^T`` of the distinct proposals
+    ``P`` (float64, on the host), ``inverse`` maps the proposals to them.  Going through
+    the proposals in order, proposal ``j`` is accepted when ``u_j H_jj < H'_jj`` and
+    ``H'_jj`` is above round-off, ``H'`` the block after elimination of the proposals
+    accepted before ``j``; the accepted columns are eliminated (a Cholesky step).  A
+    proposal whose residual is round-off already has its ``d`` set to zero so that it is
+    not proposed again.
+    """
     Hd = 0.5 * (Hd + Hd.T)
     H = Hd[np.ix_(inverse, inverse)]
     p = proposals.shape[0]
@@ -327,6 +287,78 @@ def _accept_proposals(
     return proposals[acc], L[np.ix_(acc, acc)]
 
 
+class _Factor:
+    """The factor ``F`` of :func:`rpcholesky` in the namespace and on the device of the
+    rows ``X`` (in :func:`work_dtype`), and the kernel evaluations against it."""
+
+    def __init__(self, X: Any, kernel: Callable[..., Any], m: int) -> None:
+        self.X, self.kernel = X, kernel
+        self.xp, self.device = get_namespace(X)
+        self.numpy, self.work = is_numpy(self.xp), work_dtype(X)
+        self.F = self.xp.zeros((int(X.shape[0]), m), dtype=self.work, device=self.device)
+
+    def round_off(self, m: int) -> float:
+        """The relative residual below which a residual is round-off."""
+        float64 = self.work == self.xp.float64
+        return RESIDUAL_RTOL if float64 else m * float(np.finfo(np.float32).eps)
+
+    def factor_rows(self, indices: np.ndarray, k: int) -> Any:
+        """``F[indices, :k]``."""
+        if self.numpy:
+            return self.F[indices, :k]
+        return take_rows(self.F, indices)[:, :k]
+
+    def kernel_block(self, A: Any, B: Any, what: str) -> Any:
+        K = kernel_block(self.kernel, A, B)
+        require_finite(K, "rpcholesky", self.X, what)
+        return K
+
+    def residual_block(self, distinct: np.ndarray, k: int) -> np.ndarray:
+        """``K[P, P] - F[P] F[P]^T`` of the distinct proposals ``P``, on the host."""
+        P = take_rows(self.X, distinct)
+        Hd = self.kernel_block(P, P, "the kernel matrix of the proposed pivots")
+        if k:
+            FP = self.factor_rows(distinct, k)
+            Hd -= FP @ self.xp.matrix_transpose(FP)
+        return np.asarray(to_numpy(Hd), dtype=np.float64)
+
+    def residual_columns(self, pivots: np.ndarray, k: int) -> Any:
+        """``K[:, pivots] - F[:, :k] F[pivots, :k]^T``, the kernel evaluated in row blocks."""
+        xp, X, n = self.xp, self.X, int(self.X.shape[0])
+        P = take_rows(X, pivots)
+        FP_T = xp.matrix_transpose(self.factor_rows(pivots, k))
+        out = xp.empty((n, pivots.shape[0]), dtype=self.work, device=self.device)
+        for start in range(0, n, KERNEL_BLOCK_ROWS):
+            stop = min(start + KERNEL_BLOCK_ROWS, n)
+            what = "the kernel between the rows and the pivots"
+            block = self.kernel_block(dense(X[start:stop, :]), P, what)
+            if k:
+                block -= self.F[start:stop, :k] @ FP_T
+            out[start:stop, :] = block
+        return out
+
+    def set_columns(self, k: int, G: Any, right: np.ndarray) -> None:
+        """``F[:, k:k+a] = G right`` (``right`` the host ``a x a`` inverse factor)."""
+        right = to_namespace(right, self.xp, self.device, dtype=self.work)
+        if self.numpy:  # straight into F, no temporary
+            np.matmul(G, right, out=self.F[:, k : k + right.shape[1]])
+        else:
+            self.F[:, k : k + right.shape[1]] = G @ right
+
+    def new_norms(self, k: int, a: int) -> np.ndarray:
+        """The squared row norms of the new columns ``F[:, k:k+a]`` (host, float64),
+        refused when the columns are not finite."""
+        new = self.F[:, k : k + a]
+        require_finite(new, "rpcholesky", self.X, "the Cholesky factor")
+        if self.numpy:
+            return np.einsum("ij,ij->i", new, new)
+        return np.asarray(to_numpy(self.xp.sum(new * new, axis=1)), dtype=np.float64)
+
+    def result(self, pivots: np.ndarray, k: int, m: int) -> RPCholeskyResult:
+        F = self.F if k == m else self.xp.asarray(self.F[:, :k], copy=True)
+        return RPCholeskyResult(pivots[:k].copy(), F)
+
+
 def rpcholesky_indices(
     X: Any,
     n_landmarks: int,
@@ -342,21 +374,23 @@ def rpcholesky_indices(
     pivots (the kernel matrix of the rows has numerical rank ``k``, e.g. through
     duplicate rows), a ``UserWarning`` says so and the other ``m - k`` rows are drawn
     uniformly (from the same generator) among the rows not chosen: they add nothing to
-    the approximation but keep the number of landmarks.
+    the approximation but keep the number of landmarks.  ``X`` may be an array of another
+    library (the indices are NumPy's, the same as for NumPy rows up to rounding, see
+    :func:`~kernelmaps.sampling.rpcholesky`).
 
     Examples
     --------
     >>> import numpy as np
     >>> from kernelmaps.kernels import Gaussian
-    >>> from kernelmaps.sampling._rpcholesky import rpcholesky_indices
+    >>> from kernelmaps.sampling import rpcholesky_indices
     >>> X = np.random.default_rng(0).normal(size=(100, 2))
     >>> rpcholesky_indices(X, 5, Gaussian(gamma=1.0), seed=3).shape
     (5,)
     """
     rng = np.random.default_rng(seed)
-    m = min(check_count(n_landmarks, "n_landmarks"), X.shape[0])
+    m = min(check_count(n_landmarks, "n_landmarks"), int(X.shape[0]))
     pivots, _ = rpcholesky(X, m, kernel, rng, block_size=block_size)
-    return _complete_pivots(pivots, m, X.shape[0], rng)
+    return _complete_pivots(pivots, m, int(X.shape[0]), rng)
 
 
 def _complete_pivots(pivots: np.ndarray, m: int, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -375,181 +409,3 @@ def _complete_pivots(pivots: np.ndarray, m: int, n: int, rng: np.random.Generato
         rest = np.setdiff1d(np.arange(n), pivots)
         pivots = np.concatenate([pivots, rng.choice(rest, size=m - k, replace=False)])
     return np.sort(pivots)
-
-
-# -- arrays of other libraries ---------------------------------------------------------
-
-
-class _DeviceFactor:
-    """The factor ``F`` of :func:`rpcholesky_array` on the device of the rows ``X`` and
-    the kernel evaluations against it (:func:`kernel_block_array`), in ``work``."""
-
-    def __init__(self, X: Any, kernel: Callable[..., Any], m: int) -> None:
-        self.X, self.kernel = X, kernel
-        self.xp, self.device, self.work = namespace_of(X), device_of(X), work_dtype(X)
-        self.F = self.xp.zeros((int(X.shape[0]), m), dtype=self.work, device=self.device)
-
-    def rows(self, A: Any, indices: np.ndarray) -> Any:
-        return self.xp.take(A, to_namespace(indices, self.xp, self.device), axis=0)
-
-    def kernel_block(self, A: Any, B: Any, what: str) -> Any:
-        K = kernel_block_array(self.kernel, A, B)
-        if not bool(self.xp.all(self.xp.isfinite(K))):
-            refuse_non_finite_kernel("rpcholesky", to_numpy(self.X), what)
-        return K
-
-    def residual_block(self, distinct: np.ndarray, k: int) -> np.ndarray:
-        """``K[P, P] - F[P] F[P]^T`` of the distinct proposals ``P``, on the host."""
-        P = self.rows(self.X, distinct)
-        Hd = self.kernel_block(P, P, "the kernel matrix of the proposed pivots")
-        if k:
-            FP = self.rows(self.F, distinct)[:, :k]
-            Hd = Hd - FP @ self.xp.matrix_transpose(FP)
-        return to_numpy(Hd).astype(np.float64)
-
-    def residual_columns(self, pivots: np.ndarray, k: int) -> Any:
-        """``K[:, pivots] - F[:, :k] F[pivots, :k]^T`` in row blocks, on the device."""
-        xp, n = self.xp, int(self.X.shape[0])
-        P = self.rows(self.X, pivots)
-        FP_T = xp.matrix_transpose(self.rows(self.F, pivots)[:, :k])
-        out = xp.empty((n, pivots.shape[0]), dtype=self.work, device=self.device)
-        for start in range(0, n, KERNEL_BLOCK_ROWS):
-            stop = min(start + KERNEL_BLOCK_ROWS, n)
-            block = self.kernel_block(
-                self.X[start:stop, :], P, "the kernel between the rows and the pivots"
-            )
-            if k:
-                block = block - self.F[start:stop, :k] @ FP_T
-            out[start:stop, :] = block
-        return out
-
-    def append(self, columns: Any, k: int) -> np.ndarray:
-        """``F[:, k:k+a] = columns``; returns their squared row norms (host, float64)."""
-        a = int(columns.shape[1])
-        self.F[:, k : k + a] = columns
-        if not bool(self.xp.all(self.xp.isfinite(columns))):
-            refuse_non_finite_kernel("rpcholesky", to_numpy(self.X), "the Cholesky factor")
-        return to_numpy(self.xp.sum(columns * columns, axis=1)).astype(np.float64)
-
-
-def rpcholesky_array(
-    X: Any,
-    n_landmarks: int,
-    kernel: Callable[..., Any],
-    rng: np.random.Generator,
-    *,
-    block_size: int = RPCHOLESKY_BLOCK_SIZE,
-) -> RPCholeskyResult:
-    """:func:`rpcholesky` of rows ``X`` that are an array of another library (array API
-    dispatch on): the factor and the kernel evaluations on ``X``'s device, the draws on
-    the host, from ``rng`` as :func:`rpcholesky` draws them.
-
-    The residual diagonal ``d`` (``n`` values) lives on the host, where the pivots are
-    drawn from it: each pivot (``block_size=1``) or block costs one copy of ``n`` values
-    from the device (the squared norms of the new columns of ``F``, subtracted there as
-    :func:`rpcholesky` subtracts them) and the ``b x b`` residual block of the proposals,
-    accepted or rejected on the host by the same code.  The device computes in float64
-    where it has it, with the kernel's values rounded to the rows' dtype as the NumPy
-    kernels round them (:func:`kernel_block_array`): the pivots are those of
-    :func:`rpcholesky` on the same rows unless a draw falls within rounding
-    (``~1e-16`` relative) of the boundary between two rows.  On a device without
-    float64, round-off residuals are those below ``m eps_32 k(x, x)`` (``eps_32`` of
-    float32) instead of ``RESIDUAL_RTOL k(x, x)``.
-
-    Returns
-    -------
-    RPCholeskyResult
-        ``indices`` on the host, ``factor`` an array of ``X``'s namespace on its device.
-
-    Examples
-    --------
-    >>> import array_api_strict as xp
-    >>> import numpy as np
-    >>> import sklearn
-    >>> from kernelmaps.kernels import Gaussian
-    >>> from kernelmaps.sampling import rpcholesky, rpcholesky_array
-    >>> X, kernel = np.random.default_rng(0).normal(size=(200, 3)), Gaussian(gamma=0.5)
-    >>> with sklearn.config_context(array_api_dispatch=True):
-    ...     idx, F = rpcholesky_array(xp.asarray(X), 10, kernel, np.random.default_rng(0))
-    >>> host = rpcholesky(X, 10, kernel, np.random.default_rng(0))
-    >>> F.shape, idx.tolist() == host.indices.tolist()
-    ((200, 10), True)
-    """
-    m = min(check_count(n_landmarks, "n_landmarks"), int(X.shape[0]))
-    b = check_count(block_size, "block_size")
-    with quiet_kernel_overflow():
-        return _rpcholesky_array(X, m, kernel, rng, b)
-
-
-def _rpcholesky_array(
-    X: Any, m: int, kernel: Callable[..., Any], rng: np.random.Generator, b: int
-) -> RPCholeskyResult:
-    factor = _DeviceFactor(X, kernel, m)
-    diag = kernel_diagonal_array(kernel, X)
-    require_finite(diag, "rpcholesky", to_numpy(X), "k(x, x)")
-    float64 = factor.work == factor.xp.float64
-    rtol = RESIDUAL_RTOL if float64 else m * float(np.finfo(np.float32).eps)
-    floor = rtol * np.abs(diag)
-    d = diag.copy()
-    _zero_small(d, floor)
-    pivots = np.empty(m, dtype=np.intp)
-    k = 0
-    while k < m and d.sum() > 0.0:
-        if b == 1:
-            (s,) = _sample(d, rng.random(1))
-            g = factor.residual_columns(np.array([s]), k)
-            gs = float(g[int(s), 0])
-            if not gs > floor[s]:  # round-off: the residual there is zero
-                d[s] = 0.0
-                continue
-            accepted, columns = np.array([s]), g / math.sqrt(gs)
-        else:
-            proposals = _sample(d, rng.random(min(b, m - k)))
-            distinct, inverse = np.unique(proposals, return_inverse=True)
-            Hd = factor.residual_block(distinct, k)
-            accepted, L = _accept_proposals(Hd, proposals, inverse, d, floor, rng)
-            if not accepted.size:
-                continue
-            inverse_T = to_namespace(
-                np.linalg.inv(L).T, factor.xp, factor.device, dtype=factor.work
-            )
-            columns = factor.residual_columns(accepted, k) @ inverse_T
-        a = accepted.shape[0]
-        d -= factor.append(columns, k)
-        pivots[k : k + a] = accepted
-        k += a
-        d[pivots[:k]] = 0.0
-        _zero_small(d, floor)
-    F = factor.F if k == m else factor.F[:, :k]
-    return RPCholeskyResult(pivots[:k].copy(), F)
-
-
-def rpcholesky_indices_array(
-    X: Any,
-    n_landmarks: int,
-    kernel: Callable[..., Any],
-    seed: int,
-    *,
-    block_size: int = RPCHOLESKY_BLOCK_SIZE,
-) -> np.ndarray:
-    """``rpcholesky_indices`` of rows ``X`` that are an array of another library: the
-    pivots of :func:`rpcholesky_array` with ``numpy.random.default_rng(seed)``, sorted
-    and completed as there (host indices).
-
-    Examples
-    --------
-    >>> import array_api_strict as xp
-    >>> import numpy as np
-    >>> import sklearn
-    >>> from kernelmaps.kernels import Gaussian
-    >>> from kernelmaps.sampling import rpcholesky_indices_array
-    >>> X = xp.asarray(np.random.default_rng(0).normal(size=(100, 2)))
-    >>> with sklearn.config_context(array_api_dispatch=True):
-    ...     idx = rpcholesky_indices_array(X, 5, Gaussian(gamma=1.0), seed=3)
-    >>> idx.shape
-    (5,)
-    """
-    rng = np.random.default_rng(seed)
-    m = min(check_count(n_landmarks, "n_landmarks"), int(X.shape[0]))
-    pivots, _ = rpcholesky_array(X, m, kernel, rng, block_size=block_size)
-    return _complete_pivots(pivots, m, int(X.shape[0]), rng)
