@@ -115,7 +115,7 @@ def test_structured_maps_follow_x(
     # rounding errors of that size, then the cosine's own (2 eps), all times sqrt(2/D).
     transforms = 2 if cls is Fastfood else 3
     c = transforms * math.log2(numpy_map.padded_dim_) + 5
-    reach = numpy_map._projection_gain() * float(np.max(np.abs(X)))
+    reach = numpy_map._projection_gain(np) * float(np.max(np.abs(X)))
     scale = math.sqrt(2.0 / n_components)
     assert_close(Z, expected, scale * place.eps * (c * reach + 2.0), "features")
 

@@ -27,17 +27,16 @@ from typing import Any
 
 import numpy as np
 
+from .._array_api import device_of, is_numpy, numpy_namespace
 from .._config import numba_enabled
 
 __all__ = [
     "fastfood_projection",
-    "fastfood_projection_array",
     "fwht",
     "fwht_numpy",
     "hadamard_array",
     "next_power_of_two",
     "sorf_projection",
-    "sorf_projection_array",
 ]
 
 
@@ -142,37 +141,50 @@ def fwht(a: np.ndarray) -> np.ndarray:
     return fwht_numpy(a)
 
 
-def _padded_signed(X: np.ndarray, first_signs: np.ndarray) -> np.ndarray:
-    """``first_signs_j * x`` zero-padded to ``d``, shape (b, n_blocks, d)."""
+def _padded_signed(X: Any, first_signs: Any, xp: Any) -> Any:
+    """``first_signs_j * x`` zero-padded to ``d``, shape (b, n_blocks, d), in ``xp``
+    (on NumPy written into one buffer, in place)."""
     b, n_features = X.shape
     n_blocks, d = first_signs.shape
-    buffer = np.empty((b, n_blocks, d), dtype=X.dtype)
-    np.multiply(X[:, None, :], first_signs[None, :, :n_features], out=buffer[:, :, :n_features])
-    buffer[:, :, n_features:] = 0.0
-    return buffer
+    if is_numpy(xp):
+        buffer = np.empty((b, n_blocks, d), dtype=X.dtype)
+        np.multiply(X[:, None, :], first_signs[None, :, :n_features], out=buffer[:, :, :n_features])
+        buffer[:, :, n_features:] = 0.0
+        return buffer
+    signed = xp.expand_dims(X, axis=1) * xp.expand_dims(first_signs[:, :n_features], axis=0)
+    if d > n_features:
+        zeros = xp.zeros((b, n_blocks, d - n_features), dtype=X.dtype, device=device_of(X))
+        signed = xp.concat((signed, zeros), axis=2)
+    return signed
+
+
+def _hadamard(a: Any, xp: Any) -> Any:
+    """``a H_n`` of every row of the 2D ``a``: in place on NumPy (:func:`fwht`), in a
+    new array of the other libraries (:func:`hadamard_array`)."""
+    return fwht(a) if is_numpy(xp) else hadamard_array(xp, a)
 
 
 def fastfood_projection(
-    X: np.ndarray,
-    signs: np.ndarray,
-    permutations: np.ndarray,
-    gaussians: np.ndarray,
-    row_scales: np.ndarray,
-) -> np.ndarray:
+    X: Any, signs: Any, permutations: Any, gaussians: Any, row_scales: Any, xp: Any = None
+) -> Any:
     """Fastfood projections ``s_j * H G_j Pi_j H B_j x`` of every row, block by block.
 
     Parameters
     ----------
-    X : ndarray of shape (b, n_features), C-contiguous
+    X : array of shape (b, n_features), C-contiguous on NumPy
         The rows, in the dtype of the parameters.
-    signs, gaussians, row_scales : ndarray of shape (n_blocks, d)
+    signs, gaussians, row_scales : array of shape (n_blocks, d)
         ``diag(B_j)``, ``diag(G_j)`` and ``s_j``, in the dtype of ``X``.
-    permutations : ndarray of int of shape (n_blocks, d)
+    permutations : array of int of shape (n_blocks, d)
         ``Pi_j`` as index arrays.
+    xp : namespace, optional
+        The namespace of the arrays (default: NumPy's).  NumPy fuses the products per
+        row with numba when it is enabled, else runs them in place in batched passes;
+        other libraries run the same passes in new arrays (``xp.take`` for ``Pi_j``).
 
     Returns
     -------
-    ndarray of shape (b, n_blocks * d)
+    array of shape (b, n_blocks * d)
 
     Examples
     --------
@@ -182,39 +194,48 @@ def fastfood_projection(
     >>> fastfood_projection(np.array([[1.0, 0.0]]), ones, np.array([[1, 0]]), ones, ones)
     array([[2., 0.]])
     """
+    xp = numpy_namespace() if xp is None else xp
+    b = X.shape[0]
     n_blocks, d = signs.shape
-    if numba_enabled():
+    if is_numpy(xp) and numba_enabled():
         from .._numba.hadamard import fastfood_rows
 
-        out = np.empty((X.shape[0], n_blocks * d), dtype=X.dtype)
+        out = np.empty((b, n_blocks * d), dtype=X.dtype)
         fastfood_rows(X, signs, permutations, gaussians, row_scales, out)
         return out
-    buffer = _padded_signed(X, signs)
-    b = buffer.shape[0]
-    fwht(buffer.reshape(b * n_blocks, d))  # H B x
-    index = (permutations + d * np.arange(n_blocks)[:, None]).ravel()
-    out = np.take(buffer.reshape(b, n_blocks * d), index, axis=1)  # Pi H B x
-    out *= gaussians.reshape(-1)  # G Pi H B x
-    fwht(out.reshape(b * n_blocks, d))  # H G Pi H B x
-    out *= row_scales.reshape(-1)
-    return out
+    buffer = _padded_signed(X, signs, xp)
+    projected = _hadamard(xp.reshape(buffer, (b * n_blocks, d)), xp)  # H B x
+    offsets = d * xp.arange(n_blocks, dtype=permutations.dtype, device=device_of(X))
+    index = xp.reshape(permutations + xp.expand_dims(offsets, axis=1), (n_blocks * d,))
+    out = xp.take(xp.reshape(projected, (b, n_blocks * d)), index, axis=1)  # Pi H B x
+    if is_numpy(xp):
+        out *= gaussians.reshape(-1)  # G Pi H B x
+        fwht(out.reshape(b * n_blocks, d))  # H G Pi H B x
+        out *= row_scales.reshape(-1)
+        return out
+    out = out * xp.reshape(gaussians, (n_blocks * d,))  # G Pi H B x
+    out = hadamard_array(xp, xp.reshape(out, (b * n_blocks, d)))  # H G Pi H B x
+    return xp.reshape(out, (b, n_blocks * d)) * xp.reshape(row_scales, (n_blocks * d,))
 
 
-def sorf_projection(X: np.ndarray, signs: np.ndarray, row_scales: np.ndarray) -> np.ndarray:
+def sorf_projection(X: Any, signs: Any, row_scales: Any, xp: Any = None) -> Any:
     """SORF projections ``s_j * H D_j1 H D_j2 H D_j3 x`` of every row, block by block.
 
     Parameters
     ----------
-    X : ndarray of shape (b, n_features), C-contiguous
+    X : array of shape (b, n_features), C-contiguous on NumPy
         The rows, in the dtype of the parameters.
-    signs : ndarray of shape (n_blocks, 3, d)
+    signs : array of shape (n_blocks, 3, d)
         ``diag(D_j1), diag(D_j2), diag(D_j3)`` (``D_j3`` applied first).
-    row_scales : ndarray of shape (n_blocks, d)
+    row_scales : array of shape (n_blocks, d)
         ``s_j``.
+    xp : namespace, optional
+        The namespace of the arrays (default: NumPy's): numba or in-place passes on
+        NumPy, new arrays on the other libraries.
 
     Returns
     -------
-    ndarray of shape (b, n_blocks * d)
+    array of shape (b, n_blocks * d)
         Block ``j`` of the projections in columns ``j d`` to ``(j + 1) d``.
 
     Examples
@@ -224,25 +245,33 @@ def sorf_projection(X: np.ndarray, signs: np.ndarray, row_scales: np.ndarray) ->
     >>> sorf_projection(array([[1.0, 0.0]]), ones((1, 3, 2)), ones((1, 2)))
     array([[2., 2.]])
     """
+    xp = numpy_namespace() if xp is None else xp
+    b = X.shape[0]
     n_blocks, _, d = signs.shape
-    if numba_enabled():
+    if is_numpy(xp) and numba_enabled():
         from .._numba.hadamard import sorf_rows
 
-        out = np.empty((X.shape[0], n_blocks * d), dtype=X.dtype)
+        out = np.empty((b, n_blocks * d), dtype=X.dtype)
         sorf_rows(X, signs, row_scales, out)
         return out
-    buffer = _padded_signed(X, signs[:, 2])
-    flat = buffer.reshape(buffer.shape[0] * n_blocks, d)
-    fwht(flat)  # H D3 x
-    buffer *= signs[:, 1]
-    fwht(flat)  # H D2 H D3 x
-    buffer *= signs[:, 0]
-    fwht(flat)  # H D1 H D2 H D3 x
-    buffer *= row_scales
-    return buffer.reshape(buffer.shape[0], n_blocks * d)
+    buffer = _padded_signed(X, signs[:, 2, :], xp)
+    if is_numpy(xp):
+        flat = buffer.reshape(b * n_blocks, d)
+        fwht(flat)  # H D3 x
+        buffer *= signs[:, 1]
+        fwht(flat)  # H D2 H D3 x
+        buffer *= signs[:, 0]
+        fwht(flat)  # H D1 H D2 H D3 x
+        buffer *= row_scales
+        return buffer.reshape(b, n_blocks * d)
+    flat = hadamard_array(xp, xp.reshape(buffer, (b * n_blocks, d)))  # H D3 x
+    for m in (1, 0):  # H D2 H D3 x, then H D1 H D2 H D3 x
+        blocks = xp.reshape(flat, (b, n_blocks, d)) * signs[:, m, :]
+        flat = hadamard_array(xp, xp.reshape(blocks, (b * n_blocks, d)))
+    return xp.reshape(xp.reshape(flat, (b, n_blocks, d)) * row_scales, (b, n_blocks * d))
 
 
-# -- the arrays of other libraries (array API standard functions only) -------------------
+# -- the butterflies in array API standard functions ---------------------------------------
 
 
 def hadamard_array(xp: Any, a: Any) -> Any:
@@ -280,76 +309,3 @@ def hadamard_array(xp: Any, a: Any) -> Any:
         a = xp.reshape(xp.stack((x + y, x - y), axis=2), (b, n))
         h *= 2
     return a
-
-
-def _padded_signed_array(xp: Any, X: Any, first_signs: Any) -> Any:
-    """``first_signs_j * x`` zero-padded to ``d``, shape (b * n_blocks, d), in ``xp``."""
-    b, n_features = X.shape
-    n_blocks, d = first_signs.shape
-    signed = xp.expand_dims(X, axis=1) * xp.expand_dims(first_signs[:, :n_features], axis=0)
-    if d > n_features:
-        zeros = xp.zeros((b, n_blocks, d - n_features), dtype=X.dtype, device=X.device)
-        signed = xp.concat((signed, zeros), axis=2)
-    return xp.reshape(signed, (b * n_blocks, d))
-
-
-def fastfood_projection_array(
-    xp: Any, X: Any, signs: Any, permutations: Any, gaussians: Any, row_scales: Any
-) -> Any:
-    """:func:`fastfood_projection` of the rows ``X``, an array of the namespace ``xp``.
-
-    ``s_j * H G_j Pi_j H B_j x`` for every block ``j`` (Le, Sarlos & Smola 2013), with
-    :func:`hadamard_array` for ``H`` and ``xp.take`` for the permutations ``Pi_j``; the
-    parameters are arrays of ``xp`` on ``X``'s device, in its dtype (the permutations
-    integers).
-
-    Returns
-    -------
-    array of shape (b, n_blocks * d)
-
-    Examples
-    --------
-    >>> import array_api_strict as xp
-    >>> from kernelmaps.feature_maps._hadamard import fastfood_projection_array
-    >>> ones = xp.ones((1, 2))
-    >>> X, permutations = xp.asarray([[1.0, 0.0]]), xp.asarray([[1, 0]])
-    >>> fastfood_projection_array(xp, X, ones, permutations, ones, ones)
-    Array([[2., 0.]], dtype=array_api_strict.float64)
-    """
-    b = X.shape[0]
-    n_blocks, d = signs.shape
-    projected = hadamard_array(xp, _padded_signed_array(xp, X, signs))  # H B x
-    offsets = d * xp.arange(n_blocks, dtype=permutations.dtype, device=X.device)
-    index = xp.reshape(permutations + xp.expand_dims(offsets, axis=1), (n_blocks * d,))
-    out = xp.take(xp.reshape(projected, (b, n_blocks * d)), index, axis=1)  # Pi H B x
-    out = out * xp.reshape(gaussians, (n_blocks * d,))  # G Pi H B x
-    out = hadamard_array(xp, xp.reshape(out, (b * n_blocks, d)))  # H G Pi H B x
-    return xp.reshape(out, (b, n_blocks * d)) * xp.reshape(row_scales, (n_blocks * d,))
-
-
-def sorf_projection_array(xp: Any, X: Any, signs: Any, row_scales: Any) -> Any:
-    """:func:`sorf_projection` of the rows ``X``, an array of the namespace ``xp``.
-
-    ``s_j * H D_j1 H D_j2 H D_j3 x`` for every block ``j`` (Yu et al. 2016), with
-    :func:`hadamard_array` for ``H``; the parameters are arrays of ``xp`` on ``X``'s
-    device, in its dtype.
-
-    Returns
-    -------
-    array of shape (b, n_blocks * d)
-
-    Examples
-    --------
-    >>> import array_api_strict as xp
-    >>> from kernelmaps.feature_maps._hadamard import sorf_projection_array
-    >>> sorf_projection_array(xp, xp.asarray([[1.0, 0.0]]), xp.ones((1, 3, 2)), xp.ones((1, 2)))
-    Array([[2., 2.]], dtype=array_api_strict.float64)
-    """
-    b = X.shape[0]
-    n_blocks, _, d = signs.shape
-    flat = hadamard_array(xp, _padded_signed_array(xp, X, signs[:, 2, :]))  # H D3 x
-    for m in (1, 0):  # H D2 H D3 x, then H D1 H D2 H D3 x
-        blocks = xp.reshape(flat, (b, n_blocks, d)) * signs[:, m, :]
-        flat = hadamard_array(xp, xp.reshape(blocks, (b * n_blocks, d)))
-    out = xp.reshape(flat, (b, n_blocks, d)) * row_scales
-    return xp.reshape(out, (b, n_blocks * d))
