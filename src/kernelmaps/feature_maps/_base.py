@@ -618,7 +618,7 @@ class BaseFeatureMap(
         if rows.start == 0 and rows.stop >= X.shape[0]:
             self._write_block(X, out, constants, 0, xp)
             return
-        Xb = X[rows]
+        Xb = X[rows, :]
         if is_numpy(xp):
             self._write_block(Xb, out[rows], constants, rows.start, xp)
             return

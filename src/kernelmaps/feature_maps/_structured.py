@@ -144,18 +144,20 @@ class _StructuredFourierFeatures(BaseFeatureMap):
         bound = largest_magnitude(X, constants.xp) * constants.gain + 2.0 * np.pi
         return below_overflow(bound, X.dtype)
 
-    def _project(self, X: Any, constants: _Projection) -> Any:
-        """Projections ``x W^T`` of the rows of ``X``, shape (b, n_blocks * d), in the
-        dtype of the constants (NumPy rows made dense and C-contiguous first)."""
+    def _project(self, X: Any, dtype: Any, constants: _Projection | None = None) -> Any:
+        """Projections ``x W^T`` of the rows of ``X``, shape (b, n_blocks * d), in ``dtype``
+        (NumPy rows made dense and C-contiguous first)."""
+        if constants is None:
+            constants = self._transform_constants(np.empty(0, dtype=dtype))
         xp = constants.xp
         if is_numpy(xp):
-            X = np.ascontiguousarray(X.toarray() if sp.issparse(X) else X)
+            X = np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, dtype=dtype)
         return constants.project(X, *constants.parameters, xp=xp)
 
     _array_api: ClassVar[bool] = True
 
     def _transform_block(self, X: Any, out: Any, constants: _Projection) -> None:
-        projection = self._project(X, constants)
+        projection = self._project(X, out.dtype, constants)
         L = self.n_pairs_
         tail = projection[:, L : self.n_frequencies_] if self.offsets_ is not None else None
         pairs = projection[:, :L] if L else None
