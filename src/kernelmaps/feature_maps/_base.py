@@ -147,11 +147,14 @@ class BaseFeatureMap(
         The kernels the map approximates (default: any), for :func:`maps_supporting`;
         public maps are listed there by the :func:`register_feature_map` decorator.
 
-    The arrays of other libraries (``_array_api = True``, array API dispatch on):
-    ``_array_block(X, xp)`` returns the features of a row block as a new array of
-    ``xp`` (standard functions only, the fitted arrays on ``X``'s device);
-    ``_check_array_values(X, xp)`` makes there the checks of the values of the training
-    rows that ``_fit`` makes on NumPy; ``_array_bytes_per_row(X)`` sizes the blocks.
+    The arrays of other libraries (``_array_api = True``, array API dispatch on): the
+    same ``_transform_block`` writes their blocks, ``X`` and ``out`` then arrays of that
+    library on the device of the fitted arrays; it takes the namespace from its
+    constants (``_transform_constants`` calls
+    :func:`~kernelmaps._array_api.get_namespace` once per call) and keeps NumPy's
+    in-place or compiled routes as ``is_numpy(xp)`` branches.  ``_check_array_values(X,
+    xp)`` makes the checks of the values of the rows (in ``_fit`` and on rows of another
+    library before a fit that sees none); ``_array_bytes_per_row(X)`` sizes their blocks.
 
     Running one block from outside ``transform``: ``_transform_rows(X_block,
     constants)`` allocates the block's output and fills it; with the constants of
@@ -416,8 +419,9 @@ class BaseFeatureMap(
 
     # -- transform: the steps a map supplies ----------------------------------------------
 
-    def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
-        """Write the features of the rows ``X`` (a block, validated) into ``out``."""
+    def _transform_block(self, X: Any, out: Any, constants: Any) -> None:
+        """Write the features of the rows ``X`` (a block, validated) into ``out`` (arrays
+        of one namespace: NumPy's or another library's)."""
         raise NotImplementedError(f"{type(self).__name__} writes no dense blocks.")
 
     def _transform_block_csr(self, X: Any, constants: Any) -> sp.csr_matrix:
