@@ -34,7 +34,6 @@ __all__ = [
     "fastfood_projection",
     "fwht",
     "fwht_numpy",
-    "hadamard_array",
     "next_power_of_two",
     "sorf_projection",
 ]
@@ -106,22 +105,30 @@ def fwht_numpy(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def fwht(a: np.ndarray) -> np.ndarray:
-    """Unnormalized Walsh-Hadamard transform of every row of ``a``, in place.
+def fwht(a: Any, xp: Any = None) -> Any:
+    """Unnormalized Walsh-Hadamard transform of every row of ``a``.
 
     ``a <- a H_n`` with ``H_n`` the Sylvester-ordered Hadamard matrix
-    (:func:`scipy.linalg.hadamard`), in ``O(n log n)`` per row.  Uses numba when it is
-    enabled (:func:`kernelmaps._config.numba_enabled`), numpy otherwise.
+    (:func:`scipy.linalg.hadamard`), in ``O(n log n)`` per row.  On NumPy (``xp`` None or
+    NumPy's namespace) in place, with numba when it is enabled
+    (:func:`kernelmaps._config.numba_enabled`), else :func:`fwht_numpy`; on another
+    library the same butterflies in array API operations, in a new array on ``a``'s
+    device: stage ``h = 1, 2, ..., n/2`` views each row as ``(n / 2h, 2, h)`` and
+    replaces the pairs ``(x, y)`` of the middle axis by ``(x + y, x - y)``, the same
+    additions in the same order as :func:`fwht_numpy`.
 
     Parameters
     ----------
-    a : ndarray of shape (b, n), float32 or float64, C-contiguous
-        ``n`` a power of two.
+    a : array of shape (b, n)
+        ``n`` a power of two; on NumPy float32 or float64 and C-contiguous.
+    xp : namespace, optional
+        The array API namespace of ``a`` (default: NumPy's).
 
     Returns
     -------
-    ndarray
-        ``a`` itself, transformed (compiled and numpy paths agree to the last bit).
+    array of shape (b, n)
+        ``a`` itself on NumPy, transformed (compiled and numpy paths agree to the last
+        bit); a new array on other libraries.
 
     Examples
     --------
@@ -131,7 +138,19 @@ def fwht(a: np.ndarray) -> np.ndarray:
     >>> a = arange(8.0).reshape(1, 8)
     >>> bool(array_equal(fwht(a.copy()), a @ hadamard(8)))
     True
+    >>> import array_api_strict as xps
+    >>> fwht(xps.asarray([[1.0, 2.0, 3.0, 4.0]]), xps)
+    Array([[10., -2., -4.,  0.]], dtype=array_api_strict.float64)
     """
+    if xp is not None and not is_numpy(xp):
+        b, n = a.shape
+        h = 1
+        while h < n:
+            view = xp.reshape(a, (b, n // (2 * h), 2, h))
+            x, y = view[:, :, 0, :], view[:, :, 1, :]
+            a = xp.reshape(xp.stack((x + y, x - y), axis=2), (b, n))
+            h *= 2
+        return a
     if numba_enabled():
         _check(a)
         from .._numba.hadamard import fwht_rows
@@ -156,12 +175,6 @@ def _padded_signed(X: Any, first_signs: Any, xp: Any) -> Any:
         zeros = xp.zeros((b, n_blocks, d - n_features), dtype=X.dtype, device=device_of(X))
         signed = xp.concat((signed, zeros), axis=2)
     return signed
-
-
-def _hadamard(a: Any, xp: Any) -> Any:
-    """``a H_n`` of every row of the 2D ``a``: in place on NumPy (:func:`fwht`), in a
-    new array of the other libraries (:func:`hadamard_array`)."""
-    return fwht(a) if is_numpy(xp) else hadamard_array(xp, a)
 
 
 def fastfood_projection(
@@ -204,7 +217,7 @@ def fastfood_projection(
         fastfood_rows(X, signs, permutations, gaussians, row_scales, out)
         return out
     buffer = _padded_signed(X, signs, xp)
-    projected = _hadamard(xp.reshape(buffer, (b * n_blocks, d)), xp)  # H B x
+    projected = fwht(xp.reshape(buffer, (b * n_blocks, d)), xp)  # H B x
     offsets = d * xp.arange(n_blocks, dtype=permutations.dtype, device=device_of(X))
     index = xp.reshape(permutations + xp.expand_dims(offsets, axis=1), (n_blocks * d,))
     out = xp.take(xp.reshape(projected, (b, n_blocks * d)), index, axis=1)  # Pi H B x
@@ -214,7 +227,7 @@ def fastfood_projection(
         out *= row_scales.reshape(-1)
         return out
     out = out * xp.reshape(gaussians, (n_blocks * d,))  # G Pi H B x
-    out = hadamard_array(xp, xp.reshape(out, (b * n_blocks, d)))  # H G Pi H B x
+    out = fwht(xp.reshape(out, (b * n_blocks, d)), xp)  # H G Pi H B x
     return xp.reshape(out, (b, n_blocks * d)) * xp.reshape(row_scales, (n_blocks * d,))
 
 
@@ -264,48 +277,8 @@ def sorf_projection(X: Any, signs: Any, row_scales: Any, xp: Any = None) -> Any:
         fwht(flat)  # H D1 H D2 H D3 x
         buffer *= row_scales
         return buffer.reshape(b, n_blocks * d)
-    flat = hadamard_array(xp, xp.reshape(buffer, (b * n_blocks, d)))  # H D3 x
+    flat = fwht(xp.reshape(buffer, (b * n_blocks, d)), xp)  # H D3 x
     for m in (1, 0):  # H D2 H D3 x, then H D1 H D2 H D3 x
         blocks = xp.reshape(flat, (b, n_blocks, d)) * signs[:, m, :]
-        flat = hadamard_array(xp, xp.reshape(blocks, (b * n_blocks, d)))
+        flat = fwht(xp.reshape(blocks, (b * n_blocks, d)), xp)
     return xp.reshape(xp.reshape(flat, (b, n_blocks, d)) * row_scales, (b, n_blocks * d))
-
-
-# -- the butterflies in array API standard functions ---------------------------------------
-
-
-def hadamard_array(xp: Any, a: Any) -> Any:
-    """Unnormalized Walsh-Hadamard transform ``a H_n`` of every row of ``a``, in a new
-    array of the namespace ``xp`` (on ``a``'s device).
-
-    The butterflies of :func:`fwht_numpy` written with array API operations: stage
-    ``h = 1, 2, ..., n/2`` views each row as ``(n / 2h, 2, h)`` and replaces the pairs
-    ``(x, y)`` of the middle axis by ``(x + y, x - y)``, ``log2 n`` stages of ``n``
-    additions per row, the same additions in the same order as :func:`fwht_numpy`.
-
-    Parameters
-    ----------
-    xp : namespace
-        The array API namespace of ``a``.
-    a : array of shape (b, n)
-        ``n`` a power of two.
-
-    Returns
-    -------
-    array of shape (b, n)
-
-    Examples
-    --------
-    >>> import array_api_strict as xp
-    >>> from kernelmaps.feature_maps._hadamard import hadamard_array
-    >>> hadamard_array(xp, xp.asarray([[1.0, 2.0, 3.0, 4.0]]))
-    Array([[10., -2., -4.,  0.]], dtype=array_api_strict.float64)
-    """
-    b, n = a.shape
-    h = 1
-    while h < n:
-        view = xp.reshape(a, (b, n // (2 * h), 2, h))
-        x, y = view[:, :, 0, :], view[:, :, 1, :]
-        a = xp.reshape(xp.stack((x + y, x - y), axis=2), (b, n))
-        h *= 2
-    return a
