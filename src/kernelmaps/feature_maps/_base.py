@@ -36,17 +36,18 @@ from .._array_api import (
     check_place,
     device_of,
     float_dtypes,
+    get_namespace,
     host_dtype,
     is_foreign,
-    move_arrays,
-    namespace_of,
+    is_numpy,
+    placed,
     to_numpy,
 )
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._parallel import n_threads, run_blocks
 from .._random import check_random_state
-from .._rows import TILE_ROWS, ArrayRows, Rows, RowwiseWork, rowwise, validated_rows
+from .._rows import TILE_ROWS, Rows, RowwiseWork, rowwise, validated_rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import Kernel, one_line_errors
 from ._numerics import (
@@ -146,11 +147,14 @@ class BaseFeatureMap(
         The kernels the map approximates (default: any), for :func:`maps_supporting`;
         public maps are listed there by the :func:`register_feature_map` decorator.
 
-    The arrays of other libraries (``_array_api = True``, array API dispatch on):
-    ``_array_block(X, xp)`` returns the features of a row block as a new array of
-    ``xp`` (standard functions only, the fitted arrays on ``X``'s device);
-    ``_check_array_values(X, xp)`` makes there the checks of the values of the training
-    rows that ``_fit`` makes on NumPy; ``_array_bytes_per_row(X)`` sizes the blocks.
+    The arrays of other libraries (``_array_api = True``, array API dispatch on): the
+    same ``_transform_block`` writes their blocks, ``X`` and ``out`` then arrays of that
+    library on the device of the fitted arrays; it takes the namespace from its
+    constants (``_transform_constants`` calls
+    :func:`~kernelmaps._array_api.get_namespace` once per call) and keeps NumPy's
+    in-place or compiled routes as ``is_numpy(xp)`` branches.  ``_check_array_values(X,
+    xp)`` makes the checks of the values of the rows (in ``_fit`` and on rows of another
+    library before a fit that sees none); ``_array_bytes_per_row(X)`` sizes their blocks.
 
     Running one block from outside ``transform``: ``_transform_rows(X_block,
     constants)`` allocates the block's output and fills it; with the constants of
@@ -260,12 +264,14 @@ class BaseFeatureMap(
             rows = self._training_rows(X)
             self._fit_rows(rows, check_random_state(getattr(self, "random_state", None)))
         self._check_fitted_state(rows.dtype)
-        if isinstance(rows, ArrayRows):
-            self._place_fitted(rows.xp, rows.device)
+        self._place_fitted(*rows.fitted_place())
         return self
 
     def _check_array_api(self, X: Any) -> None:
-        """Refuse the array of another library for a map without an array API path."""
+        """Refuse the array of another library for a map without an array API path.
+
+        An entry point: whether a user's array is taken as an array of its library is
+        the ``array_api_dispatch`` switch's business (:func:`is_foreign`)."""
         if not self._array_api and is_foreign(X):
             raise TypeError(
                 f"{type(self).__name__} does not run on {type(X).__module__} arrays: "
@@ -276,10 +282,11 @@ class BaseFeatureMap(
     def _place_fitted(self, xp: Any, device: Any) -> None:
         """Move the fitted arrays (attributes ending in ``_``) to ``xp`` on ``device``,
         where the training rows live: random quantities are drawn on the host with the
-        estimator's NumPy generator, so the map equals the one fitted on NumPy."""
+        estimator's NumPy generator, so the map equals the one fitted on NumPy (nothing
+        moves for NumPy rows: :func:`placed` returns the arrays themselves)."""
         for name, value in list(vars(self).items()):
             if name.endswith("_") and not name.startswith("__"):
-                setattr(self, name, move_arrays(value, xp, device))
+                setattr(self, name, placed(value, xp, device))
 
     def _training_rows(self, X: Any, *, reset: bool = True) -> Rows:
         """The rows of ``X`` validated for this map (:func:`kernelmaps._rows.validated_rows`)."""
@@ -302,7 +309,7 @@ class BaseFeatureMap(
         and read the rows they need through ``rows``.
         """
         X = rows.array()
-        if X is None and isinstance(rows, ArrayRows):
+        if X is None and not is_numpy(rows.xp) and not rows.rebuilt:  # rows of a library
             self._check_array_values(rows.X, rows.xp)
         self._fit(rows.empty() if X is None else X, rng)
 
@@ -348,29 +355,21 @@ class BaseFeatureMap(
                     )
 
     def _cast_fitted(self, array: Any, dtype: Any, what: str) -> Any:
-        """A fitted array in the dtype of the input, refused if the cast overflows.
+        """A fitted array (of any library, on its device) in the dtype ``dtype`` of the
+        input, refused if the cast overflows.
 
         ``what`` names its values for the message (singular: ``"frequency"``).
 
         float32 input casts the fitted weights to float32; weights beyond its range
         (a large ``gamma``) would make every feature NaN.
         """
-        dtype = np.dtype(dtype)
-        with ignore_fp_warnings():
-            out = array.astype(dtype, copy=False)
-        if out is not array and not is_finite(out):
-            raise self._cast_overflow(largest_magnitude(array), dtype, what)
-        return out
-
-    def _cast_fitted_array(self, xp: Any, array: Any, dtype: Any, what: str) -> Any:
-        """:meth:`_cast_fitted` of a fitted array of ``xp`` (on its device) to the dtype
-        ``dtype`` of ``xp``, refused with the same message if the cast overflows."""
         if array.dtype == dtype:
             return array
-        out = xp.astype(array, dtype)
-        if not bool(xp.all(xp.isfinite(out))):
-            largest = float(xp.max(xp.abs(array)))
-            raise self._cast_overflow(largest, host_dtype(dtype), what)
+        xp, _ = get_namespace(array)
+        with ignore_fp_warnings():
+            out = xp.astype(array, dtype)
+        if not is_finite(out, xp):
+            raise self._cast_overflow(largest_magnitude(array, xp), host_dtype(dtype), what)
         return out
 
     def _cast_overflow(self, largest: float, dtype: np.dtype, what: str) -> NonFiniteOutputError:
@@ -403,11 +402,13 @@ class BaseFeatureMap(
         """
         return False
 
-    def _check_block(self, X: Any, block: Any, offset: int | None) -> None:
+    def _check_block(self, X: Any, block: Any, offset: int | None, xp: Any = None) -> None:
         """Raise :class:`NonFiniteOutputError` if the features ``block`` of the rows ``X``
-        (starting at row ``offset`` of the input, None if unknown) are not all finite."""
-        if is_finite(block):
+        (starting at row ``offset`` of the input, None if unknown; arrays of ``xp``, None
+        for NumPy) are not all finite."""
+        if is_finite(block, xp):
             return
+        X, block = to_numpy(X), to_numpy(block)  # the error path reads them on the host
         bad = non_finite_rows(block)
         largest = largest_magnitude(X[bad]) if bad.size else largest_magnitude(X)
         raise NonFiniteOutputError(
@@ -418,8 +419,9 @@ class BaseFeatureMap(
 
     # -- transform: the steps a map supplies ----------------------------------------------
 
-    def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
-        """Write the features of the rows ``X`` (a block, validated) into ``out``."""
+    def _transform_block(self, X: Any, out: Any, constants: Any) -> None:
+        """Write the features of the rows ``X`` (a block, validated) into ``out`` (arrays
+        of one namespace: NumPy's or another library's)."""
         raise NotImplementedError(f"{type(self).__name__} writes no dense blocks.")
 
     def _transform_block_csr(self, X: Any, constants: Any) -> sp.csr_matrix:
@@ -440,35 +442,10 @@ class BaseFeatureMap(
         dense_input = X.shape[1] * itemsize if sp.issparse(X) else 0
         return float(dense_input + self._n_features_out * itemsize)
 
-    def _array_block(self, X: Any, xp: Any) -> Any:
-        """The features of the rows ``X`` (a block, validated; an array of the namespace
-        ``xp``, the fitted arrays on its device) as a new array of ``xp``."""
-        raise NotImplementedError(f"{type(self).__name__} has no array API path.")
-
     def _array_bytes_per_row(self, X: Any) -> float:
-        """Bytes of temporaries per row of :meth:`_array_block` (``X`` NumPy rows of the
-        dtype and width of the input; default: those of a NumPy block)."""
+        """Bytes of temporaries per row of a block of another library than NumPy (``X``
+        NumPy rows of the dtype and width of the input; default: those of a NumPy block)."""
         return self._block_bytes_per_row(X)
-
-    def _transform_array(self, X: Any) -> Any:
-        """``transform`` of an array of another library (array API dispatch): the rows in
-        blocks under ``working_memory``, each written by :meth:`_array_block` on ``X``'s
-        device, and the output checked for finiteness (the rows named as on NumPy); the
-        floating-point warnings of the work silenced, as on NumPy."""
-        xp = namespace_of(X)
-        n, n_out = int(X.shape[0]), int(self._n_features_out)
-        like = np.empty((0, X.shape[1]), dtype=host_dtype(X.dtype))
-        blocks = list(row_blocks(n, self._array_bytes_per_row(like)))
-        with ignore_fp_warnings():
-            if len(blocks) <= 1:
-                out = self._array_block(X, xp)
-            else:
-                out = xp.empty((n, n_out), dtype=X.dtype, device=device_of(X))
-                for rows in blocks:
-                    out[rows, :] = self._array_block(X[rows, :], xp)
-        if not bool(xp.all(xp.isfinite(out))):
-            self._check_block(to_numpy(X), to_numpy(out), 0)
-        return out
 
     # -- transform: the one path ----------------------------------------------------------
 
@@ -479,17 +456,32 @@ class BaseFeatureMap(
         dtype; None computes it here.  Used to run the block work outside
         :meth:`transform`, e.g. mapped over the chunks of a validated array.
         """
+        xp, device = get_namespace(X)
         with ignore_fp_warnings():
             if constants is None:
                 constants = self._transform_constants(X)
             if self._output_format(X) == "csr":
                 block = self._transform_block_csr(X, constants)
-            else:
-                block = np.empty((X.shape[0], self._n_features_out), dtype=X.dtype)
-                self._transform_block(X, block, constants)
-            if not self._finite_by_bound(X, constants):
-                self._check_block(X, block, None)
+                self._checked(X, block, constants, None, xp)
+                return block
+            block = xp.empty((X.shape[0], self._n_features_out), dtype=X.dtype, device=device)
+            self._write_block(X, block, constants, None, xp)
         return block
+
+    def _write_block(self, X: Any, out: Any, constants: Any, offset: int | None, xp: Any) -> None:
+        """Write the features of the row block ``X`` into ``out`` (an array of ``xp`` of
+        its rows) and check them (``offset``: the first row of ``X`` in the input)."""
+        legacy = getattr(self, "_array_block", None)
+        if legacy is not None and not is_numpy(xp):  # transitional: Nystroem, IKA
+            out[...] = legacy(X, xp)
+        else:
+            self._transform_block(X, out, constants)
+        self._checked(X, out, constants, offset, xp)
+
+    def _checked(self, X: Any, block: Any, constants: Any, offset: int | None, xp: Any) -> None:
+        """The finiteness check of a written block, unless a bound proves it finite."""
+        if not self._finite_by_bound(X, constants):
+            self._check_block(X, block, offset, xp)
 
     def _memory_block_rows(self, bytes_per_row: float) -> int | None:
         """Rows per block such that the blocks running at once hold at most half of the
@@ -508,8 +500,18 @@ class BaseFeatureMap(
         workers = n_threads() if self._parallel_blocks else 1
         return max(1, int(available // 2 // (bytes_per_row * workers)))
 
-    def _run_row_blocks(self, work: Callable[[slice], None], X: Any, n_elements: int) -> None:
-        """``work(rows)`` over the row blocks of ``X``, on threads if the map allows it."""
+    def _run_row_blocks(
+        self, work: Callable[[slice], None], X: Any, n_elements: int, xp: Any
+    ) -> None:
+        """``work(rows)`` over the row blocks of ``X`` (an array of ``xp``).  On NumPy the
+        blocks are cache-sized (``_max_block_rows``), bounded by the available memory and
+        run on threads if the map allows it; other libraries take blocks as large as
+        ``working_memory`` allows (few launches on a device), one after another."""
+        if not is_numpy(xp):
+            like = np.empty((0, X.shape[1]), dtype=host_dtype(X.dtype))
+            for rows in row_blocks(X.shape[0], self._array_bytes_per_row(like)):
+                work(rows)
+            return
         bytes_per_row = self._block_bytes_per_row(X)
         max_rows = self._max_block_rows
         memory_rows = self._memory_block_rows(bytes_per_row)
@@ -568,36 +570,62 @@ class BaseFeatureMap(
         check_is_fitted(self)
         self._check_array_api(X)
         check_place(self, X, "transform")
-        if is_foreign(X):
-            return self._transform_array(self._validate_transform_input(X))
-        X = self._validate_transform_input(X)
+        return self._transform_validated(self._validate_transform_input(X))
+
+    def _transform_validated(self, X: Any) -> Any:
+        """``transform`` of validated rows ``X`` of any library (NumPy, or another one
+        whose arrays hold the fitted ones): the one loop over the row blocks, each written
+        by :meth:`_transform_block` and checked (:meth:`_checked`).  On NumPy, the output
+        is checked against the available memory first and sparse output is stacked from
+        CSR blocks."""
+        xp, device = get_namespace(X)
         n_out = self._n_features_out
-        self._check_memory(
-            self._output_bytes(X),
-            f"the output of transform for {X.shape[0]} rows ({n_out} features each)",
-            "transform fewer rows at a time or use fewer output features",
-        )
+        if is_numpy(xp):
+            self._check_memory(
+                self._output_bytes(X),
+                f"the output of transform for {X.shape[0]} rows ({n_out} features each)",
+                "transform fewer rows at a time or use fewer output features",
+            )
         with ignore_fp_warnings():
-            constants = self._transform_constants(X)
+            constants = self._constants(X, xp)
             if self._output_format(X) == "csr":
                 parts: dict[int, sp.csr_matrix] = {}
 
                 def csr_work(rows: slice) -> None:
                     Xb = X[rows]
-                    part = self._transform_block_csr(Xb, constants)
-                    if not self._finite_by_bound(Xb, constants):
-                        self._check_block(Xb, part, rows.start)
-                    parts[rows.start] = part
+                    parts[rows.start] = part = self._transform_block_csr(Xb, constants)
+                    self._checked(Xb, part, constants, rows.start, xp)
 
-                self._run_row_blocks(csr_work, X, X.shape[0] * n_out)
+                self._run_row_blocks(csr_work, X, X.shape[0] * n_out, xp)
                 return stack_csr_rows([parts[start] for start in sorted(parts)], n_out)
-            out = np.empty((X.shape[0], n_out), dtype=X.dtype)
-
-            def work(rows: slice) -> None:
-                Xb = X[rows]
-                self._transform_block(Xb, out[rows], constants)
-                if not self._finite_by_bound(Xb, constants):
-                    self._check_block(Xb, out[rows], rows.start)
-
-            self._run_row_blocks(work, X, out.size)
+            out = xp.empty((X.shape[0], n_out), dtype=X.dtype, device=device)
+            self._run_row_blocks(
+                functools.partial(self._block_of, X, out, constants, xp), X, out.size, xp
+            )
         return out
+
+    #: The array path of ``models/_ridge_pass`` (rows streamed to a device) calls this
+    #: name; transitional, until it calls :meth:`_transform_validated`.
+    _transform_array = _transform_validated
+
+    def _constants(self, X: Any, xp: Any) -> Any:
+        """:meth:`_transform_constants` of ``X`` (None for a map still writing a separate
+        ``_array_block`` on another library: transitional, Nystroem and IKA)."""
+        if not is_numpy(xp) and getattr(self, "_array_block", None) is not None:
+            return None
+        return self._transform_constants(X)
+
+    def _block_of(self, X: Any, out: Any, constants: Any, xp: Any, rows: slice) -> None:
+        """Write and check the features of ``X[rows]`` into ``out[rows]``: in place on
+        NumPy (a view), through a block of their own on other libraries (whose slices
+        need not be views) unless the block is the whole output."""
+        if rows.start == 0 and rows.stop >= X.shape[0]:
+            self._write_block(X, out, constants, 0, xp)
+            return
+        Xb = X[rows, :]
+        if is_numpy(xp):
+            self._write_block(Xb, out[rows], constants, rows.start, xp)
+            return
+        block = xp.empty((Xb.shape[0], out.shape[1]), dtype=out.dtype, device=device_of(out))
+        self._write_block(Xb, block, constants, rows.start, xp)
+        out[rows, :] = block

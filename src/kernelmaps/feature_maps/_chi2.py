@@ -11,7 +11,15 @@ import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
-from .._array_api import float_dtypes, to_namespace, to_numpy, warn_if_tf32
+from .._array_api import (
+    accumulator_dtype,
+    get_namespace,
+    is_numpy,
+    numpy_namespace,
+    to_namespace,
+    to_numpy,
+    warn_if_tf32,
+)
 from .._parallel import parallel_rows
 from .._rows import as_rows
 from ..kernels import (
@@ -55,9 +63,12 @@ _NEGLIGIBLE_PHASE = 46.0
 _MAX_BOUND_EVALUATIONS = 20_000_000
 
 
-def _lowest(X: Any, xp: Any) -> np.ndarray:
-    """The smallest value of ``X`` (an array of ``xp``, reduced on its device) as a
-    ``1 x 1`` host array: all that the value checks of the chi-squared maps read."""
+def _lowest(X: Any, xp: Any) -> Any:
+    """What the value checks read of the rows ``X`` of ``xp``: NumPy rows (dense or
+    sparse) themselves, the smallest value of another library's rows (reduced on their
+    device) as a host array of one value."""
+    if is_numpy(xp):
+        return X
     return to_numpy(xp.reshape(xp.min(X), (1, 1)))
 
 
@@ -270,7 +281,7 @@ class AdditiveChi2Sampler(BaseFeatureMap):
         return super()._validate_transform_input(X)
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        check_non_negative(X, "X in AdditiveChi2Sampler")
+        self._check_array_values(X, numpy_namespace())
         if self.sample_interval is None:
             if self.sample_steps not in _DEFAULT_INTERVALS:
                 raise ValueError(
@@ -311,7 +322,8 @@ class AdditiveChi2Sampler(BaseFeatureMap):
 
     def _finite_by_bound(self, X: Any, constants: Any) -> bool:
         # every feature is at most sqrt(2 L x) in magnitude (sech <= 1, |cos| <= 1)
-        bound = math.sqrt(2.0 * self.sample_interval_) * math.sqrt(largest_magnitude(X))
+        largest = largest_magnitude(X, constants[0])
+        bound = math.sqrt(2.0 * self.sample_interval_) * math.sqrt(largest)
         return below_overflow(bound, X.dtype)
 
     def _features_of_values(self, x: np.ndarray) -> list[np.ndarray]:
@@ -337,8 +349,23 @@ class AdditiveChi2Sampler(BaseFeatureMap):
         """Sparse input gives CSR output (the non-zeros' features), dense input dense."""
         return "csr" if sp.issparse(X) else "dense"
 
-    def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
-        check_non_negative(X, "X in AdditiveChi2Sampler")
+    def _transform_constants(self, X: Any) -> tuple[Any, Any]:
+        """The namespace of ``X`` and, for another library than NumPy, the weights of the
+        spectrum's samples there (:meth:`_spectrum_weights`) in the dtype of ``X``."""
+        xp, _ = get_namespace(X)
+        if is_numpy(xp):
+            return xp, None
+        weights = getattr(self, "spectrum_weights_", None)
+        if weights is None:  # fitted on NumPy arrays, or transforming without a fit
+            weights = to_namespace(self._spectrum_weights(), xp, X.device)
+        return xp, xp.astype(weights, X.dtype)
+
+    def _transform_block(self, X: Any, out: Any, constants: tuple[Any, Any]) -> None:
+        xp, weights = constants
+        self._check_array_values(X, xp)
+        if not is_numpy(xp):
+            self._weighted_rows(X, out, weights, xp)
+            return
         X = np.asarray(X)
         if np.count_nonzero(X) < _DENSE_FRACTION * X.size:
             self._gathered_block(X, out)
@@ -385,15 +412,13 @@ class AdditiveChi2Sampler(BaseFeatureMap):
         ]
         return sp.hstack(blocks, format="csr")
 
-    # -- the arrays of other libraries (dense) -------------------------------------------
-
     _array_api: ClassVar[bool] = True
 
     def _check_array_values(self, X: Any, xp: Any) -> None:
         check_non_negative(_lowest(X, xp), "X in AdditiveChi2Sampler")
 
     def _array_bytes_per_row(self, X: Any) -> float:
-        # the features before and after their concatenation, and the log and phase
+        # the features before they are written, and the log and phase
         itemsize = np.dtype(X.dtype).itemsize
         return float((2 * self._n_features_out + 4 * X.shape[1]) * itemsize)
 
@@ -403,28 +428,27 @@ class AdditiveChi2Sampler(BaseFeatureMap):
         return np.concatenate(([math.sqrt(self.sample_interval_)], self._factors()))
 
     def _place_fitted(self, xp: Any, device: Any) -> None:
-        # Stateless, but fitted where X lives, as every map: the weights of the samples
-        # go there, so that a later transform of arrays of another place is refused.
-        self.spectrum_weights_ = self._spectrum_weights()
+        # Stateless, but fitted where X lives, as every map: on another library, the
+        # weights of the samples go there, so that a later transform of arrays of
+        # another place is refused.
+        if not is_numpy(xp):
+            self.spectrum_weights_ = self._spectrum_weights()
         super()._place_fitted(xp, device)
 
-    def _array_block(self, X: Any, xp: Any) -> Any:
-        """The features of :meth:`_dense_rows`, in the same operations and order:
-        ``sqrt(L x)``, then ``sqrt(x) sqrt(2 L sech(pi j L)) [cos, sin](j L log x)``."""
-        self._check_array_values(X, xp)
-        weights = getattr(self, "spectrum_weights_", None)
-        if weights is None:  # fitted on NumPy arrays, or transforming without a fit
-            weights = to_namespace(self._spectrum_weights(), xp, X.device)
-        weights = xp.astype(weights, X.dtype)
+    def _weighted_rows(self, X: Any, out: Any, weights: Any, xp: Any) -> None:
+        """The features of :meth:`_dense_rows` for the rows of another library, in the
+        same operations and order: ``sqrt(L x)``, then ``sqrt(x) sqrt(2 L sech(pi j L))
+        [cos, sin](j L log x)``, each written into its columns of ``out``."""
+        d = X.shape[1]
         L = self.sample_interval_
         root = xp.sqrt(X)
-        parts = [root * weights[0]]
+        out[:, :d] = root * weights[0]
         # log 1 = 0 where x = 0, whose features are 0 through the root
         log_x = xp.log(xp.where(X > 0, X, xp.ones_like(X)))
         for j in range(1, self.sample_steps):
             phase = log_x * (j * L)
-            parts += [xp.cos(phase) * weights[j] * root, xp.sin(phase) * weights[j] * root]
-        return xp.concat(parts, axis=1)
+            out[:, (2 * j - 1) * d : 2 * j * d] = xp.cos(phase) * weights[j] * root
+            out[:, 2 * j * d : (2 * j + 1) * d] = xp.sin(phase) * weights[j] * root
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Output names ``<name>_sqrt``, ``<name>_cos<j>``, ``<name>_sin<j>`` per input feature.
@@ -536,11 +560,12 @@ class SkewedChi2Sampler(BaseFeatureMap):
     def _max_block_rows(self) -> int:  # type: ignore[override]
         return cache_block_rows(self.n_components, n_features=self.random_weights_.shape[0])
 
-    def _check_values(self, X: Any) -> None:
-        check_above(X, -float(self.skewedness), type(self).__name__, "skewedness")
+    def _check_array_values(self, X: Any, xp: Any) -> None:
+        lowest = _lowest(X, xp)
+        check_above(lowest, -float(self.skewedness), type(self).__name__, "skewedness")
 
     def _fit(self, X: Any, rng: np.random.Generator) -> None:
-        self._check_values(X)
+        self._check_array_values(X, numpy_namespace())
         d, D = X.shape[1], self.n_components
         self._check_memory(4.0 * 8.0 * d * D, f"the {d} x {D} weight matrix", "lower n_components")
         u = rng.random((d, D))
@@ -552,24 +577,28 @@ class SkewedChi2Sampler(BaseFeatureMap):
         self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, size=D).astype(X.dtype, copy=False)
         self._n_features_out = D
 
-    def _transform_constants(self, X: Any) -> tuple[np.ndarray, np.ndarray, float]:
-        """The weights in the dtype of ``X``, the phase and ``sqrt(2 / D)``.
+    def _transform_constants(self, X: Any) -> tuple[Any, Any, Any, float]:
+        """The namespace of ``X``, the weights in its dtype, the phase and ``sqrt(2 / D)``.
 
         The phase folds the ``log c`` of ``log(x + c) = log c + log1p(x / c)`` into the
-        offsets: ``log(c) W^T 1 + b``.
+        offsets: ``log(c) W^T 1 + b``, summed in the widest float of the device.
         """
-        phase = math.log(self.skewedness) * self.random_weights_.sum(axis=0, dtype=np.float64)
-        phase += self.random_offset_
-        W = self.random_weights_.astype(X.dtype, copy=False)
-        return W, phase.astype(X.dtype), math.sqrt(2.0 / self.n_components)
+        xp, device = get_namespace(X)
+        if not is_numpy(xp):
+            warn_if_tf32(X, "the phases of skewed chi-squared features")
+        wide = accumulator_dtype(xp, device)
+        phase = math.log(self.skewedness) * xp.sum(self.random_weights_, axis=0, dtype=wide)
+        phase = phase + xp.astype(self.random_offset_, wide)
+        W = xp.astype(self.random_weights_, X.dtype, copy=False)
+        return xp, W, xp.astype(phase, X.dtype), math.sqrt(2.0 / self.n_components)
 
-    def _transform_block(
-        self, X: Any, out: np.ndarray, constants: tuple[np.ndarray, np.ndarray, float]
-    ) -> None:
-        self._check_values(X)
-        W, shift, scale = constants
+    def _transform_block(self, X: Any, out: Any, constants: tuple[Any, Any, Any, float]) -> None:
+        xp, W, shift, scale = constants
+        self._check_array_values(X, xp)
+        if not is_numpy(xp):
+            out[...] = xp.cos(xp.log1p(X / float(self.skewedness)) @ W + shift) * scale
+            return
         c = out.dtype.type(self.skewedness)
-
         if sp.issparse(X):
             logs = X.copy()
             logs.data = np.log1p(logs.data / c)
@@ -583,27 +612,9 @@ class SkewedChi2Sampler(BaseFeatureMap):
             np.matmul(logs, W, out=out)
         cos_shifted_into(out, shift, scale)
 
-    # -- the arrays of other libraries (dense) -------------------------------------------
-
     _array_api: ClassVar[bool] = True
-
-    def _check_array_values(self, X: Any, xp: Any) -> None:
-        check_above(_lowest(X, xp), -float(self.skewedness), type(self).__name__, "skewedness")
 
     def _array_bytes_per_row(self, X: Any) -> float:
         # the projections, their phases and cosines, and the logs
         itemsize = np.dtype(X.dtype).itemsize
         return float((3 * self.n_components + 2 * X.shape[1]) * itemsize)
-
-    def _array_block(self, X: Any, xp: Any) -> Any:
-        """``sqrt(2 / D) cos(W^T log1p(x / c) + log(c) W^T 1 + b)``, the features of
-        :meth:`_transform_block` (the phase summed in the widest float of the device)."""
-        self._check_array_values(X, xp)
-        warn_if_tf32(X, "the phases of skewed chi-squared features")
-        weights = self.random_weights_
-        wide = float_dtypes(X)[0]
-        phase = math.log(self.skewedness) * xp.sum(weights, axis=0, dtype=wide)
-        phase = phase + xp.astype(self.random_offset_, wide)
-        logs = xp.log1p(X / float(self.skewedness))
-        projection = logs @ xp.astype(weights, X.dtype) + xp.astype(phase, X.dtype)
-        return xp.cos(projection) * math.sqrt(2.0 / self.n_components)

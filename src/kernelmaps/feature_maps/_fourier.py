@@ -11,7 +11,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .._array_api import host_dtype, to_numpy, warn_if_tf32
+from .._array_api import get_namespace, host_dtype, is_numpy, to_numpy, warn_if_tf32
 from .._rows import Rows
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
@@ -30,7 +30,7 @@ from ..sampling import (
     sobol_balance_message,
 )
 from ._base import BaseFeatureMap, register_feature_map
-from ._fourier_layout import FourierLayout, fourier_features_array, fourier_features_into
+from ._fourier_layout import FourierLayout, fourier_features_into
 from ._numerics import LIMITS_PAGE, below_overflow, ignore_fp_warnings, largest_magnitude, row_list
 from ._row_blocks import cache_block_rows
 
@@ -372,19 +372,6 @@ class RandomFourierFeatures(BaseFeatureMap):
     _parallel_blocks: ClassVar[bool] = True
     _array_api: ClassVar[bool] = True
 
-    def _array_block(self, X: Any, xp: Any) -> Any:
-        warn_if_tf32(X, "the phases w . x of random Fourier features")
-        W = self.frequencies_
-        if X.shape[0]:
-            # the NumPy path's refusal of rows whose phases are rounding noise
-            w_bound = float(xp.max(xp.sum(xp.abs(W), axis=0)))
-            reach = float(xp.max(xp.abs(X))) * w_bound
-            if reach * float(np.finfo(host_dtype(X.dtype)).eps) >= 2.0 * np.pi:
-                self._refuse_unresolved(to_numpy(X), w_bound)
-        P = X @ xp.astype(W, X.dtype)
-        scale = FourierLayout.of(self.n_components, self.variant).scale
-        return fourier_features_array(xp, P, self.n_pairs_, self.offsets_, scale)
-
     @property
     def _max_block_rows(self) -> int:  # type: ignore[override]
         d, n_frequencies = self.frequencies_.shape
@@ -394,22 +381,25 @@ class RandomFourierFeatures(BaseFeatureMap):
         itemsize = np.dtype(X.dtype).itemsize
         return float(self.frequencies_.shape[1] * itemsize) + super()._block_bytes_per_row(X)
 
-    def _transform_constants(self, X: Any) -> tuple[np.ndarray, float, float]:
-        """The frequencies in the dtype of ``X`` (one float32 copy per call), ``sqrt(2/D)``
-        and the largest L1 norm of a frequency (the bound of :meth:`_finite_by_bound`)."""
+    def _transform_constants(self, X: Any) -> tuple[Any, Any, float, float]:
+        """The namespace of ``X``, the frequencies in its dtype (one float32 copy per
+        call), ``sqrt(2/D)`` and the largest L1 norm of a frequency (the bound of
+        :meth:`_finite_by_bound`)."""
+        xp, _ = get_namespace(X)
+        warn_if_tf32(X, "the phases w . x of random Fourier features")
         W = self._cast_fitted(self.frequencies_, X.dtype, "frequency")
-        w_bound = float(np.max(np.sum(np.abs(self.frequencies_), axis=0), initial=0.0))
-        return W, FourierLayout.of(self.n_components, self.variant).scale, w_bound
+        w_bound = float(xp.max(xp.sum(xp.abs(self.frequencies_), axis=0)))
+        return xp, W, FourierLayout.of(self.n_components, self.variant).scale, w_bound
 
-    def _finite_by_bound(self, X: Any, constants: tuple[np.ndarray, float, float]) -> bool:
+    def _finite_by_bound(self, X: Any, constants: tuple[Any, Any, float, float]) -> bool:
         # |w . x + b| <= max|x| |w|_1 + 2 pi: finite projections have finite cosines.
         # Finite but beyond the resolution of the cosine: refused here (past the range,
         # the block's check names the rows whose features are not finite).
-        bound = largest_magnitude(X) * constants[2]
+        bound = largest_magnitude(X, constants[0]) * constants[3]
         if not below_overflow(bound + 2.0 * np.pi, X.dtype):
             return False
-        if bound * float(np.finfo(X.dtype).eps) >= 2.0 * np.pi:
-            self._refuse_unresolved(X, constants[2])
+        if bound * float(np.finfo(host_dtype(X.dtype)).eps) >= 2.0 * np.pi:
+            self._refuse_unresolved(X, constants[3])
         return True
 
     def _refuse_unresolved(self, X: Any, w_bound: float) -> None:
@@ -417,23 +407,26 @@ class RandomFourierFeatures(BaseFeatureMap):
         that their rounding, about ``|w . x| eps``, exceeds a period of the cosine: their
         features would be rounding noise, which changes with the rows transformed
         together (rows near ``1e154`` with the default gamma, say)."""
-        eps = float(np.finfo(X.dtype).eps)
-        rows = X.toarray() if sp.issparse(X) else np.asarray(X)
+        rows = X.toarray() if sp.issparse(X) else to_numpy(X)  # an error path: on the host
+        eps = float(np.finfo(rows.dtype).eps)
         with ignore_fp_warnings():
             reach = np.max(np.abs(rows), axis=1, initial=0.0) * w_bound
         bad = np.flatnonzero(~(reach * eps < 2.0 * np.pi))
         raise NonFiniteOutputError(
             f"{type(self).__name__}.transform: the features of {row_list(bad, None)} would be "
             f"rounding noise: their projections w . x reach {float(np.max(reach[bad])):.3g}, "
-            f"where the {X.dtype.name} rounding exceeds a period of the cosine. "
-            f"{self._overflow_fix(X.dtype)}."
+            f"where the {rows.dtype.name} rounding exceeds a period of the cosine. "
+            f"{self._overflow_fix(rows.dtype)}."
         )
 
-    def _transform_block(
-        self, X: Any, out: np.ndarray, constants: tuple[np.ndarray, float, float]
-    ) -> None:
-        W, scale, _ = constants
+    def _transform_block(self, X: Any, out: Any, constants: tuple[Any, Any, float, float]) -> None:
+        xp, W, scale, _ = constants
         L = self.n_pairs_
+        if not is_numpy(xp):  # one product, its parts written into the block
+            P = X @ W
+            tail = P[:, L:] if self.offsets_ is not None else None
+            fourier_features_into(out, P[:, :L] if L else None, tail, self.offsets_, scale, xp)
+            return
         if L == 0:  # cos_phase: project straight into the output block, then cos in place
             if sp.issparse(X):
                 out[:] = safe_sparse_dot(X, W, dense_output=True)

@@ -20,8 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from .._array_api import is_numpy
 from ._trig import cos_shifted_into, cos_sin_into
 
 __all__ = ["FourierLayout", "fourier_features_into"]
@@ -66,28 +65,32 @@ class FourierLayout:
 
 
 def fourier_features_into(
-    out: np.ndarray,
-    pairs: np.ndarray | None,
-    tail: np.ndarray | None,
-    offsets: np.ndarray | None,
+    out: Any,
+    pairs: Any | None,
+    tail: Any | None,
+    offsets: Any | None,
     scale: float,
+    xp: Any = None,
 ) -> None:
     """Write ``[s cos P_pairs, s sin P_pairs, s cos(P_tail + b)]`` into ``out``.
 
     Parameters
     ----------
-    out : ndarray of shape (b, 2 L + n_phases)
+    out : array of shape (b, 2 L + n_phases)
         The output block.
-    pairs : ndarray of shape (b, L) or None
+    pairs : array of shape (b, L) or None
         Projections of the pair frequencies (may be overwritten); None when ``L = 0``.
-    tail : ndarray of shape (b, n_phases) or None
-        Projections of the cos+phase frequencies, replaced in place by their features
-        and copied to the last columns of ``out`` (no copy when ``tail`` is ``out``
-        itself); None when there are none.
-    offsets : ndarray of shape (n_phases,) or None
+    tail : array of shape (b, n_phases) or None
+        Projections of the cos+phase frequencies; on NumPy replaced in place by their
+        features and copied to the last columns of ``out`` (no copy when ``tail`` is
+        ``out`` itself); None when there are none.
+    offsets : array of shape (n_phases,) or None
         The phases ``b``.
     scale : float
         ``s``, the weight of every feature.
+    xp : namespace, optional
+        The namespace of the arrays (default: NumPy's, whose route is the in-place,
+        compiled one of :mod:`._trig`; other libraries write each part into ``out``).
 
     Examples
     --------
@@ -99,6 +102,13 @@ def fourier_features_into(
     array([[1., 0., 1.]])
     """
     n_pairs = 0 if pairs is None else pairs.shape[1]
+    if xp is not None and not is_numpy(xp):
+        if n_pairs:
+            out[:, :n_pairs] = xp.cos(pairs) * scale
+            out[:, n_pairs : 2 * n_pairs] = xp.sin(pairs) * scale
+        if tail is not None:
+            out[:, 2 * n_pairs :] = xp.cos(tail + xp.astype(offsets, tail.dtype)) * scale
+        return
     if tail is not None:
         assert offsets is not None
         cos_shifted_into(tail, offsets, scale)
@@ -106,26 +116,3 @@ def fourier_features_into(
             out[:, 2 * n_pairs :] = tail
     if pairs is not None and n_pairs:
         cos_sin_into(pairs, out, scale)
-
-
-def fourier_features_array(xp: Any, P: Any, n_pairs: int, offsets: Any | None, scale: float) -> Any:
-    """``[s cos P_pairs, s sin P_pairs, s cos(P_tail + b)]`` as a new array of ``xp``: the
-    layout of :func:`fourier_features_into` for the projections ``P`` (``b x (L +
-    n_phases)``, the pairs' columns first) of an array of another library.
-
-    Examples
-    --------
-    >>> import array_api_compat.numpy as xp
-    >>> from kernelmaps.feature_maps._fourier_layout import fourier_features_array
-    >>> fourier_features_array(xp, xp.zeros((1, 2)), 1, xp.zeros(1), 1.0)
-    array([[1., 0., 1.]])
-    """
-    parts = []
-    if n_pairs:
-        pairs = P[:, :n_pairs]
-        parts += [xp.cos(pairs), xp.sin(pairs)]
-    if offsets is not None:
-        parts.append(xp.cos(P[:, n_pairs:] + xp.astype(offsets, P.dtype)))
-    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
-    out *= scale
-    return out

@@ -27,17 +27,15 @@ from typing import Any
 
 import numpy as np
 
+from .._array_api import device_of, is_numpy, numpy_namespace
 from .._config import numba_enabled
 
 __all__ = [
     "fastfood_projection",
-    "fastfood_projection_array",
     "fwht",
     "fwht_numpy",
-    "hadamard_array",
     "next_power_of_two",
     "sorf_projection",
-    "sorf_projection_array",
 ]
 
 
@@ -107,22 +105,30 @@ def fwht_numpy(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def fwht(a: np.ndarray) -> np.ndarray:
-    """Unnormalized Walsh-Hadamard transform of every row of ``a``, in place.
+def fwht(a: Any, xp: Any = None) -> Any:
+    """Unnormalized Walsh-Hadamard transform of every row of ``a``.
 
     ``a <- a H_n`` with ``H_n`` the Sylvester-ordered Hadamard matrix
-    (:func:`scipy.linalg.hadamard`), in ``O(n log n)`` per row.  Uses numba when it is
-    enabled (:func:`kernelmaps._config.numba_enabled`), numpy otherwise.
+    (:func:`scipy.linalg.hadamard`), in ``O(n log n)`` per row.  On NumPy (``xp`` None or
+    NumPy's namespace) in place, with numba when it is enabled
+    (:func:`kernelmaps._config.numba_enabled`), else :func:`fwht_numpy`; on another
+    library the same butterflies in array API operations, in a new array on ``a``'s
+    device: stage ``h = 1, 2, ..., n/2`` views each row as ``(n / 2h, 2, h)`` and
+    replaces the pairs ``(x, y)`` of the middle axis by ``(x + y, x - y)``, the same
+    additions in the same order as :func:`fwht_numpy`.
 
     Parameters
     ----------
-    a : ndarray of shape (b, n), float32 or float64, C-contiguous
-        ``n`` a power of two.
+    a : array of shape (b, n)
+        ``n`` a power of two; on NumPy float32 or float64 and C-contiguous.
+    xp : namespace, optional
+        The array API namespace of ``a`` (default: NumPy's).
 
     Returns
     -------
-    ndarray
-        ``a`` itself, transformed (compiled and numpy paths agree to the last bit).
+    array of shape (b, n)
+        ``a`` itself on NumPy, transformed (compiled and numpy paths agree to the last
+        bit); a new array on other libraries.
 
     Examples
     --------
@@ -132,7 +138,19 @@ def fwht(a: np.ndarray) -> np.ndarray:
     >>> a = arange(8.0).reshape(1, 8)
     >>> bool(array_equal(fwht(a.copy()), a @ hadamard(8)))
     True
+    >>> import array_api_strict as xps
+    >>> fwht(xps.asarray([[1.0, 2.0, 3.0, 4.0]]), xps)
+    Array([[10., -2., -4.,  0.]], dtype=array_api_strict.float64)
     """
+    if xp is not None and not is_numpy(xp):
+        b, n = a.shape
+        h = 1
+        while h < n:
+            view = xp.reshape(a, (b, n // (2 * h), 2, h))
+            x, y = view[:, :, 0, :], view[:, :, 1, :]
+            a = xp.reshape(xp.stack((x + y, x - y), axis=2), (b, n))
+            h *= 2
+        return a
     if numba_enabled():
         _check(a)
         from .._numba.hadamard import fwht_rows
@@ -142,37 +160,44 @@ def fwht(a: np.ndarray) -> np.ndarray:
     return fwht_numpy(a)
 
 
-def _padded_signed(X: np.ndarray, first_signs: np.ndarray) -> np.ndarray:
-    """``first_signs_j * x`` zero-padded to ``d``, shape (b, n_blocks, d)."""
+def _padded_signed(X: Any, first_signs: Any, xp: Any) -> Any:
+    """``first_signs_j * x`` zero-padded to ``d``, shape (b, n_blocks, d), in ``xp``
+    (on NumPy written into one buffer, in place)."""
     b, n_features = X.shape
     n_blocks, d = first_signs.shape
-    buffer = np.empty((b, n_blocks, d), dtype=X.dtype)
-    np.multiply(X[:, None, :], first_signs[None, :, :n_features], out=buffer[:, :, :n_features])
-    buffer[:, :, n_features:] = 0.0
-    return buffer
+    if is_numpy(xp):
+        buffer = np.empty((b, n_blocks, d), dtype=X.dtype)
+        np.multiply(X[:, None, :], first_signs[None, :, :n_features], out=buffer[:, :, :n_features])
+        buffer[:, :, n_features:] = 0.0
+        return buffer
+    signed = xp.expand_dims(X, axis=1) * xp.expand_dims(first_signs[:, :n_features], axis=0)
+    if d > n_features:
+        zeros = xp.zeros((b, n_blocks, d - n_features), dtype=X.dtype, device=device_of(X))
+        signed = xp.concat((signed, zeros), axis=2)
+    return signed
 
 
 def fastfood_projection(
-    X: np.ndarray,
-    signs: np.ndarray,
-    permutations: np.ndarray,
-    gaussians: np.ndarray,
-    row_scales: np.ndarray,
-) -> np.ndarray:
+    X: Any, signs: Any, permutations: Any, gaussians: Any, row_scales: Any, xp: Any = None
+) -> Any:
     """Fastfood projections ``s_j * H G_j Pi_j H B_j x`` of every row, block by block.
 
     Parameters
     ----------
-    X : ndarray of shape (b, n_features), C-contiguous
+    X : array of shape (b, n_features), C-contiguous on NumPy
         The rows, in the dtype of the parameters.
-    signs, gaussians, row_scales : ndarray of shape (n_blocks, d)
+    signs, gaussians, row_scales : array of shape (n_blocks, d)
         ``diag(B_j)``, ``diag(G_j)`` and ``s_j``, in the dtype of ``X``.
-    permutations : ndarray of int of shape (n_blocks, d)
+    permutations : array of int of shape (n_blocks, d)
         ``Pi_j`` as index arrays.
+    xp : namespace, optional
+        The namespace of the arrays (default: NumPy's).  NumPy fuses the products per
+        row with numba when it is enabled, else runs them in place in batched passes;
+        other libraries run the same passes in new arrays (``xp.take`` for ``Pi_j``).
 
     Returns
     -------
-    ndarray of shape (b, n_blocks * d)
+    array of shape (b, n_blocks * d)
 
     Examples
     --------
@@ -182,39 +207,48 @@ def fastfood_projection(
     >>> fastfood_projection(np.array([[1.0, 0.0]]), ones, np.array([[1, 0]]), ones, ones)
     array([[2., 0.]])
     """
+    xp = numpy_namespace() if xp is None else xp
+    b = X.shape[0]
     n_blocks, d = signs.shape
-    if numba_enabled():
+    if is_numpy(xp) and numba_enabled():
         from .._numba.hadamard import fastfood_rows
 
-        out = np.empty((X.shape[0], n_blocks * d), dtype=X.dtype)
+        out = np.empty((b, n_blocks * d), dtype=X.dtype)
         fastfood_rows(X, signs, permutations, gaussians, row_scales, out)
         return out
-    buffer = _padded_signed(X, signs)
-    b = buffer.shape[0]
-    fwht(buffer.reshape(b * n_blocks, d))  # H B x
-    index = (permutations + d * np.arange(n_blocks)[:, None]).ravel()
-    out = np.take(buffer.reshape(b, n_blocks * d), index, axis=1)  # Pi H B x
-    out *= gaussians.reshape(-1)  # G Pi H B x
-    fwht(out.reshape(b * n_blocks, d))  # H G Pi H B x
-    out *= row_scales.reshape(-1)
-    return out
+    buffer = _padded_signed(X, signs, xp)
+    projected = fwht(xp.reshape(buffer, (b * n_blocks, d)), xp)  # H B x
+    offsets = d * xp.arange(n_blocks, dtype=permutations.dtype, device=device_of(X))
+    index = xp.reshape(permutations + xp.expand_dims(offsets, axis=1), (n_blocks * d,))
+    out = xp.take(xp.reshape(projected, (b, n_blocks * d)), index, axis=1)  # Pi H B x
+    if is_numpy(xp):
+        out *= gaussians.reshape(-1)  # G Pi H B x
+        fwht(out.reshape(b * n_blocks, d))  # H G Pi H B x
+        out *= row_scales.reshape(-1)
+        return out
+    out = out * xp.reshape(gaussians, (n_blocks * d,))  # G Pi H B x
+    out = fwht(xp.reshape(out, (b * n_blocks, d)), xp)  # H G Pi H B x
+    return xp.reshape(out, (b, n_blocks * d)) * xp.reshape(row_scales, (n_blocks * d,))
 
 
-def sorf_projection(X: np.ndarray, signs: np.ndarray, row_scales: np.ndarray) -> np.ndarray:
+def sorf_projection(X: Any, signs: Any, row_scales: Any, xp: Any = None) -> Any:
     """SORF projections ``s_j * H D_j1 H D_j2 H D_j3 x`` of every row, block by block.
 
     Parameters
     ----------
-    X : ndarray of shape (b, n_features), C-contiguous
+    X : array of shape (b, n_features), C-contiguous on NumPy
         The rows, in the dtype of the parameters.
-    signs : ndarray of shape (n_blocks, 3, d)
+    signs : array of shape (n_blocks, 3, d)
         ``diag(D_j1), diag(D_j2), diag(D_j3)`` (``D_j3`` applied first).
-    row_scales : ndarray of shape (n_blocks, d)
+    row_scales : array of shape (n_blocks, d)
         ``s_j``.
+    xp : namespace, optional
+        The namespace of the arrays (default: NumPy's): numba or in-place passes on
+        NumPy, new arrays on the other libraries.
 
     Returns
     -------
-    ndarray of shape (b, n_blocks * d)
+    array of shape (b, n_blocks * d)
         Block ``j`` of the projections in columns ``j d`` to ``(j + 1) d``.
 
     Examples
@@ -224,132 +258,27 @@ def sorf_projection(X: np.ndarray, signs: np.ndarray, row_scales: np.ndarray) ->
     >>> sorf_projection(array([[1.0, 0.0]]), ones((1, 3, 2)), ones((1, 2)))
     array([[2., 2.]])
     """
+    xp = numpy_namespace() if xp is None else xp
+    b = X.shape[0]
     n_blocks, _, d = signs.shape
-    if numba_enabled():
+    if is_numpy(xp) and numba_enabled():
         from .._numba.hadamard import sorf_rows
 
-        out = np.empty((X.shape[0], n_blocks * d), dtype=X.dtype)
+        out = np.empty((b, n_blocks * d), dtype=X.dtype)
         sorf_rows(X, signs, row_scales, out)
         return out
-    buffer = _padded_signed(X, signs[:, 2])
-    flat = buffer.reshape(buffer.shape[0] * n_blocks, d)
-    fwht(flat)  # H D3 x
-    buffer *= signs[:, 1]
-    fwht(flat)  # H D2 H D3 x
-    buffer *= signs[:, 0]
-    fwht(flat)  # H D1 H D2 H D3 x
-    buffer *= row_scales
-    return buffer.reshape(buffer.shape[0], n_blocks * d)
-
-
-# -- the arrays of other libraries (array API standard functions only) -------------------
-
-
-def hadamard_array(xp: Any, a: Any) -> Any:
-    """Unnormalized Walsh-Hadamard transform ``a H_n`` of every row of ``a``, in a new
-    array of the namespace ``xp`` (on ``a``'s device).
-
-    The butterflies of :func:`fwht_numpy` written with array API operations: stage
-    ``h = 1, 2, ..., n/2`` views each row as ``(n / 2h, 2, h)`` and replaces the pairs
-    ``(x, y)`` of the middle axis by ``(x + y, x - y)``, ``log2 n`` stages of ``n``
-    additions per row, the same additions in the same order as :func:`fwht_numpy`.
-
-    Parameters
-    ----------
-    xp : namespace
-        The array API namespace of ``a``.
-    a : array of shape (b, n)
-        ``n`` a power of two.
-
-    Returns
-    -------
-    array of shape (b, n)
-
-    Examples
-    --------
-    >>> import array_api_strict as xp
-    >>> from kernelmaps.feature_maps._hadamard import hadamard_array
-    >>> hadamard_array(xp, xp.asarray([[1.0, 2.0, 3.0, 4.0]]))
-    Array([[10., -2., -4.,  0.]], dtype=array_api_strict.float64)
-    """
-    b, n = a.shape
-    h = 1
-    while h < n:
-        view = xp.reshape(a, (b, n // (2 * h), 2, h))
-        x, y = view[:, :, 0, :], view[:, :, 1, :]
-        a = xp.reshape(xp.stack((x + y, x - y), axis=2), (b, n))
-        h *= 2
-    return a
-
-
-def _padded_signed_array(xp: Any, X: Any, first_signs: Any) -> Any:
-    """``first_signs_j * x`` zero-padded to ``d``, shape (b * n_blocks, d), in ``xp``."""
-    b, n_features = X.shape
-    n_blocks, d = first_signs.shape
-    signed = xp.expand_dims(X, axis=1) * xp.expand_dims(first_signs[:, :n_features], axis=0)
-    if d > n_features:
-        zeros = xp.zeros((b, n_blocks, d - n_features), dtype=X.dtype, device=X.device)
-        signed = xp.concat((signed, zeros), axis=2)
-    return xp.reshape(signed, (b * n_blocks, d))
-
-
-def fastfood_projection_array(
-    xp: Any, X: Any, signs: Any, permutations: Any, gaussians: Any, row_scales: Any
-) -> Any:
-    """:func:`fastfood_projection` of the rows ``X``, an array of the namespace ``xp``.
-
-    ``s_j * H G_j Pi_j H B_j x`` for every block ``j`` (Le, Sarlos & Smola 2013), with
-    :func:`hadamard_array` for ``H`` and ``xp.take`` for the permutations ``Pi_j``; the
-    parameters are arrays of ``xp`` on ``X``'s device, in its dtype (the permutations
-    integers).
-
-    Returns
-    -------
-    array of shape (b, n_blocks * d)
-
-    Examples
-    --------
-    >>> import array_api_strict as xp
-    >>> from kernelmaps.feature_maps._hadamard import fastfood_projection_array
-    >>> ones = xp.ones((1, 2))
-    >>> X, permutations = xp.asarray([[1.0, 0.0]]), xp.asarray([[1, 0]])
-    >>> fastfood_projection_array(xp, X, ones, permutations, ones, ones)
-    Array([[2., 0.]], dtype=array_api_strict.float64)
-    """
-    b = X.shape[0]
-    n_blocks, d = signs.shape
-    projected = hadamard_array(xp, _padded_signed_array(xp, X, signs))  # H B x
-    offsets = d * xp.arange(n_blocks, dtype=permutations.dtype, device=X.device)
-    index = xp.reshape(permutations + xp.expand_dims(offsets, axis=1), (n_blocks * d,))
-    out = xp.take(xp.reshape(projected, (b, n_blocks * d)), index, axis=1)  # Pi H B x
-    out = out * xp.reshape(gaussians, (n_blocks * d,))  # G Pi H B x
-    out = hadamard_array(xp, xp.reshape(out, (b * n_blocks, d)))  # H G Pi H B x
-    return xp.reshape(out, (b, n_blocks * d)) * xp.reshape(row_scales, (n_blocks * d,))
-
-
-def sorf_projection_array(xp: Any, X: Any, signs: Any, row_scales: Any) -> Any:
-    """:func:`sorf_projection` of the rows ``X``, an array of the namespace ``xp``.
-
-    ``s_j * H D_j1 H D_j2 H D_j3 x`` for every block ``j`` (Yu et al. 2016), with
-    :func:`hadamard_array` for ``H``; the parameters are arrays of ``xp`` on ``X``'s
-    device, in its dtype.
-
-    Returns
-    -------
-    array of shape (b, n_blocks * d)
-
-    Examples
-    --------
-    >>> import array_api_strict as xp
-    >>> from kernelmaps.feature_maps._hadamard import sorf_projection_array
-    >>> sorf_projection_array(xp, xp.asarray([[1.0, 0.0]]), xp.ones((1, 3, 2)), xp.ones((1, 2)))
-    Array([[2., 2.]], dtype=array_api_strict.float64)
-    """
-    b = X.shape[0]
-    n_blocks, _, d = signs.shape
-    flat = hadamard_array(xp, _padded_signed_array(xp, X, signs[:, 2, :]))  # H D3 x
+    buffer = _padded_signed(X, signs[:, 2, :], xp)
+    if is_numpy(xp):
+        flat = buffer.reshape(b * n_blocks, d)
+        fwht(flat)  # H D3 x
+        buffer *= signs[:, 1]
+        fwht(flat)  # H D2 H D3 x
+        buffer *= signs[:, 0]
+        fwht(flat)  # H D1 H D2 H D3 x
+        buffer *= row_scales
+        return buffer.reshape(b, n_blocks * d)
+    flat = fwht(xp.reshape(buffer, (b * n_blocks, d)), xp)  # H D3 x
     for m in (1, 0):  # H D2 H D3 x, then H D1 H D2 H D3 x
         blocks = xp.reshape(flat, (b, n_blocks, d)) * signs[:, m, :]
-        flat = hadamard_array(xp, xp.reshape(blocks, (b * n_blocks, d)))
-    out = xp.reshape(flat, (b, n_blocks, d)) * row_scales
-    return xp.reshape(out, (b, n_blocks * d))
+        flat = fwht(xp.reshape(blocks, (b * n_blocks, d)), xp)
+    return xp.reshape(xp.reshape(flat, (b, n_blocks, d)) * row_scales, (b, n_blocks * d))

@@ -11,7 +11,15 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .._array_api import float_dtypes, to_namespace, to_numpy, warn_if_tf32
+from .._array_api import (
+    device_of,
+    float_dtypes,
+    get_namespace,
+    is_numpy,
+    to_namespace,
+    to_numpy,
+    warn_if_tf32,
+)
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     DotProductKernel,
@@ -149,30 +157,46 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
         itemsize = np.dtype(X.dtype).itemsize
         return float(self._rademacher_columns() * itemsize) + super()._block_bytes_per_row(X)
 
-    def _maclaurin_constants(self, dtype: np.dtype) -> tuple[list[Any], np.ndarray]:
-        """The Rademacher matrices in ``dtype`` and the column weights, once per call."""
-        groups = [(n, cols, W.astype(dtype)) for n, cols, W in self.rademacher_]
+    def _maclaurin_constants(self, X: Any) -> tuple[Any, list[Any], Any]:
+        """The namespace of ``X``, the Rademacher matrices in its dtype and the column
+        weights, once per call."""
+        xp, _ = get_namespace(X)
+        groups = [(n, cols, xp.astype(W, X.dtype)) for n, cols, W in self.rademacher_]
         weights = self._cast_fitted(
-            self.weights_ / math.sqrt(max(self.n_random_, 1)), dtype, "feature weight"
+            self.weights_ / math.sqrt(max(self.n_random_, 1)), X.dtype, "feature weight"
         )
-        return groups, weights
+        return xp, groups, weights
 
-    def _maclaurin_block(
-        self, X: Any, out: np.ndarray, constants: tuple[list[Any], np.ndarray]
-    ) -> None:
+    def _check_norms(self, kernel: DotProductKernel, X: Any, xp: Any) -> None:
+        """``kernel.check_norms`` of the rows ``X`` of ``xp`` (none for an entire series,
+        which converges everywhere): every row's on NumPy, the largest, from one
+        reduction on their device, on the other libraries."""
+        if not math.isfinite(kernel.radius_of_convergence()):
+            return
+        if is_numpy(xp):
+            kernel.check_norms(raw_squared_row_norms(X), type(self).__name__)
+        else:
+            kernel.check_norms(_largest_squared_norm(X, xp), type(self).__name__)
+
+    def _maclaurin_block(self, X: Any, out: Any, constants: tuple[Any, list[Any], Any]) -> None:
         """Write the (unprojected) random Maclaurin features of the rows ``X`` into ``out``."""
-        self.kernel_.check_norms(raw_squared_row_norms(X), type(self).__name__)
-        dtype = out.dtype
-        groups, weights = constants
+        xp, groups, weights = constants
+        self._check_norms(self.kernel_, X, xp)
         col = 0
         if self.exact_constant_ is not None:
-            out[:, 0] = self.exact_constant_
+            out[:, 0] = float(self.exact_constant_)
             col = 1
         if self.exact_linear_ is not None:
             d = X.shape[1]
-            out[:, col : col + d] = X.toarray() if sp.issparse(X) else X
-            out[:, col : col + d] *= dtype.type(self.exact_linear_)
+            if is_numpy(xp):
+                out[:, col : col + d] = X.toarray() if sp.issparse(X) else X
+                out[:, col : col + d] *= out.dtype.type(self.exact_linear_)
+            else:
+                out[:, col : col + d] = X * float(self.exact_linear_)
             col += d
+        if not is_numpy(xp):
+            out[:, col:] = self._random_features(X, groups, weights, xp)
+            return
         random_part = out[:, col:]
         random_part[:] = 0.0
         if self.n_random_ == 0:
@@ -186,54 +210,30 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
             random_part[:, cols] = np.prod(P, axis=1)
         random_part *= weights
 
-    # -- the arrays of other libraries ----------------------------------------------------
-
     _array_api: ClassVar[bool] = True
-
-    def _check_norms_array(self, kernel: DotProductKernel, X: Any, xp: Any) -> None:
-        """``kernel.check_norms`` of the rows ``X`` of ``xp``, from one reduction on their
-        device (none for an entire series, which converges everywhere)."""
-        if math.isfinite(kernel.radius_of_convergence()):
-            kernel.check_norms(_largest_squared_norm(X, xp), type(self).__name__)
 
     def _check_array_values(self, X: Any, xp: Any) -> None:
         kernel = resolve_estimator_kernel(self, X.shape[1])
         assert isinstance(kernel, DotProductKernel)
-        self._check_norms_array(kernel, X, xp)
+        self._check_norms(kernel, X, xp)
 
-    def _maclaurin_array(self, X: Any, xp: Any) -> Any:
-        """The (unprojected) random Maclaurin features of :meth:`_maclaurin_block` for the
-        rows ``X`` of ``xp``, in a new array on their device."""
-        self._check_norms_array(self.kernel_, X, xp)
-        n = X.shape[0]
-        parts = []
-        if self.exact_constant_ is not None:
-            constant = float(self.exact_constant_)
-            parts.append(xp.full((n, 1), constant, dtype=X.dtype, device=X.device))
-        if self.exact_linear_ is not None:
-            parts.append(X * float(self.exact_linear_))
-        if self.n_random_:
-            parts.append(self._random_features_array(X, xp))
-        return parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
-
-    def _random_features_array(self, X: Any, xp: Any) -> Any:
+    def _random_features(self, X: Any, groups: list[Any], weights: Any, xp: Any) -> Any:
         """The weighted random features ``sqrt(a_N / P[N]) prod_j w_j . x`` (Kar & Karnick
-        2012) of the rows ``X``: one product per order, the columns put in place by one
-        ``take`` (:meth:`_column_positions`)."""
+        2012) of the rows ``X`` of another library than NumPy (which has no scatter into
+        columns): one product per order, the columns put in place by one ``take``
+        (:meth:`_column_positions`)."""
         warn_if_tf32(X, "the random Maclaurin projections w . x")
         n = X.shape[0]
         values = []
-        for order, cols, W in self.rademacher_:
+        for order, cols, W in groups:
             if order == 0:
                 values.append(xp.ones((n, cols.shape[0]), dtype=X.dtype, device=X.device))
                 continue
-            P = xp.reshape(X @ xp.astype(W, X.dtype), (n, order, cols.shape[0]))
-            values.append(xp.prod(P, axis=1))
+            values.append(xp.prod(xp.reshape(X @ W, (n, order, cols.shape[0])), axis=1))
         n_kept = sum(int(v.shape[1]) for v in values)
         values.append(xp.zeros((n, 1), dtype=X.dtype, device=X.device))  # orders with a_N = 0
         features = xp.take(xp.concat(values, axis=1), self._column_positions(xp, n_kept), axis=1)
-        weights = self.weights_ / math.sqrt(max(self.n_random_, 1))
-        return features * self._cast_fitted_array(xp, weights, X.dtype, "feature weight")
+        return features * weights
 
     def _column_positions(self, xp: Any, n_kept: int) -> Any:
         """For each random feature, its column in the groups' columns side by side (the
@@ -384,16 +384,11 @@ class RandomMaclaurinFeatures(_MaclaurinFeatureMap):
         self._draw_maclaurin(kernel, X.shape[1], self.n_components, rng)
         self._n_features_out = self.n_components
 
-    def _transform_constants(self, X: Any) -> tuple[list[Any], np.ndarray]:
-        return self._maclaurin_constants(np.dtype(X.dtype))
+    def _transform_constants(self, X: Any) -> tuple[Any, list[Any], Any]:
+        return self._maclaurin_constants(X)
 
-    def _transform_block(
-        self, X: Any, out: np.ndarray, constants: tuple[list[Any], np.ndarray]
-    ) -> None:
+    def _transform_block(self, X: Any, out: Any, constants: tuple[Any, list[Any], Any]) -> None:
         self._maclaurin_block(X, out, constants)
-
-    def _array_block(self, X: Any, xp: Any) -> Any:
-        return self._maclaurin_array(X, xp)
 
 
 @register_feature_map
@@ -535,27 +530,27 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
         return float(self.n_up_ * itemsize) + super()._block_bytes_per_row(X)
 
     def _transform_constants(self, X: Any) -> tuple[Any, ...]:
-        # the projection in the dtype of X: no copy in float64, one per call in float32
-        R = self.projection_.astype(X.dtype, copy=False)
-        return (*self._maclaurin_constants(np.dtype(X.dtype)), R)
+        # the projection in the dtype of X: no copy in float64, one per call in float32;
+        # a sparse one (fitted on NumPy, moved by move_to) goes dense to another library
+        xp, groups, weights = self._maclaurin_constants(X)
+        R = self.projection_
+        if is_numpy(xp):
+            R = R.astype(X.dtype, copy=False)
+        else:
+            R = to_namespace(R.toarray() if sp.issparse(R) else R, xp, X.device, dtype=X.dtype)
+        return xp, groups, weights, R
 
-    def _transform_block(self, X: Any, out: np.ndarray, constants: tuple[Any, ...]) -> None:
-        groups, weights, R = constants
-        up = np.empty((X.shape[0], self.n_up_), dtype=out.dtype)
-        self._maclaurin_block(X, up, (groups, weights))
-        out[:] = safe_sparse_dot(up, R, dense_output=True)
+    def _transform_block(self, X: Any, out: Any, constants: tuple[Any, ...]) -> None:
+        xp, groups, weights, R = constants
+        up = xp.empty((X.shape[0], self.n_up_), dtype=out.dtype, device=device_of(out))
+        self._maclaurin_block(X, up, (xp, groups, weights))
+        out[...] = safe_sparse_dot(up, R, dense_output=True) if is_numpy(xp) else up @ R
 
     def _place_fitted(self, xp: Any, device: Any) -> None:
         # the array API has no sparse arrays: a sparse projection goes there dense
-        if sp.issparse(self.projection_):
+        if not is_numpy(xp) and sp.issparse(self.projection_):
             self.projection_ = self.projection_.toarray()
         super()._place_fitted(xp, device)
-
-    def _array_block(self, X: Any, xp: Any) -> Any:
-        R = self.projection_
-        if sp.issparse(R):  # fitted on NumPy and moved here by move_to
-            R = to_namespace(R.toarray(), xp, X.device)
-        return self._maclaurin_array(X, xp) @ xp.astype(R, X.dtype)
 
 
 RandomMaclaurinFeatures.__doc__ = (RandomMaclaurinFeatures.__doc__ or "").replace(

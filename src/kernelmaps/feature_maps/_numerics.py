@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._array_api import host_dtype, is_numpy, to_numpy
+
 __all__ = [
     "LIMITS_PAGE",
     "below_overflow",
@@ -41,12 +43,13 @@ def ignore_fp_warnings() -> Any:
     return np.errstate(over="ignore", invalid="ignore", divide="ignore")
 
 
-def is_finite(a: Any) -> bool:
+def is_finite(a: Any, xp: Any = None) -> bool:
     """Whether every value of the array (or of a sparse matrix's stored values) is finite.
 
-    One sum first (a pass that stays in the cache for a block just written); the
-    element-wise check only when the sum is not finite, which also happens when finite
-    values add up beyond the float range.
+    ``xp`` is the namespace of ``a`` (None: NumPy).  On NumPy, one sum first (a pass that
+    stays in the cache for a block just written); the element-wise check only when the
+    sum is not finite, which also happens when finite values add up beyond the float
+    range.  Other libraries reduce the element-wise check on their device.
 
     Examples
     --------
@@ -55,6 +58,8 @@ def is_finite(a: Any) -> bool:
     >>> is_finite(np.array([1e308, 1e308])), is_finite(np.array([1.0, np.nan]))
     (True, False)
     """
+    if xp is not None and not is_numpy(xp):
+        return bool(xp.all(xp.isfinite(a)))
     if sp.issparse(a):
         a = a.data
     a = np.asarray(a)
@@ -67,19 +72,21 @@ def is_finite(a: Any) -> bool:
 
 
 def non_finite_rows(block: Any) -> np.ndarray:
-    """Indices of the rows of ``block`` (dense or CSR) holding a non-finite value."""
+    """Indices of the rows of ``block`` (dense or CSR, of any library) holding a
+    non-finite value (an error path: other libraries' blocks are read on the host)."""
     if sp.issparse(block):
         block = sp.csr_matrix(block)
         bad = ~np.isfinite(block.data)
         rows = np.repeat(np.arange(block.shape[0]), np.diff(block.indptr))
         return np.unique(rows[bad])
-    return np.flatnonzero(~np.isfinite(np.asarray(block)).all(axis=1))
+    return np.flatnonzero(~np.isfinite(to_numpy(block)).all(axis=1))
 
 
-def largest_magnitude(X: Any) -> float:
+def largest_magnitude(X: Any, xp: Any = None) -> float:
     """``max |x|`` over the values of ``X`` (dense or sparse), 0 when empty.
 
-    Two reductions and no temporary (no ``abs`` array).
+    Two reductions and no temporary (no ``abs`` array), on ``X``'s device for the arrays
+    of another library (``xp`` their namespace; None: NumPy).
 
     Examples
     --------
@@ -88,6 +95,10 @@ def largest_magnitude(X: Any) -> float:
     >>> largest_magnitude(np.array([[1.0, -3.0]]))
     3.0
     """
+    if xp is not None and not is_numpy(xp):
+        if X.shape[0] * X.shape[1] == 0:
+            return 0.0
+        return float(max(float(xp.max(X)), -float(xp.min(X))))
     values = X.data if sp.issparse(X) else np.asarray(X)
     if values.size == 0:
         return 0.0
@@ -105,7 +116,7 @@ def below_overflow(bound: float, dtype: Any) -> bool:
     >>> below_overflow(1e30, np.float32), below_overflow(1e39, np.float32)
     (True, False)
     """
-    return bool(bound < 0.5 * float(np.finfo(dtype).max))
+    return bool(bound < 0.5 * float(np.finfo(host_dtype(dtype)).max))
 
 
 def row_list(rows: np.ndarray, offset: int | None) -> str:

@@ -10,6 +10,7 @@ import numpy as np
 import scipy.fft
 import scipy.sparse as sp
 
+from .._array_api import get_namespace, host_dtype, is_numpy
 from .._array_extras import fft_pair
 from .._memory import check_memory
 from ..kernels import (
@@ -24,7 +25,6 @@ from ._base import BaseFeatureMap, register_feature_map
 from ._numerics import largest_magnitude
 from ._sketch_kernels import (
     count_sketches,
-    count_sketches_array,
     direct_bytes_per_row,
     direct_cost_factor,
     direct_sketch_into,
@@ -230,27 +230,31 @@ class TensorSketch(BaseFeatureMap):
             return dense_input + direct_bytes_per_row(itemsize, terms, D)
         return float((3 * self._degree + 2) * (D + 2) * itemsize + X.shape[1] * itemsize)
 
-    def _transform_constants(self, X: Any) -> str:
-        """The route, ``"direct"`` or ``"fft"``, chosen once per call."""
-        return self._route()
+    def _transform_constants(self, X: Any) -> tuple[Any, str]:
+        """The namespace of ``X`` and the route, ``"direct"`` or ``"fft"``, chosen once per
+        call (the FFT route on other libraries than NumPy)."""
+        xp, _ = get_namespace(X)
+        return xp, self._route() if is_numpy(xp) else "fft"
 
-    def _finite_by_bound(self, X: Any, constants: str) -> bool:
+    def _finite_by_bound(self, X: Any, constants: tuple[Any, str]) -> bool:
         # Every term and every spectrum value is at most |x'|_1^degree, and a sum of D of
         # them stays below D |x'|_1^degree, with |x'|_1 <= sqrt(gamma) d max|x| + sqrt(coef0).
-        norm = self._scale * X.shape[1] * largest_magnitude(X) + self._constant
+        norm = self._scale * X.shape[1] * largest_magnitude(X, constants[0]) + self._constant
         if norm == 0.0:
             return True
         log_bound = math.log(self.n_components) + self._degree * math.log(norm)
-        return log_bound < math.log(0.5 * float(np.finfo(X.dtype).max))
+        return log_bound < math.log(0.5 * float(np.finfo(host_dtype(X.dtype)).max))
 
-    def _transform_block(self, X: Any, out: np.ndarray, constants: str) -> None:
-        hashes, signs = self.hashes_, self.signs_
-        if constants == "direct":
+    def _transform_block(self, X: Any, out: Any, constants: tuple[Any, str]) -> None:
+        xp, route = constants
+        hashes, signs, D = self.hashes_, self.signs_, self.n_components
+        if route == "direct":  # NumPy only
             direct_sketch_into(X, hashes, signs, self._scale, self._constant, out)
             return
-        C = count_sketches(
-            X, hashes, signs, self._scale, self._constant, self.n_components, out.dtype
-        )
+        C = count_sketches(X, hashes, signs, self._scale, self._constant, D, out.dtype, xp)
+        if not is_numpy(xp):  # the FFTs by the namespace's extension or on the host
+            out[...] = C[:, 0, :] if self._degree == 1 else self._convolved(C, xp)
+            return
         # rfft keeps single precision: float32 -> complex64 -> float32.
         spectra = scipy.fft.rfft(C, axis=-1)
         del C
@@ -258,9 +262,17 @@ class TensorSketch(BaseFeatureMap):
         # the same products as spectra[:, 0] * spectra[:, 1] * ..., bit for bit)
         product = np.multiply.reduce(spectra, axis=1)
         del spectra
-        np.fft.irfft(product, n=self.n_components, axis=-1, out=out)
+        np.fft.irfft(product, n=D, axis=-1, out=out)
 
-    # -- the arrays of other libraries ----------------------------------------------------
+    def _convolved(self, C: Any, xp: Any) -> Any:
+        """``irfft(prod_k rfft(C_k x'))`` of the count sketches ``C`` of another library
+        (:func:`kernelmaps._array_extras.fft_pair`), the products in order."""
+        rfft, irfft = fft_pair(xp)
+        spectra = rfft(C, axis=-1)
+        product = spectra[:, 0, :]
+        for k in range(1, self._degree):  # in order, as np.multiply.reduce
+            product = product * spectra[:, k, :]
+        return irfft(product, n=self.n_components, axis=-1)
 
     _array_api: ClassVar[bool] = True
 
@@ -269,19 +281,3 @@ class TensorSketch(BaseFeatureMap):
         itemsize = np.dtype(X.dtype).itemsize
         p, D = self._degree, self.n_components
         return float(((3 * p + 2) * (D + 2) + 2 * p * (X.shape[1] + 1)) * itemsize)
-
-    def _array_block(self, X: Any, xp: Any) -> Any:
-        """The FFT route on ``X``'s device: ``irfft(prod_k rfft(C_k x'))``, the count
-        sketches by :func:`count_sketches_array`, the FFTs by the namespace's extension or
-        on the host (:func:`kernelmaps._array_api.fft_pair`); the count sketch itself for
-        degree 1."""
-        D = self.n_components
-        C = count_sketches_array(xp, X, self.hashes_, self.signs_, self._scale, self._constant, D)
-        if self._degree == 1:
-            return C[:, 0, :]
-        rfft, irfft = fft_pair(xp)
-        spectra = rfft(C, axis=-1)
-        product = spectra[:, 0, :]
-        for k in range(1, self._degree):  # in order, as np.multiply.reduce
-            product = product * spectra[:, k, :]
-        return irfft(product, n=D, axis=-1)

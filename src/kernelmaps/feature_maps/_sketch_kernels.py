@@ -21,13 +21,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
+from .._array_api import device_of, is_numpy
 from .._array_extras import index_add
 from .._config import numba_enabled
 from .._parallel import parallel_rows
 
 __all__ = [
     "count_sketches",
-    "count_sketches_array",
     "direct_bytes_per_row",
     "direct_cost_factor",
     "direct_sketch_into",
@@ -178,14 +178,22 @@ _NUMBA_MAX_SKETCHES = 16
 
 def count_sketches(
     X: Any,
-    hashes: np.ndarray,
-    signs: np.ndarray,
+    hashes: Any,
+    signs: Any,
     scale: float,
     constant: float,
     n_components: int,
-    dtype: np.dtype,
-) -> np.ndarray:
+    dtype: Any,
+    xp: Any = None,
+) -> Any:
     """The ``p`` count sketches ``C_k x'`` of the rows ``X``, shape (rows, p, D).
+
+    ``(C_k x')_b = sum_{j : h_k(j) = b} s_k(j) x'_j`` (Charikar, Chen & Farach-Colton
+    2002).  On NumPy (``xp`` None or NumPy's namespace): numba's direct sums, or one
+    sparse product with the signed hashes.  Other libraries: one scatter-add
+    (:func:`kernelmaps._array_extras.index_add`) of the ``p d'`` signed coordinates of
+    every row into the ``p D`` buckets, on ``X``'s device (``hashes`` and ``signs`` there
+    too), in ``X``'s dtype.
 
     Examples
     --------
@@ -195,6 +203,8 @@ def count_sketches(
     >>> count_sketches(np.array([[3.0, 5.0]]), h, s, 1.0, 0.0, 4, np.dtype("float64"))
     array([[[ 0.,  3., -5.,  0.]]])
     """
+    if xp is not None and not is_numpy(xp):
+        return _count_sketches_scattered(xp, X, hashes, signs, scale, constant, n_components)
     p, d1 = hashes.shape
     d = d1 - 1
     D = n_components
@@ -222,40 +232,23 @@ def count_sketches(
     return C
 
 
-def count_sketches_array(
+def _count_sketches_scattered(
     xp: Any, X: Any, hashes: Any, signs: Any, scale: float, constant: float, n_components: int
 ) -> Any:
-    """:func:`count_sketches` of the rows ``X``, an array of the namespace ``xp``.
-
-    ``(C_k x')_b = sum_{j : h_k(j) = b} s_k(j) x'_j`` (Charikar, Chen & Farach-Colton
-    2002) for the ``p`` hash/sign pairs at once: one scatter-add
-    (:func:`kernelmaps._array_api.index_add`) of the ``p d'`` signed coordinates of every
-    row into the ``p D`` buckets, on ``X``'s device (``hashes`` and ``signs`` there too).
-
-    Returns
-    -------
-    array of shape (rows, p, D)
-
-    Examples
-    --------
-    >>> import array_api_strict as xp
-    >>> from kernelmaps.feature_maps._sketch_kernels import count_sketches_array
-    >>> h, s = xp.asarray([[1, 2, 0]]), xp.asarray([[1, -1, 1]])
-    >>> count_sketches_array(xp, xp.asarray([[3.0, 5.0]]), h, s, 1.0, 0.0, 4)
-    Array([[[ 0.,  3., -5.,  0.]]], dtype=array_api_strict.float64)
-    """
+    """The route of :func:`count_sketches` for the arrays of another library than NumPy
+    (standard functions and ``index_add``), shape (rows, p, D)."""
     n = X.shape[0]
     p = hashes.shape[0]
     D = int(n_components)
     coordinates = X * scale
     if constant:
-        ones = xp.full((n, 1), constant, dtype=X.dtype, device=X.device)
+        ones = xp.full((n, 1), constant, dtype=X.dtype, device=device_of(X))
         coordinates = xp.concat((coordinates, ones), axis=1)
     k = coordinates.shape[1]
-    shifts = D * xp.arange(p, dtype=hashes.dtype, device=X.device)
+    shifts = D * xp.arange(p, dtype=hashes.dtype, device=device_of(X))
     buckets = xp.reshape(hashes[:, :k] + xp.expand_dims(shifts, axis=1), (p * k,))
     signed = xp.expand_dims(xp.astype(signs[:, :k], X.dtype), axis=2)
     terms = signed * xp.expand_dims(xp.matrix_transpose(coordinates), axis=0)  # (p, k, n)
-    sketches = xp.zeros((p * D, n), dtype=X.dtype, device=X.device)
+    sketches = xp.zeros((p * D, n), dtype=X.dtype, device=device_of(X))
     sketches = index_add(xp, sketches, buckets, xp.reshape(terms, (p * k, n)))
     return xp.reshape(xp.matrix_transpose(sketches), (n, p, D))

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
+from .._array_api import get_namespace, is_numpy
 from ..kernels import (
     Gaussian,
     Kernel,
@@ -28,14 +29,8 @@ from ..kernels import (
     resolve_estimator_kernel,
 )
 from ._base import BaseFeatureMap, register_feature_map
-from ._fourier_layout import FourierLayout, fourier_features_array, fourier_features_into
-from ._hadamard import (
-    fastfood_projection,
-    fastfood_projection_array,
-    next_power_of_two,
-    sorf_projection,
-    sorf_projection_array,
-)
+from ._fourier_layout import FourierLayout, fourier_features_into
+from ._hadamard import fastfood_projection, next_power_of_two, sorf_projection
 from ._numerics import below_overflow, largest_magnitude
 from ._row_blocks import cache_block_rows
 
@@ -45,6 +40,7 @@ __all__ = ["Fastfood", "StructuredOrthogonalFeatures"]
 class _Projection(NamedTuple):
     """Per-transform constants: the structured product's parameters in the input dtype."""
 
+    xp: Any  # the namespace of the input and of the fitted arrays
     project: Any  # fastfood_projection or sorf_projection
     parameters: tuple[np.ndarray, ...]
     scale: float
@@ -110,8 +106,9 @@ class _StructuredFourierFeatures(BaseFeatureMap):
     def _draw(self, kernel: ShiftInvariantKernel, n_blocks: int, d: int, rng: Any) -> None:
         raise NotImplementedError
 
-    def _projection(self, dtype: np.dtype) -> tuple[Any, tuple[np.ndarray, ...]]:
-        """The product of :mod:`._hadamard` and its parameters cast to ``dtype``."""
+    def _projection(self, dtype: Any, xp: Any) -> tuple[Any, tuple[Any, ...]]:
+        """The product of :mod:`._hadamard` and its parameters (the fitted arrays, of
+        ``xp``) cast to ``dtype``."""
         raise NotImplementedError
 
     _parallel_blocks: ClassVar[bool] = True
@@ -127,52 +124,44 @@ class _StructuredFourierFeatures(BaseFeatureMap):
         work = 2.0 * self.n_blocks_ * self.padded_dim_ * itemsize
         return work + super()._block_bytes_per_row(X)
 
-    def _projection_gain(self) -> float:
+    def _projection_gain(self, xp: Any) -> float:
         """Bound on ``max |v| / max |x|`` over every intermediate ``v`` of the product."""
         raise NotImplementedError
 
     def _transform_constants(self, X: Any) -> _Projection:
-        project, parameters = self._projection(np.dtype(X.dtype))
+        xp, _ = get_namespace(X)
+        project, parameters = self._projection(X.dtype, xp)
         return _Projection(
+            xp,
             project,
             parameters,
             FourierLayout.of(self.n_components, self.variant).scale,
-            self._projection_gain(),
+            self._projection_gain(xp),
         )
 
     def _finite_by_bound(self, X: Any, constants: _Projection) -> bool:
         # finite projections (and phases) have finite cosines and sines
-        bound = largest_magnitude(X) * constants.gain + 2.0 * np.pi
+        bound = largest_magnitude(X, constants.xp) * constants.gain + 2.0 * np.pi
         return below_overflow(bound, X.dtype)
 
-    def _project(self, X: Any, dtype: np.dtype, constants: _Projection | None = None) -> np.ndarray:
-        """Projections ``x W^T`` of the rows of ``X``, shape (b, n_blocks * d), in ``dtype``."""
+    def _project(self, X: Any, dtype: Any, constants: _Projection | None = None) -> Any:
+        """Projections ``x W^T`` of the rows of ``X``, shape (b, n_blocks * d), in ``dtype``
+        (NumPy rows made dense and C-contiguous first)."""
         if constants is None:
             constants = self._transform_constants(np.empty(0, dtype=dtype))
-        if sp.issparse(X):
-            X = X.toarray()
-        X = np.ascontiguousarray(X, dtype=dtype)
-        return constants.project(X, *constants.parameters)
+        xp = constants.xp
+        if is_numpy(xp):
+            X = np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, dtype=dtype)
+        return constants.project(X, *constants.parameters, xp=xp)
 
     _array_api: ClassVar[bool] = True
 
-    def _array_projection(self, xp: Any, dtype: Any) -> tuple[Any, tuple[Any, ...]]:
-        """The product of :mod:`._hadamard` for arrays of ``xp`` and its parameters (the
-        fitted arrays, on their device) in the dtype ``dtype`` of ``xp``."""
-        raise NotImplementedError
-
-    def _array_block(self, X: Any, xp: Any) -> Any:
-        project, parameters = self._array_projection(xp, X.dtype)
-        projection = project(xp, X, *parameters)[:, : self.n_frequencies_]
-        scale = FourierLayout.of(self.n_components, self.variant).scale
-        return fourier_features_array(xp, projection, self.n_pairs_, self.offsets_, scale)
-
-    def _transform_block(self, X: Any, out: np.ndarray, constants: _Projection) -> None:
+    def _transform_block(self, X: Any, out: Any, constants: _Projection) -> None:
         projection = self._project(X, out.dtype, constants)
         L = self.n_pairs_
         tail = projection[:, L : self.n_frequencies_] if self.offsets_ is not None else None
         pairs = projection[:, :L] if L else None
-        fourier_features_into(out, pairs, tail, self.offsets_, constants.scale)
+        fourier_features_into(out, pairs, tail, self.offsets_, constants.scale, constants.xp)
 
 
 def _random_signs(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -323,37 +312,25 @@ class Fastfood(_StructuredFourierFeatures):
         self.gaussians_ = rng.standard_normal((n_blocks, d))
         self.norms_ = kernel.sample_frequency_norms(n_blocks * d, d, rng).reshape(n_blocks, d)
 
-    def _projection(self, dtype: np.dtype) -> tuple[Any, tuple[np.ndarray, ...]]:
+    def _projection(self, dtype: Any, xp: Any) -> tuple[Any, tuple[Any, ...]]:
         parameters = (
-            self.signs_.astype(dtype),
-            np.ascontiguousarray(self.permutations_, dtype=np.intp),
-            self.gaussians_.astype(dtype),
-            self._cast_fitted(self._row_scales(), dtype, "frequency norm"),
+            xp.astype(self.signs_, dtype),
+            xp.astype(self.permutations_, xp.int64, copy=False),
+            xp.astype(self.gaussians_, dtype),
+            self._cast_fitted(self._row_scales(xp), dtype, "frequency norm"),
         )
         return fastfood_projection, parameters
 
-    def _projection_gain(self) -> float:
+    def _projection_gain(self, xp: Any) -> float:
         # |H v|_inf <= |v|_1: the first H gains n_features_in_, the second d; then G and S
-        largest_g = float(np.max(np.abs(self.gaussians_), initial=0.0))
-        largest_s = float(np.max(np.abs(self._row_scales()), initial=0.0))
+        largest_g = float(xp.max(xp.abs(self.gaussians_)))
+        largest_s = float(xp.max(xp.abs(self._row_scales(xp))))
         return self.n_features_in_ * max(largest_g, 1.0) * self.padded_dim_ * max(largest_s, 1.0)
 
-    def _row_scales(self) -> np.ndarray:
+    def _row_scales(self, xp: Any) -> Any:
         """``diag(S_j) / sqrt(d)``: ``r_ji / (sqrt(d) |G_j|)``, shape (n_blocks, d)."""
-        g_norms = np.linalg.norm(self.gaussians_, axis=1, keepdims=True)
+        g_norms = xp.sqrt(xp.sum(self.gaussians_ * self.gaussians_, axis=1, keepdims=True))
         return self.norms_ / (math.sqrt(self.padded_dim_) * g_norms)
-
-    def _array_projection(self, xp: Any, dtype: Any) -> tuple[Any, tuple[Any, ...]]:
-        # the row scales r_ji / (sqrt(d) |G_j|) of _row_scales, from the fitted arrays
-        g_norms = xp.linalg.vector_norm(self.gaussians_, axis=1, keepdims=True)
-        row_scales = self.norms_ / (math.sqrt(self.padded_dim_) * g_norms)
-        parameters = (
-            xp.astype(self.signs_, dtype),
-            self.permutations_,
-            xp.astype(self.gaussians_, dtype),
-            self._cast_fitted_array(xp, row_scales, dtype, "frequency norm"),
-        )
-        return fastfood_projection_array, parameters
 
 
 @register_feature_map
@@ -507,17 +484,12 @@ class StructuredOrthogonalFeatures(_StructuredFourierFeatures):
             norms = np.full((n_blocks, d), math.sqrt(2.0 * kernel._g * d))
         self.norms_ = norms
 
-    def _projection_gain(self) -> float:
+    def _projection_gain(self, xp: Any) -> float:
         # |H v|_inf <= |v|_1: the first H gains n_features_in_, the next two d each
-        largest_s = float(np.max(np.abs(self.norms_), initial=0.0)) / self.padded_dim_**1.5
+        largest_s = float(xp.max(xp.abs(self.norms_))) / self.padded_dim_**1.5
         return self.n_features_in_ * self.padded_dim_**2 * max(largest_s, 1.0)
 
-    def _projection(self, dtype: np.dtype) -> tuple[Any, tuple[np.ndarray, ...]]:
+    def _projection(self, dtype: Any, xp: Any) -> tuple[Any, tuple[Any, ...]]:
         row_scales = self.norms_ / self.padded_dim_**1.5
         row_scales = self._cast_fitted(row_scales, dtype, "frequency norm")
-        return sorf_projection, (self.signs_.astype(dtype), row_scales)
-
-    def _array_projection(self, xp: Any, dtype: Any) -> tuple[Any, tuple[Any, ...]]:
-        row_scales = self.norms_ / self.padded_dim_**1.5
-        row_scales = self._cast_fitted_array(xp, row_scales, dtype, "frequency norm")
-        return sorf_projection_array, (xp.astype(self.signs_, dtype), row_scales)
+        return sorf_projection, (xp.astype(self.signs_, dtype), row_scales)
