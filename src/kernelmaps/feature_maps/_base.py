@@ -191,8 +191,9 @@ class BaseFeatureMap(
     _parallel_blocks: ClassVar[bool] = False
     #: Human-readable requirement on the kernel, for error messages.
     _kernel_requirement: ClassVar[str] = "a kernel"
-    #: Whether the map runs on the arrays of other libraries (array API dispatch): it
-    #: writes :meth:`_array_block`.  Otherwise such input is refused, with the reason
+    #: Whether the map runs on the arrays of other libraries (array API dispatch): its
+    #: ``_transform_block`` and fit are written over ``xp``.  Otherwise such input is
+    #: refused, with the reason
     #: in ``_array_api_refusal``.
     _array_api: ClassVar[bool] = False
     _array_api_refusal: ClassVar[str] = "it has no array API path yet"
@@ -471,11 +472,7 @@ class BaseFeatureMap(
     def _write_block(self, X: Any, out: Any, constants: Any, offset: int | None, xp: Any) -> None:
         """Write the features of the row block ``X`` into ``out`` (an array of ``xp`` of
         its rows) and check them (``offset``: the first row of ``X`` in the input)."""
-        legacy = getattr(self, "_array_block", None)
-        if legacy is not None and not is_numpy(xp):  # transitional: Nystroem, IKA
-            out[...] = legacy(X, xp)
-        else:
-            self._transform_block(X, out, constants)
+        self._transform_block(X, out, constants)
         self._checked(X, out, constants, offset, xp)
 
     def _checked(self, X: Any, block: Any, constants: Any, offset: int | None, xp: Any) -> None:
@@ -587,7 +584,7 @@ class BaseFeatureMap(
                 "transform fewer rows at a time or use fewer output features",
             )
         with ignore_fp_warnings():
-            constants = self._constants(X, xp)
+            constants = self._transform_constants(X)
             if self._output_format(X) == "csr":
                 parts: dict[int, sp.csr_matrix] = {}
 
@@ -603,17 +600,6 @@ class BaseFeatureMap(
                 functools.partial(self._block_of, X, out, constants, xp), X, out.size, xp
             )
         return out
-
-    #: The array path of ``models/_ridge_pass`` (rows streamed to a device) calls this
-    #: name; transitional, until it calls :meth:`_transform_validated`.
-    _transform_array = _transform_validated
-
-    def _constants(self, X: Any, xp: Any) -> Any:
-        """:meth:`_transform_constants` of ``X`` (None for a map still writing a separate
-        ``_array_block`` on another library: transitional, Nystroem and IKA)."""
-        if not is_numpy(xp) and getattr(self, "_array_block", None) is not None:
-            return None
-        return self._transform_constants(X)
 
     def _block_of(self, X: Any, out: Any, constants: Any, xp: Any, rows: slice) -> None:
         """Write and check the features of ``X[rows]`` into ``out[rows]``: in place on

@@ -499,15 +499,15 @@ class IKA(BaseFeatureMap):
     def _block_bytes_per_row(self, X: Any) -> float:
         return float(16 * (self.n_basis_ or 1)) + super()._block_bytes_per_row(X)
 
-    def _transform_block(self, X: Any, out: np.ndarray, constants: Any) -> None:
-        out[:] = self._basis_values(X) @ self.coefficients_
-
-    # -- arrays of other libraries (array API dispatch) ----------------------------------
-
-    def _array_block(self, X: Any, xp: Any) -> Any:
-        """The basis on ``X``'s device times the coefficients, in the dtype of ``X``."""
-        B = self._basis_values(X, X.dtype)
-        return B @ xp.astype(self.coefficients_, X.dtype, copy=False)
+    def _transform_block(self, X: Any, out: Any, constants: Any) -> None:
+        """``out = B(X) @ coefficients``: the basis in float64 on NumPy (cast once on the
+        way out), in ``X``'s dtype on its device for another library."""
+        xp, _ = get_namespace(X)
+        work = None if is_numpy(xp) else X.dtype
+        coefficients = self.coefficients_
+        if work is not None:
+            coefficients = xp.astype(coefficients, work, copy=False)
+        out[...] = self._basis_values(X, work) @ coefficients
 
 
 def _product(X: Any, W: Any, dtype: Any) -> Any:

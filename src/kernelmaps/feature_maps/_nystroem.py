@@ -19,7 +19,14 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import accumulator_dtype, is_numpy, on_host, to_namespace, to_numpy
+from .._array_api import (
+    accumulator_dtype,
+    get_namespace,
+    is_numpy,
+    on_host,
+    to_namespace,
+    to_numpy,
+)
 from .._rows import Rows, as_rows
 from ..kernels import (
     Kernel,
@@ -448,9 +455,18 @@ class Nystroem(BaseFeatureMap):
         refitted._check_fitted_state(rows.dtype)
         return refitted
 
-    def _landmark_kernel(self, dtype: Any) -> Callable[[Any], np.ndarray]:
-        """``X_block -> k(X_block, landmarks)`` in ``dtype``, prepared once per transform."""
-        dtype = np.dtype(dtype)
+    def _landmark_kernel(self, X: Any) -> Callable[[Any], Any]:
+        """``X_block -> k(X_block, landmarks)`` in the dtype of the rows ``X``, prepared
+        once per transform: on NumPy the blocked landmark kernel (or the landmark columns
+        of a precomputed kernel, or a callable's block); on another library
+        :func:`landmark_kernel` on ``X``'s device."""
+        xp, _ = get_namespace(X)
+        if not is_numpy(xp):
+            kernel, L, idx = self.kernel_, self.components_, self.component_indices_
+            if kernel is None:
+                return lambda block: xp.take(block, idx, axis=1)
+            return lambda block: landmark_kernel(kernel, block, L)
+        dtype = np.dtype(X.dtype)
         m = self.n_components_
         if self.kernel_ is None:
             idx = self.component_indices_
@@ -480,7 +496,11 @@ class Nystroem(BaseFeatureMap):
         return super()._block_bytes_per_row(X) + float(itemsize * (X.shape[1] + 2))
 
     def _project_into(self, K: np.ndarray, normalization: np.ndarray, out: np.ndarray) -> None:
-        """``out = K @ normalization`` without temporaries (zero columns past the rank)."""
+        """``out = K @ normalization`` without temporaries on NumPy (zero columns past the
+        rank); one product into ``out`` on another library."""
+        if not is_numpy(get_namespace(K)[0]):
+            out[...] = K @ normalization
+            return
         rank = self.rank_
         if rank == normalization.shape[1]:
             np.matmul(K, normalization, out=out)
@@ -507,19 +527,8 @@ class Nystroem(BaseFeatureMap):
 
     def _transform_constants(self, X: Any) -> _NystroemConstants:
         """The landmark kernel and the normalization in the dtype of ``X``, prepared once."""
-        dtype = np.dtype(X.dtype)
-        normalization = self._cast_fitted(np.asarray(self.normalization_), dtype, "normalization")
-        return _NystroemConstants(self._landmark_kernel(dtype), normalization, _KernelBuffer())
-
-    def _array_block(self, X: Any, xp: Any) -> Any:
-        """The kernel block against the landmarks on ``X``'s device
-        (:func:`landmark_kernel`; the landmark columns for a precomputed kernel) times the
-        normalization, in the dtype of ``X``."""
-        if self.kernel_ is None:
-            K = xp.take(X, self.component_indices_, axis=1)
-        else:
-            K = landmark_kernel(self.kernel_, X, self.components_)
-        return K @ xp.astype(self.normalization_, X.dtype, copy=False)
+        normalization = self._cast_fitted(self.normalization_, X.dtype, "normalization")
+        return _NystroemConstants(self._landmark_kernel(X), normalization, _KernelBuffer())
 
     def _transform_block(self, X: Any, out: np.ndarray, constants: _NystroemConstants) -> None:
         kernel_block = constants.kernel_block

@@ -107,7 +107,7 @@ def device_features(feature_map: Any, X: Any) -> Any:
     on_device = fitted is not None and not isinstance(fitted, np.ndarray)
     with config_context(assume_finite=True):
         if on_device and not dispatch_enabled() and getattr(feature_map, "_array_api", False):
-            return feature_map._transform_array(X)
+            return feature_map._transform_validated(X)
         Z = feature_map.transform(X if on_device else to_numpy(X))
     if is_device_array(Z):
         return Z
