@@ -16,7 +16,9 @@ from .._array_api import (
     check_place,
     device_of,
     float_dtypes,
+    get_namespace,
     is_foreign,
+    is_numpy,
     namespace_of,
     to_namespace,
     to_numpy,
@@ -145,7 +147,7 @@ def regression_rows(estimator: Any, X: Any, y: Any, *, reset: bool = True) -> tu
         lambda X, y: validate_regression_data(estimator, X, y, reset=reset),
     )
     if rows.in_memory:
-        return rows, y if is_foreign(y) else np.asarray(y)
+        return rows, y if not is_numpy(get_namespace(y)[0]) else np.asarray(y)
     if is_dask_array(y):
         _check_lazy_y(estimator, y)
         return rows, y
@@ -259,9 +261,11 @@ def predict_in_blocks(
     rows of the output, of shape ``(n_samples, *out_shape)`` in the dtype of
     :func:`output_dtype`.
 
-    Every block is checked to be finite (a cheap check of the small output): a row whose
-    prediction overflowed raises :class:`~kernelmaps.exceptions.NonFiniteOutputError`
-    naming it, instead of NaN or inf in the result.
+    The blocks are computed where ``X`` is (an array of another library: in its namespace,
+    on its device, in its dtype).  The output is checked to be finite once, whatever the
+    library (a cheap check of the small output): a row whose prediction overflowed raises
+    :class:`~kernelmaps.exceptions.NonFiniteOutputError` naming it (the first five), instead
+    of NaN or inf in the result.
 
     Examples
     --------
@@ -277,32 +281,13 @@ def predict_in_blocks(
     X = validate_model_data(
         estimator, X, accept_sparse=("csr", "csc"), dtype=float_dtypes(X), reset=False
     )
-    if is_foreign(X):
-        return _predict_array(estimator, X, out_shape, block_rows, predictor)
     X = as_row_sliceable(X)
-    out = np.empty((X.shape[0], *out_shape), dtype=output_dtype(X))
+    xp, device = get_namespace(X)
+    out = xp.empty((X.shape[0], *out_shape), dtype=X.dtype, device=device)
     predict_block = predictor(X)
     for rows in block_rows(X):
         with np.errstate(over="ignore", invalid="ignore"):  # checked just after
-            out[rows] = predict_block(X[rows])
-        check_finite_block(estimator, out[rows], rows.start)
-    return out
-
-
-def _predict_array(
-    estimator: Any,
-    X: Any,
-    out_shape: tuple[int, ...],
-    block_rows: Callable[[Any], Iterable[slice]],
-    predictor: Callable[[Any], Callable[[Any], Any]],
-) -> Any:
-    """:func:`predict_in_blocks` for an array of another library: the blocks in its
-    namespace, on its device, in its dtype; the output checked as on NumPy."""
-    xp = namespace_of(X)
-    out = xp.empty((X.shape[0], *out_shape), dtype=X.dtype, device=device_of(X))
-    predict_block = predictor(X)
-    for rows in block_rows(X):
-        out[rows, ...] = predict_block(X[rows, ...])
+            out[rows, ...] = predict_block(X[rows, ...])
     if not bool(xp.all(xp.isfinite(out))):
         check_finite_block(estimator, to_numpy(out), 0)
     return out

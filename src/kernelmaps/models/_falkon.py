@@ -37,7 +37,7 @@ from .._streamed_rows import StreamedRows
 from ..exceptions import NonFiniteOutputError
 from ..feature_maps import row_blocks
 from ..kernels import one_line_errors
-from ._base import FLOAT_DTYPES, as_row_sliceable, kernel_matrix
+from ._base import FLOAT_DTYPES, as_row_sliceable
 from ._cg import CGResult, conjugate_gradient
 from ._device import Placement, array_kernel_matrix, diagonal, plus_diagonal
 
@@ -125,12 +125,9 @@ def landmark_gram(kernel: Callable[..., Any], L: Any) -> Any:
     >>> landmark_gram(Gaussian(gamma=1.0), np.zeros((2, 3))).tolist()
     [[1.0, 1.0], [1.0, 1.0]]
     """
-    if isinstance(L, np.ndarray):
-        K_mm = kernel_matrix(kernel, L, L)
-    else:
-        place = Placement(namespace_of(L), device_of(L))
-        wide = place.widened(L)
-        K_mm = place.float64(array_kernel_matrix(kernel, wide, wide))
+    place = Placement.of(L)
+    wide = place.widened(L)
+    K_mm = place.float64(array_kernel_matrix(kernel, wide, wide))
     if not _all_finite(K_mm):
         raise NonFiniteOutputError(
             "The landmark kernel matrix K_mm holds inf or NaN (the kernel overflowed float64 "

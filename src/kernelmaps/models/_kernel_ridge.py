@@ -23,7 +23,6 @@ from ..kernels import StrictInterval, kernel_parameter_constraints, resolve_esti
 from ._base import (
     KernelLike,
     KernelRegressorMixin,
-    kernel_matrix,
     predict_in_blocks,
     regression_rows,
 )
@@ -237,8 +236,6 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
         (an overflow) and by :func:`~kernelmaps.kernels.check_kernel_matrix` (a callable).
         On a device: from ``X`` in float64 where the device holds it, kept there."""
         place = Placement.of(X)
-        if not place.on_device:
-            return kernel_matrix(kernel, X, X)
         wide = place.widened(X)
         return place.float64(array_kernel_matrix(kernel, wide, wide))
 
@@ -317,12 +314,10 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
         """What :meth:`predict` does to a block of rows of ``X``: on a device, the kernel
         from the rows in float64 where it holds it, the output in ``X``'s dtype."""
         coef, X_fit, place = self.dual_coef_, self.X_fit_, Placement.of(X)
-        if not place.on_device:
-            return lambda Xb: kernel_matrix(self.kernel_, Xb, X_fit) @ coef
         xp, dtype, fit_wide = place.xp, X.dtype, place.widened(X_fit)
 
         def block(Xb: Any) -> Any:
             K = array_kernel_matrix(self.kernel_, place.widened(Xb), fit_wide)
-            return xp.astype(K @ coef, dtype)
+            return xp.astype(K @ coef, dtype, copy=False)
 
         return block
