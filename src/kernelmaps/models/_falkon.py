@@ -33,7 +33,6 @@ from .._array_api import device_of, namespace_of, to_namespace, to_numpy
 from .._array_extras import cholesky, solve_triangular
 from .._progress import Progress, RowCounter, counted_pass
 from .._rows import Parts, Rows
-from .._streamed_rows import StreamedRows
 from ..exceptions import NonFiniteOutputError
 from ..feature_maps import row_blocks
 from ..kernels import one_line_errors
@@ -478,7 +477,7 @@ class RowsMatvec:
             build = self.build if done is None else functools.partial(self.build, progress=done)
             self.parts = self.rows.persist(build, Y)
             rhs, self.n_cached_rows = self.parts.map_reduce(_part_rhs, _add_pairs)
-        if isinstance(self.rows, StreamedRows):
+        if self.rows.rebuilt:
             # the parts are rebuilt from their blocks at every pass: without the targets
             self.parts = self.rows.persist(self.build, None)
         return self.placement.float64(rhs)
