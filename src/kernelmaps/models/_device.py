@@ -47,10 +47,9 @@ def array_kernel_matrix(kernel: Any, X: Any, Y: Any) -> Any:
 
 
 def diagonal(A: Any) -> Any:
-    """The diagonal of a square matrix of any library."""
-    if isinstance(A, np.ndarray):
-        return np.diag(A)
-    return namespace_of(A).linalg.diagonal(A)
+    """The diagonal of a square matrix of any library (a view where the library has
+    them)."""
+    return get_namespace(A)[0].linalg.diagonal(A)
 
 
 def plus_diagonal(A: Any, value: float, *, copy: bool = True) -> Any:

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_array
 
 from .. import _progress
-from .._array_api import device_of, namespace_of, to_namespace, to_numpy
+from .._array_api import get_namespace, is_numpy, namespace_of, placed, to_numpy
 from .._array_extras import cholesky, solve_triangular
 from .._progress import Progress, RowCounter, counted_pass
 from .._rows import Parts, Rows
@@ -73,17 +73,14 @@ def _upper_cholesky(M: Any) -> Any:
 
 
 def _all_finite(A: Any) -> bool:
-    if isinstance(A, np.ndarray):
-        return bool(np.all(np.isfinite(A)))
-    xp = namespace_of(A)
+    """Whether every entry of ``A`` (any library) is finite."""
+    xp = get_namespace(A)[0]
     return bool(xp.all(xp.isfinite(A)))
 
 
 def _like(V: np.ndarray, A: Any) -> Any:
     """The host array ``V`` where ``A`` is (``V`` itself for a NumPy ``A``)."""
-    if isinstance(A, np.ndarray):
-        return V
-    return to_namespace(V, namespace_of(A), device_of(A))
+    return placed(V, *get_namespace(A))
 
 
 def add_gram_product(K: Any, V: Any, out: Any, placement: Placement | None = None) -> Any:
@@ -335,7 +332,7 @@ def _checked_part(X: Any, Y: Any, name: str) -> tuple[Any, Any]:
     """``X`` and ``Y`` (or None) of a part, their values checked with the in-memory path's
     messages; a part on a device is checked there, and copied to the host for the
     message only when it holds NaN or inf."""
-    if not (isinstance(X, np.ndarray) or sp.issparse(X)):
+    if not is_numpy(get_namespace(X)[0]):
         if _all_finite(X) and (Y is None or _all_finite(Y)):
             return X, Y
         _checked_part(to_numpy(X), None if Y is None else to_numpy(Y), name)
@@ -352,9 +349,10 @@ def _checked_part(X: Any, Y: Any, name: str) -> tuple[Any, Any]:
 def _target_columns(Y: Any, n_rows: int) -> Any:
     """The targets of a part as columns: float64 on the host, as they are on a device
     (cast to the working dtype block by block)."""
-    if isinstance(Y, np.ndarray) or not hasattr(Y, "shape"):
+    xp = get_namespace(Y)[0]
+    if is_numpy(xp):
         return np.asarray(Y, dtype=np.float64).reshape(n_rows, -1)
-    return namespace_of(Y).reshape(Y, (n_rows, -1))
+    return xp.reshape(Y, (n_rows, -1))
 
 
 def build_part(
