@@ -35,7 +35,6 @@ __all__ = [
     "check_finite_block",
     "classification_rows",
     "kernel_matrix",
-    "output_dtype",
     "predict_in_blocks",
     "regression_rows",
     "validate_model_data",
@@ -209,19 +208,6 @@ def kernel_matrix(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:
     return check_kernel_matrix(kernel(X, Y), X.shape[0], Y.shape[0])
 
 
-def output_dtype(X: Any) -> np.dtype:
-    """float32 for float32 input, float64 otherwise.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.models._base import output_dtype
-    >>> output_dtype(np.ones(2, dtype=np.float32)), output_dtype(np.ones(2, dtype=int))
-    (dtype('float32'), dtype('float64'))
-    """
-    return np.dtype(np.float32) if getattr(X, "dtype", None) == np.float32 else np.dtype(np.float64)
-
-
 def as_row_sliceable(X: Any) -> Any:
     """CSR for sparse input (row blocks slice cheaply), with 32-bit indices when they fit.
 
@@ -258,8 +244,8 @@ def predict_in_blocks(
     The caller has checked that ``estimator`` is fitted.  ``X`` is validated once (dense,
     CSR or CSC, float32 or float64, as many columns as in ``fit``) and made row-sliceable;
     ``predictor(X)``, prepared once for the whole call, maps each block ``X[rows]`` to its
-    rows of the output, of shape ``(n_samples, *out_shape)`` in the dtype of
-    :func:`output_dtype`.
+    rows of the output, of shape ``(n_samples, *out_shape)`` in the dtype of the validated
+    ``X`` (float32 stays float32).
 
     The blocks are computed where ``X`` is (an array of another library: in its namespace,
     on its device, in its dtype).  The output is checked to be finite once, whatever the
@@ -286,7 +272,7 @@ def predict_in_blocks(
     out = xp.empty((X.shape[0], *out_shape), dtype=X.dtype, device=device)
     predict_block = predictor(X)
     for rows in block_rows(X):
-        with np.errstate(over="ignore", invalid="ignore"):  # checked just after
+        with np.errstate(over="ignore", invalid="ignore"):  # checked below, once
             out[rows, ...] = predict_block(X[rows, ...])
     if not bool(xp.all(xp.isfinite(out))):
         check_finite_block(estimator, to_numpy(out), 0)

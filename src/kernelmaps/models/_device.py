@@ -106,7 +106,7 @@ class Placement:
     def __reduce__(self) -> Any:
         return (Placement, ()) if not self.on_device else (Placement, (self.xp, self.device))
 
-    @property
+    @functools.cached_property
     def on_device(self) -> bool:
         """Whether the data is an array of another library (on its device)."""
         return not is_numpy(self.xp)

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import namespace_of, to_numpy
+from .._array_api import get_namespace, is_numpy, to_numpy
 from .._array_extras import cholesky, solve_triangular
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
@@ -56,9 +56,9 @@ def _cholesky_solve(A: Any, C: Any, level: float) -> Any:
     """``A^-1 C`` by Cholesky, or None when ``A`` is near singular (the factorisation
     fails, or a squared pivot is at or below ``level``), on any library (``A``
     overwritten on the host)."""
-    if isinstance(A, np.ndarray):
+    xp = get_namespace(A)[0]
+    if is_numpy(xp):  # SciPy's factorization in place
         return cholesky_solve_clear(A, C, level)
-    xp = namespace_of(A)
     try:
         L = cholesky(xp, A, "K + alpha I")
     except np.linalg.LinAlgError:
@@ -251,7 +251,7 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
         at the rounding level.
         """
         n, alpha = K.shape[0], float(self.alpha)
-        xp = np if isinstance(K, np.ndarray) else namespace_of(K)
+        xp = get_namespace(K)[0]
         level = n * _EPS * max(float(xp.max(diagonal(K))), 0.0)
         K = plus_diagonal(K, alpha, copy=False)
         solution = _cholesky_solve(K, Y, level)
