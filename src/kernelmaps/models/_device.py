@@ -26,7 +26,6 @@ from .._array_api import (
     placed,
     supports_float64,
     to_namespace,
-    to_numpy,
 )
 from .._array_extras import add_to_diagonal
 from ..kernels import Kernel
@@ -135,8 +134,6 @@ class Placement:
     def float64(self, a: Any) -> Any:
         """``a`` in float64 where the float64 work runs (``a`` itself when it is)."""
         xp, device = self._float_place()
-        if is_numpy(xp):
-            return np.asarray(to_numpy(a), dtype=np.float64)
         return xp.astype(placed(a, xp, device), xp.float64, copy=False)
 
     def widened(self, X: Any) -> Any:
