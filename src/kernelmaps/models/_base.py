@@ -16,7 +16,9 @@ from .._array_api import (
     check_place,
     device_of,
     float_dtypes,
+    get_namespace,
     is_foreign,
+    is_numpy,
     namespace_of,
     to_namespace,
     to_numpy,
@@ -33,7 +35,6 @@ __all__ = [
     "check_finite_block",
     "classification_rows",
     "kernel_matrix",
-    "output_dtype",
     "predict_in_blocks",
     "regression_rows",
     "validate_model_data",
@@ -145,7 +146,7 @@ def regression_rows(estimator: Any, X: Any, y: Any, *, reset: bool = True) -> tu
         lambda X, y: validate_regression_data(estimator, X, y, reset=reset),
     )
     if rows.in_memory:
-        return rows, y if is_foreign(y) else np.asarray(y)
+        return rows, y if not is_numpy(get_namespace(y)[0]) else np.asarray(y)
     if is_dask_array(y):
         _check_lazy_y(estimator, y)
         return rows, y
@@ -207,19 +208,6 @@ def kernel_matrix(kernel: Callable[..., Any], X: Any, Y: Any) -> np.ndarray:
     return check_kernel_matrix(kernel(X, Y), X.shape[0], Y.shape[0])
 
 
-def output_dtype(X: Any) -> np.dtype:
-    """float32 for float32 input, float64 otherwise.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.models._base import output_dtype
-    >>> output_dtype(np.ones(2, dtype=np.float32)), output_dtype(np.ones(2, dtype=int))
-    (dtype('float32'), dtype('float64'))
-    """
-    return np.dtype(np.float32) if getattr(X, "dtype", None) == np.float32 else np.dtype(np.float64)
-
-
 def as_row_sliceable(X: Any) -> Any:
     """CSR for sparse input (row blocks slice cheaply), with 32-bit indices when they fit.
 
@@ -256,12 +244,14 @@ def predict_in_blocks(
     The caller has checked that ``estimator`` is fitted.  ``X`` is validated once (dense,
     CSR or CSC, float32 or float64, as many columns as in ``fit``) and made row-sliceable;
     ``predictor(X)``, prepared once for the whole call, maps each block ``X[rows]`` to its
-    rows of the output, of shape ``(n_samples, *out_shape)`` in the dtype of
-    :func:`output_dtype`.
+    rows of the output, of shape ``(n_samples, *out_shape)`` in the dtype of the validated
+    ``X`` (float32 stays float32).
 
-    Every block is checked to be finite (a cheap check of the small output): a row whose
-    prediction overflowed raises :class:`~kernelmaps.exceptions.NonFiniteOutputError`
-    naming it, instead of NaN or inf in the result.
+    The blocks are computed where ``X`` is (an array of another library: in its namespace,
+    on its device, in its dtype).  The output is checked to be finite once, whatever the
+    library (a cheap check of the small output): a row whose prediction overflowed raises
+    :class:`~kernelmaps.exceptions.NonFiniteOutputError` naming it (the first five), instead
+    of NaN or inf in the result.
 
     Examples
     --------
@@ -277,32 +267,13 @@ def predict_in_blocks(
     X = validate_model_data(
         estimator, X, accept_sparse=("csr", "csc"), dtype=float_dtypes(X), reset=False
     )
-    if is_foreign(X):
-        return _predict_array(estimator, X, out_shape, block_rows, predictor)
     X = as_row_sliceable(X)
-    out = np.empty((X.shape[0], *out_shape), dtype=output_dtype(X))
+    xp, device = get_namespace(X)
+    out = xp.empty((X.shape[0], *out_shape), dtype=X.dtype, device=device)
     predict_block = predictor(X)
     for rows in block_rows(X):
-        with np.errstate(over="ignore", invalid="ignore"):  # checked just after
-            out[rows] = predict_block(X[rows])
-        check_finite_block(estimator, out[rows], rows.start)
-    return out
-
-
-def _predict_array(
-    estimator: Any,
-    X: Any,
-    out_shape: tuple[int, ...],
-    block_rows: Callable[[Any], Iterable[slice]],
-    predictor: Callable[[Any], Callable[[Any], Any]],
-) -> Any:
-    """:func:`predict_in_blocks` for an array of another library: the blocks in its
-    namespace, on its device, in its dtype; the output checked as on NumPy."""
-    xp = namespace_of(X)
-    out = xp.empty((X.shape[0], *out_shape), dtype=X.dtype, device=device_of(X))
-    predict_block = predictor(X)
-    for rows in block_rows(X):
-        out[rows, ...] = predict_block(X[rows, ...])
+        with np.errstate(over="ignore", invalid="ignore"):  # checked below, once
+            out[rows, ...] = predict_block(X[rows, ...])
     if not bool(xp.all(xp.isfinite(out))):
         check_finite_block(estimator, to_numpy(out), 0)
     return out

@@ -48,7 +48,7 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import check_place, is_device_array, namespace_of, to_numpy
+from .._array_api import check_place, get_namespace, to_numpy
 from .._rows import rowwise
 from .._streamed_rows import stream_rows
 from ._base import classification_rows
@@ -289,18 +289,11 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         check_is_fitted(self, "classes_")
         check_place(self, X, "predict")
         scores = self.decision_function(X)
-        if is_device_array(scores):
-            return self._device_labels(scores)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def _device_labels(self, scores: Any) -> Any:
-        """The labels of the decision values ``scores`` on a device: there when the
-        classes are numbers (``classes_`` there too), NumPy labels otherwise."""
-        xp = namespace_of(scores)
+        xp = get_namespace(scores)[0]
         one_column = scores.ndim == 1
         index = xp.astype(scores > 0, xp.int64) if one_column else xp.argmax(scores, axis=1)
+        # the labels where the scores are when the classes are numbers (``classes_``
+        # there too), NumPy labels otherwise
         if isinstance(self.classes_, np.ndarray):
             return self.classes_[to_numpy(index)]
         return xp.take(self.classes_, index, axis=0)

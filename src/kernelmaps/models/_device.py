@@ -12,17 +12,20 @@ path's own operation (or the array itself), so that path is unchanged.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
 
 from .._array_api import (
-    device_of,
-    is_foreign,
+    get_namespace,
+    is_numpy,
     namespace_of,
+    numpy_namespace,
+    on_host,
+    placed,
     supports_float64,
     to_namespace,
-    to_numpy,
 )
 from .._array_extras import add_to_diagonal
 from ..kernels import Kernel
@@ -32,20 +35,20 @@ __all__ = ["Placement", "array_kernel_matrix", "diagonal", "plus_diagonal"]
 
 
 def array_kernel_matrix(kernel: Any, X: Any, Y: Any) -> Any:
-    """``k(X, Y)`` for two arrays of another library on one device, on that device in
-    ``X``'s dtype: a kernel object's own evaluation there, a user callable's on the host
-    (in float64, checked as on NumPy) with the result moved."""
-    if isinstance(kernel, Kernel):
+    """``k(X, Y)`` for two arrays of one library (NumPy or another, on one device), there
+    in ``X``'s dtype: a kernel object's own evaluation on a device, a user callable's (and
+    every kernel's on NumPy) on the host, in float64, checked (:func:`kernel_matrix`),
+    the result moved back."""
+    xp = get_namespace(X, Y)[0]
+    if isinstance(kernel, Kernel) and not is_numpy(xp):
         return kernel._call_array(X, Y)
-    K = kernel_matrix(kernel, to_numpy(X), to_numpy(Y))
-    return to_namespace(K, namespace_of(X), device_of(X), dtype=X.dtype)
+    return on_host(functools.partial(kernel_matrix, kernel), X, Y)
 
 
 def diagonal(A: Any) -> Any:
-    """The diagonal of a square matrix of any library."""
-    if isinstance(A, np.ndarray):
-        return np.diag(A)
-    return namespace_of(A).linalg.diagonal(A)
+    """The diagonal of a square matrix of any library (a view where the library has
+    them)."""
+    return get_namespace(A)[0].linalg.diagonal(A)
 
 
 def plus_diagonal(A: Any, value: float, *, copy: bool = True) -> Any:
@@ -65,9 +68,10 @@ class Placement:
 
     Parameters
     ----------
-    xp : namespace or None
-        The array namespace of the data; None for NumPy (or SciPy, or Dask) on the host.
-    device : device or None
+    xp : namespace, default=NumPy's
+        The array namespace of the data (NumPy's, ``array_api_compat.numpy``, for NumPy,
+        SciPy or Dask data on the host).
+    device : device, default="cpu"
         The data's device, in ``xp``'s terms.
 
     Notes
@@ -75,7 +79,7 @@ class Placement:
     The float64 work runs on the data's device where it holds float64
     (:func:`kernelmaps._array_api.supports_float64`), on the host otherwise (PyTorch's
     MPS); with the data on the host, every method is the NumPy operation of the host path.
-    A host placement holds no module and pickles (the Dask workers receive it).
+    A host placement pickles (the Dask workers receive it) as one made anew there.
 
     Examples
     --------
@@ -86,71 +90,63 @@ class Placement:
     (False, [[0.0, 0.0]])
     """
 
-    xp: Any = None
-    device: Any = None
+    xp: Any = dataclasses.field(default_factory=numpy_namespace)
+    device: Any = "cpu"
 
     @classmethod
     def of(cls, X: Any) -> Placement:
-        """The placement of ``X``: an array (another library's, with dispatch on, is on
-        its device; any other is on the host), or ``kernelmaps._rows.Rows`` (on
-        their ``xp`` and ``device`` where they have them: arrays of another library,
-        streamed rows)."""
+        """The placement of ``X``: validated data (an array of another library is on its
+        device, any other on the host), or ``kernelmaps._rows.Rows`` (on their ``xp`` and
+        ``device``: those of an array of another library, or of rows streamed to one)."""
         if hasattr(X, "read") and hasattr(X, "in_memory"):
-            xp = getattr(X, "xp", None)
-            return cls() if xp is None else cls(xp, X.device)
-        if is_foreign(X):
-            return cls(namespace_of(X), device_of(X))
-        return cls()
+            return cls(X.xp, X.device)
+        return cls(*get_namespace(X))
 
-    @property
+    def __reduce__(self) -> Any:
+        return (Placement, ()) if not self.on_device else (Placement, (self.xp, self.device))
+
+    @functools.cached_property
     def on_device(self) -> bool:
         """Whether the data is an array of another library (on its device)."""
-        return self.xp is not None
+        return not is_numpy(self.xp)
 
     @property
     def float64_there(self) -> bool:
         """Whether the float64 work runs where the data is (always on the host)."""
-        return self.xp is None or supports_float64(self.xp, self.device)
+        return supports_float64(self.xp, self.device)
 
     def _float_place(self) -> tuple[Any, Any]:
-        if self.xp is None or not supports_float64(self.xp, self.device):
-            return None, None
+        """``(xp, device)`` of the float64 work: the data's, or NumPy's on the host."""
+        if not self.float64_there:
+            return numpy_namespace(), "cpu"
         return self.xp, self.device
 
     def zeros(self, shape: tuple[int, ...]) -> Any:
         """float64 zeros where the float64 work runs."""
         xp, device = self._float_place()
-        if xp is None:
-            return np.zeros(shape)
         return xp.zeros(shape, dtype=xp.float64, device=device)
 
     def to_float_place(self, a: Any) -> Any:
         """``a`` (on the host or the data's device) where the float64 work runs, its
         dtype kept (a sum into a float64 array promotes it)."""
-        xp, device = self._float_place()
-        if xp is None:
-            return to_numpy(a)
-        return to_namespace(a, xp, device) if isinstance(a, np.ndarray) else a
+        return placed(a, *self._float_place())
 
     def float64(self, a: Any) -> Any:
         """``a`` in float64 where the float64 work runs (``a`` itself when it is)."""
         xp, device = self._float_place()
-        if xp is None:
-            return np.asarray(to_numpy(a), dtype=np.float64)
-        a = to_namespace(a, xp, device) if isinstance(a, np.ndarray) else a
-        return xp.astype(a, xp.float64, copy=False)
+        return xp.astype(placed(a, xp, device), xp.float64, copy=False)
 
     def widened(self, X: Any) -> Any:
-        """The data ``X`` (on its device) in float64 where the device holds it, else as it
-        is: what the float64 kernel matrices are computed from."""
-        if self.xp is None or not self.float64_there:
+        """The data ``X`` in float64 where the data's device holds it, else as it is (on
+        the host: as it is): what the float64 kernel matrices are computed from."""
+        if not self.on_device or not self.float64_there:
             return X
         return self.xp.astype(X, self.xp.float64, copy=False)
 
     def work(self, V: Any, dtype: Any, *, copy: bool) -> Any:
         """``V`` (on the host or a device) on the data's device in ``dtype`` (a NumPy
         dtype: the working dtype of the kernel blocks)."""
-        if self.xp is None:
+        if not self.on_device:
             return V.astype(dtype, copy=copy)
         xp_dtype = getattr(self.xp, np.dtype(dtype).name)
         if isinstance(V, np.ndarray):
@@ -160,13 +156,11 @@ class Placement:
     def data(self, a: Any) -> Any:
         """``a`` (on the host or the data's device) where the data is, dtype kept: a
         fitted array (NumPy for data on the host)."""
-        if self.xp is None:
-            return to_numpy(a)
-        return to_namespace(a, self.xp, self.device) if isinstance(a, np.ndarray) else a
+        return placed(a, self.xp, self.device)
 
     def fitted(self, a: Any) -> Any:
         """A float64 result (coefficients) where the data is: float64 on the host or on a
         device that holds it, float32 on one that does not."""
-        if self.xp is None or self.float64_there:
+        if self.float64_there:
             return self.data(a)
         return to_namespace(a, self.xp, self.device, dtype=self.xp.float32)

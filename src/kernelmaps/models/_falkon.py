@@ -29,16 +29,15 @@ import scipy.sparse as sp
 from sklearn.utils import check_array
 
 from .. import _progress
-from .._array_api import device_of, get_namespace, is_numpy, namespace_of, to_namespace, to_numpy
+from .._array_api import get_namespace, is_numpy, namespace_of, placed, to_numpy
 from .._array_extras import cholesky, solve_triangular
 from .._memory import check_device_memory
 from .._progress import Progress, RowCounter, counted_pass
 from .._rows import Parts, Rows
-from .._streamed_rows import StreamedRows
 from ..exceptions import NonFiniteOutputError
 from ..feature_maps import row_blocks
 from ..kernels import one_line_errors
-from ._base import FLOAT_DTYPES, as_row_sliceable, kernel_matrix
+from ._base import FLOAT_DTYPES, as_row_sliceable
 from ._cg import CGResult, conjugate_gradient
 from ._device import Placement, array_kernel_matrix, diagonal, plus_diagonal
 
@@ -79,17 +78,14 @@ def _upper_cholesky(M: Any) -> Any:
 
 
 def _all_finite(A: Any) -> bool:
-    if isinstance(A, np.ndarray):
-        return bool(np.all(np.isfinite(A)))
-    xp = namespace_of(A)
+    """Whether every entry of ``A`` (any library) is finite."""
+    xp = get_namespace(A)[0]
     return bool(xp.all(xp.isfinite(A)))
 
 
 def _like(V: np.ndarray, A: Any) -> Any:
     """The host array ``V`` where ``A`` is (``V`` itself for a NumPy ``A``)."""
-    if isinstance(A, np.ndarray):
-        return V
-    return to_namespace(V, namespace_of(A), device_of(A))
+    return placed(V, *get_namespace(A))
 
 
 def add_gram_product(K: Any, V: Any, out: Any, placement: Placement | None = None) -> Any:
@@ -130,12 +126,9 @@ def landmark_gram(kernel: Callable[..., Any], L: Any) -> Any:
     >>> landmark_gram(Gaussian(gamma=1.0), np.zeros((2, 3))).tolist()
     [[1.0, 1.0], [1.0, 1.0]]
     """
-    if isinstance(L, np.ndarray):
-        K_mm = kernel_matrix(kernel, L, L)
-    else:
-        place = Placement(namespace_of(L), device_of(L))
-        wide = place.widened(L)
-        K_mm = place.float64(array_kernel_matrix(kernel, wide, wide))
+    place = Placement.of(L)
+    wide = place.widened(L)
+    K_mm = place.float64(array_kernel_matrix(kernel, wide, wide))
     if not _all_finite(K_mm):
         raise NonFiniteOutputError(
             "The landmark kernel matrix K_mm holds inf or NaN (the kernel overflowed float64 "
@@ -355,7 +348,7 @@ def _checked_part(X: Any, Y: Any, name: str) -> tuple[Any, Any]:
     """``X`` and ``Y`` (or None) of a part, their values checked with the in-memory path's
     messages; a part on a device is checked there, and copied to the host for the
     message only when it holds NaN or inf."""
-    if not (isinstance(X, np.ndarray) or sp.issparse(X)):
+    if not is_numpy(get_namespace(X)[0]):
         if _all_finite(X) and (Y is None or _all_finite(Y)):
             return X, Y
         _checked_part(to_numpy(X), None if Y is None else to_numpy(Y), name)
@@ -372,9 +365,10 @@ def _checked_part(X: Any, Y: Any, name: str) -> tuple[Any, Any]:
 def _target_columns(Y: Any, n_rows: int) -> Any:
     """The targets of a part as columns: float64 on the host, as they are on a device
     (cast to the working dtype block by block)."""
-    if isinstance(Y, np.ndarray) or not hasattr(Y, "shape"):
+    xp = get_namespace(Y)[0]
+    if is_numpy(xp):
         return np.asarray(Y, dtype=np.float64).reshape(n_rows, -1)
-    return namespace_of(Y).reshape(Y, (n_rows, -1))
+    return xp.reshape(Y, (n_rows, -1))
 
 
 def build_part(
@@ -497,7 +491,7 @@ class RowsMatvec:
             build = self.build if done is None else functools.partial(self.build, progress=done)
             self.parts = self.rows.persist(build, Y)
             rhs, self.n_cached_rows = self.parts.map_reduce(_part_rhs, _add_pairs)
-        if isinstance(self.rows, StreamedRows):
+        if self.rows.rebuilt:
             # the parts are rebuilt from their blocks at every pass: without the targets
             self.parts = self.rows.persist(self.build, None)
         return self.placement.float64(rhs)

@@ -32,7 +32,7 @@ from ..feature_maps import RandomFourierFeatures
 from ._base import classification_rows, regression_rows
 from ._classifiers import FeatureRidgeClassifier
 from ._feature_ridge import FeatureRidge
-from ._ridge_pass import RowWork, checked_weights, host_values
+from ._ridge_pass import RowWork, checked_weights
 from ._ridge_path import REGRESSION_SCORINGS
 from ._ridge_search import RidgeSearch, SearchSpec
 from ._search_pass import SearchWork
@@ -191,7 +191,7 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
                 )
             return int(self.cv), int(self.cv), None, True
         n = rows.n_rows
-        y_host = np.asarray(host_values(y))
+        y_host = np.asarray(to_numpy(y))
         splitter = check_cv(self.cv, y_host, classifier=is_classifier(self))
         labels = np.full(n, -1, dtype=np.intp)
         X = rows.array() if rows.array() is not None and not rows.sparse else np.empty((n, 0))

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import namespace_of, to_numpy
+from .._array_api import get_namespace, is_numpy, to_numpy
 from .._array_extras import cholesky, solve_triangular
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
@@ -23,7 +23,6 @@ from ..kernels import StrictInterval, kernel_parameter_constraints, resolve_esti
 from ._base import (
     KernelLike,
     KernelRegressorMixin,
-    kernel_matrix,
     predict_in_blocks,
     regression_rows,
 )
@@ -57,9 +56,9 @@ def _cholesky_solve(A: Any, C: Any, level: float) -> Any:
     """``A^-1 C`` by Cholesky, or None when ``A`` is near singular (the factorisation
     fails, or a squared pivot is at or below ``level``), on any library (``A``
     overwritten on the host)."""
-    if isinstance(A, np.ndarray):
+    xp = get_namespace(A)[0]
+    if is_numpy(xp):  # SciPy's factorization in place
         return cholesky_solve_clear(A, C, level)
-    xp = namespace_of(A)
     try:
         L = cholesky(xp, A, "K + alpha I")
     except np.linalg.LinAlgError:
@@ -237,8 +236,6 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
         (an overflow) and by :func:`~kernelmaps.kernels.check_kernel_matrix` (a callable).
         On a device: from ``X`` in float64 where the device holds it, kept there."""
         place = Placement.of(X)
-        if not place.on_device:
-            return kernel_matrix(kernel, X, X)
         wide = place.widened(X)
         return place.float64(array_kernel_matrix(kernel, wide, wide))
 
@@ -254,7 +251,7 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
         at the rounding level.
         """
         n, alpha = K.shape[0], float(self.alpha)
-        xp = np if isinstance(K, np.ndarray) else namespace_of(K)
+        xp = get_namespace(K)[0]
         level = n * _EPS * max(float(xp.max(diagonal(K))), 0.0)
         K = plus_diagonal(K, alpha, copy=False)
         solution = _cholesky_solve(K, Y, level)
@@ -317,12 +314,10 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
         """What :meth:`predict` does to a block of rows of ``X``: on a device, the kernel
         from the rows in float64 where it holds it, the output in ``X``'s dtype."""
         coef, X_fit, place = self.dual_coef_, self.X_fit_, Placement.of(X)
-        if not place.on_device:
-            return lambda Xb: kernel_matrix(self.kernel_, Xb, X_fit) @ coef
         xp, dtype, fit_wide = place.xp, X.dtype, place.widened(X_fit)
 
         def block(Xb: Any) -> Any:
             K = array_kernel_matrix(self.kernel_, place.widened(Xb), fit_wide)
-            return xp.astype(K @ coef, dtype)
+            return xp.astype(K @ coef, dtype, copy=False)
 
         return block

@@ -15,13 +15,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import host_dtype, to_numpy
+from .._array_api import get_namespace, host_dtype, is_numpy, to_numpy
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._progress import Progress
 from .._random import check_random_state
 from .._rows import Rows, rowwise
-from .._streamed_rows import StreamedRows, stream_rows
+from .._streamed_rows import stream_rows
 from ..feature_maps import row_blocks
 from ..kernels import (
     Gaussian,
@@ -35,7 +35,6 @@ from ..sampling import LANDMARK_METHODS, resolve_landmarks
 from ._base import (
     KernelLike,
     KernelRegressorMixin,
-    kernel_matrix,
     predict_in_blocks,
     regression_rows,
 )
@@ -67,11 +66,7 @@ def _work_dtype(kernel: Any, X: Any) -> np.dtype:
     return np.dtype(np.float64)
 
 
-def _kernel_against(kernel: Any, L: np.ndarray, Xb: Any) -> np.ndarray:
-    return kernel_matrix(kernel, Xb, L)
-
-
-def _kernel_against_array(kernel: Any, L: Any, Xb: Any) -> Any:
+def _kernel_against(kernel: Any, L: Any, Xb: Any) -> Any:
     return array_kernel_matrix(kernel, Xb, L)
 
 
@@ -79,9 +74,7 @@ def _landmark_kernel(kernel: Any, L: Any, dtype: np.dtype) -> Any:
     """``X_block -> k(X_block, L)`` in ``dtype`` (fused Gaussian for kernel objects);
     picklable whenever the kernel is (it is sent to the Dask workers).  Landmarks on a
     device (in ``dtype``) give the kernel's evaluation there."""
-    if not isinstance(L, np.ndarray):
-        return functools.partial(_kernel_against_array, kernel, L)
-    if isinstance(kernel, Kernel):
+    if isinstance(kernel, Kernel) and is_numpy(get_namespace(L)[0]):
         return LandmarkKernel(kernel, L, dtype)
     return functools.partial(_kernel_against, kernel, L)
 
@@ -323,7 +316,7 @@ class NystroemKernelRidge(
         """The landmarks, repeated rows dropped (they make ``K_mm`` singular); those of
         streamed rows are chosen from the host rows, as without ``device``."""
         return resolve_landmarks(
-            rows.inner if isinstance(rows, StreamedRows) else rows,
+            rows.held,
             self.landmarks,
             self.n_components,
             kernel=kernel,
@@ -402,7 +395,7 @@ class NystroemKernelRidge(
         rows, y = regression_rows(self, X, y, reset=True)
         rows = stream_rows(rows, self.device)
         # the blocks are formed where the rows are; the fitted arrays go where X is
-        where, home = Placement.of(rows), Placement.of(rows.X)
+        where, home = Placement.of(rows), Placement(*rows.fitted_place())
         y_ndim = y.ndim
         kernel = resolve_estimator_kernel(self, rows.n_features)
         progress = Progress(type(self).__name__, self.verbose)

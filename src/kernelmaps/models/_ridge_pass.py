@@ -39,17 +39,17 @@ from sklearn.utils.validation import _assert_all_finite, _check_sample_weight
 
 from .._array_api import (
     accumulator_dtype,
-    device_of,
     dispatch_enabled,
     fitted_array,
-    is_device_array,
-    namespace_of,
+    get_namespace,
+    is_numpy,
+    placed,
     to_namespace,
     to_numpy,
 )
 from .._array_types import is_dask_array
 from .._progress import Progress, counted_pass
-from .._rows import ArrayRows, Rows
+from .._rows import Rows
 from ..feature_maps import row_blocks
 from ..kernels import one_line_errors
 from ._base import as_row_sliceable
@@ -64,7 +64,6 @@ __all__ = [
     "checked_weights",
     "feature_row_blocks",
     "feature_width",
-    "host_values",
     "map_features",
     "merge_statistics",
     "ridge_loo",
@@ -79,68 +78,44 @@ ZERO_WEIGHTS = "Sample weights must contain at least one non-zero number."
 
 
 def map_features(feature_map: Any, X: Any) -> Any:
-    """``z(X)`` for validated rows ``X`` (the map does not scan them again); ``X`` itself
-    when ``feature_map`` is None ("passthrough").  Rows on a device give features there
-    (:func:`device_features`)."""
+    """``z(X)`` for validated rows ``X`` (the map does not scan them again), where ``X``
+    is; ``X`` itself when ``feature_map`` is None ("passthrough").
+
+    Rows of another library (on a device) are mapped there by a map whose fitted arrays
+    are there: through ``transform`` with array API dispatch on, else through the array
+    path of the maps of kernelmaps (the blocks of rows streamed to a device, the switch
+    off).  A map fitted on the host maps the rows on the host, and its features (dense)
+    are copied to the rows' device.
+    """
     if feature_map is None:
         return X
-    if is_device_array(X):
-        return device_features(feature_map, X)
     from sklearn import config_context
 
+    xp, device = get_namespace(X)
     with config_context(assume_finite=True):
-        return feature_map.transform(X)
-
-
-def device_features(feature_map: Any, X: Any) -> Any:
-    """``z(X)`` for validated rows ``X`` on a device, as a dense array of their namespace
-    there.
-
-    A map whose fitted arrays are on that device maps them there: through ``transform``
-    with array API dispatch on, else through the array path of the maps of kernelmaps (the
-    blocks of rows streamed to a device, the switch off).  A map fitted on the host maps
-    the rows on the host, and its features are copied to the device.
-    """
-    from sklearn import config_context
-
-    fitted = fitted_array(feature_map)
-    on_device = fitted is not None and not isinstance(fitted, np.ndarray)
-    with config_context(assume_finite=True):
-        if on_device and not dispatch_enabled() and getattr(feature_map, "_array_api", False):
+        if is_numpy(xp):
+            return feature_map.transform(X)
+        fitted = fitted_array(feature_map)
+        there = fitted is not None and not isinstance(fitted, np.ndarray)
+        if there and not dispatch_enabled() and getattr(feature_map, "_array_api", False):
             return feature_map._transform_validated(X)
-        Z = feature_map.transform(X if on_device else to_numpy(X))
-    if is_device_array(Z):
-        return Z
-    Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
-    return to_namespace(Z, namespace_of(X), device_of(X))
-
-
-def host_values(values: Any) -> Any:
-    """``values`` (targets, weights, labels) on the host: a NumPy copy of an array of
-    another library, anything else as it is."""
-    return to_numpy(values) if is_device_array(values) else values
+        Z = feature_map.transform(X if there else to_numpy(X))
+    if is_numpy(get_namespace(Z)[0]):
+        Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
+    return placed(Z, xp, device)
 
 
 def take_rows(A: Any, rows: slice) -> Any:
     """The rows ``rows`` of ``A`` (an array of any library, or a sparse matrix)."""
-    return A[rows, ...] if is_device_array(A) else A[rows]
+    return A[rows, ...]
 
 
-def _namespace(X: Any) -> Any:
-    """NumPy for rows on the host, else the namespace of the device's rows ``X``."""
-    return namespace_of(X) if is_device_array(X) else np
-
-
-def _float_rows(values: Any, X: Any) -> Any:
-    """Row-aligned ``values`` in float64, where the rows ``X`` are (on a device, in the
-    dtype of its sums)."""
-    if not is_device_array(X):
+def _float_rows(values: Any, xp: Any, device: Any) -> Any:
+    """Row-aligned ``values`` (of any library) in float64 in ``xp`` on ``device`` (in the
+    dtype of its sums on a device without float64)."""
+    if is_numpy(xp):
         return np.asarray(values, dtype=np.float64)
-    xp, device = namespace_of(X), device_of(X)
-    dtype = accumulator_dtype(xp, device)
-    if is_device_array(values):
-        return xp.astype(values, dtype)
-    return to_namespace(np.asarray(values), xp, device, dtype=dtype)
+    return to_namespace(values, xp, device, dtype=accumulator_dtype(xp, device))
 
 
 def feature_row_blocks(
@@ -206,17 +181,13 @@ class RowWork:
     progress: Callable[[int], None] | None = None
 
     def targets(self, y: Any, X: Any = None) -> Any:
-        """Targets as float64 ``(rows, t)``: the values, or the encoded labels; where the
-        rows ``X`` are when they are on a device (the labels encoded on the host)."""
-        if X is not None and is_device_array(X):
-            if self.encoder is None and is_device_array(y):
-                Y = _float_rows(y, X)
-                return _namespace(X).reshape(Y, (Y.shape[0], -1))
-            return _float_rows(self.targets(host_values(y)), X)
+        """Targets as float64 ``(rows, t)``: the values, or the encoded labels (encoded on
+        the host), in the namespace and on the device of the rows ``X``."""
+        xp, device = get_namespace(X)
         if self.encoder is None:
-            Y = np.asarray(y)
-            return Y.reshape(Y.shape[0], -1).astype(np.float64, copy=False)
-        y = np.asarray(y)
+            Y = _float_rows(y, xp, device)
+            return xp.reshape(Y, (Y.shape[0], -1))
+        y = np.asarray(to_numpy(y))
         if self.check_labels:
             check_classification_targets(y)
             classes = self.encoder.classes_
@@ -226,36 +197,37 @@ class RowWork:
                     f"y holds classes {unseen.tolist()} not in classes={classes.tolist()}; "
                     "list every class in classes on the first call to partial_fit."
                 )
-        return np.asarray(self.encoder.transform(y), dtype=np.float64)
+        return _float_rows(self.encoder.transform(y), xp, device)
 
     def rows(self, X: Any, y: Any, w: Any, start: int | None) -> tuple[Any, Any, Any]:
         """A part as ``(X, Y, w)``: ``X`` row-sliceable, ``Y`` float64 ``(rows, t)``, ``w``
         float64 (where ``X`` is); unless :attr:`checked`, ``y`` is checked finite and
         ``w`` finite and nonnegative (``start``, the part's first row, places a bad weight
-        in ``X``), and rows on a device finite."""
+        in ``X``), and rows of another library finite."""
         X = as_row_sliceable(X)
+        xp, device = get_namespace(X)
         if not self.checked:
-            self._check_values(X, y)
+            self._check_values(X, y, xp)
         Y = self.targets(y, X)
         if w is None:
-            return X, Y, _float_rows(np.ones(X.shape[0]), X)
+            return X, Y, _float_rows(np.ones(X.shape[0]), xp, device)
         if not self.checked:
-            like = np.empty((X.shape[0], 0)) if is_device_array(X) else X
+            like = X if is_numpy(xp) else np.empty((X.shape[0], 0))
             w = np.asarray(
-                _check_sample_weight(host_values(w), like, allow_all_zero_weights=True),
+                _check_sample_weight(to_numpy(w), like, allow_all_zero_weights=True),
                 dtype=np.float64,
             )
             check_weight_values(w, start or 0)
-        return X, Y, _float_rows(w, X)
+        return X, Y, _float_rows(w, xp, device)
 
-    def _check_values(self, X: Any, y: Any) -> None:
-        """The in-memory path's checks of values read unchecked: ``y``, and ``X`` on a
-        device (the rows on the host are checked where they are read)."""
+    def _check_values(self, X: Any, y: Any, xp: Any) -> None:
+        """The in-memory path's checks of values read unchecked: ``y``, and ``X`` of
+        another library (the rows on the host are checked where they are read)."""
         name = self.estimator_name
         with one_line_errors(name):
-            if is_device_array(X) and not bool(_namespace(X).all(_namespace(X).isfinite(X))):
+            if not is_numpy(xp) and not bool(xp.all(xp.isfinite(X))):
                 _assert_all_finite(to_numpy(X), input_name="X", estimator_name=name)
-            _assert_all_finite(np.asarray(host_values(y)), input_name="y", estimator_name=name)
+            _assert_all_finite(np.asarray(to_numpy(y)), input_name="y", estimator_name=name)
 
     def blocks(self, X: Any, Y: Any, w: Any, start: int = 0) -> Iterator[tuple[Any, Any, Any]]:
         """``(z(X_b), Y_b, w_b)`` over the row blocks of a part (``working_memory``), from
@@ -268,8 +240,10 @@ class RowWork:
         """The statistics of a part (where its rows are), and whether it has a non-zero
         weight."""
         X, Y, weights = self.rows(X, y, w, start)
-        place = {"xp": namespace_of(X), "device": device_of(X)} if is_device_array(X) else {}
-        stats = RidgeStatistics(self.width, self.n_targets, centre=self.centre, **place)
+        xp, device = get_namespace(X)
+        stats = RidgeStatistics(
+            self.width, self.n_targets, centre=self.centre, xp=xp, device=device
+        )
         k = 0
         if self.head is not None:
             head, k = self.head
@@ -278,17 +252,14 @@ class RowWork:
         for Z, Y_block, w_block in self.blocks(X, Y, weights, k):
             stats.update(Z, Y_block, w_block)
             self._done(Y_block.shape[0])
-        return stats, bool(_namespace(X).any(weights != 0))
+        return stats, bool(xp.any(weights != 0))
 
     def loo_sums(self, X: Any, y: Any, w: Any, start: int | None, *, terms: LooTerms) -> Any:
         """The leave-one-out partial sums of a part, over its row blocks (where its rows
         are, ``terms`` there too)."""
         X, Y, weights = self.rows(X, y, w, start)
-        n_alphas = terms.alphas.shape[0]
-        if is_device_array(X):
-            totals = _namespace(X).zeros(n_alphas, dtype=weights.dtype, device=device_of(X))
-        else:
-            totals = np.zeros(n_alphas)
+        xp, device = get_namespace(X)
+        totals = xp.zeros(terms.alphas.shape[0], dtype=weights.dtype, device=device)
         for Z, Y_block, w_block in self.blocks(X, Y, weights):
             totals += loo_block_sums(terms, Z, Y_block, w_block)
             self._done(Y_block.shape[0])
@@ -323,7 +294,7 @@ def ridge_statistics(
         stats, nonzero = rows.map_reduce(counted.statistics, merge_statistics, Y, w)
     if not nonzero:
         raise ValueError(ZERO_WEIGHTS)
-    return stats if isinstance(rows, ArrayRows) else stats.to_host()
+    return stats.to_host() if is_numpy(rows.fitted_place()[0]) else stats
 
 
 def ridge_loo(
@@ -335,8 +306,7 @@ def ridge_loo(
     import functools
 
     def loo(terms: LooTerms) -> np.ndarray:
-        xp = getattr(rows, "xp", None)  # rows on a device: the terms moved there once
-        held = terms if xp is None else terms.to_device(xp, rows.device)  # type: ignore[attr-defined]
+        held = terms.to_device(rows.xp, rows.device)  # where the blocks are, once
         with counted_pass(progress, "leave-one-out", rows) as done:
             counted = dataclasses.replace(work, progress=done)
             sums = functools.partial(counted.loo_sums, terms=held)
@@ -404,5 +374,5 @@ def checked_weights(rows: Rows, sample_weight: Any) -> tuple[Any, float | None]:
         return rows.align(sample_weight, "sample_weight"), None
     X = rows.array()
     like = np.empty((rows.n_rows, 0)) if X is None else X
-    w = check_sample_weight(host_values(sample_weight), like)
+    w = check_sample_weight(to_numpy(sample_weight), like)
     return rows.align(w, "sample_weight"), float(np.max(w))

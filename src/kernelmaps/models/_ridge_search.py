@@ -20,10 +20,10 @@ import numpy as np
 from sklearn import config_context
 from sklearn.base import clone
 
-from .._array_api import to_numpy
+from .._array_api import is_numpy, to_numpy
 from .._memory import available_memory
 from .._progress import Progress, counted_pass
-from .._rows import ArrayRows, Rows
+from .._rows import Rows
 from ._checks import check_statistics
 from ._ridge_pass import ZERO_WEIGHTS, feature_width, map_features
 from ._ridge_path import (
@@ -230,7 +230,7 @@ class RidgeSearch:
         available memory; else None (the second pass maps the rows again)."""
         spec, rows = self.spec, self.rows
         second = spec.criterion == "loo" if spec.n_splits == 0 else spec.scoring in _COUNTED
-        if not second or not rows.local or isinstance(rows, ArrayRows) or rows.sparse:
+        if not second or not rows.local or not is_numpy(rows.xp) or rows.sparse:
             return None
         size = 8.0 * rows.n_rows * sum(c.width for c in candidates)
         available = available_memory()
@@ -340,9 +340,7 @@ class RidgeSearch:
         terms, it = [], iter(flat)
         for c in candidates:
             terms.append([next(it) for _ in c.widths])
-        held = terms
-        if isinstance(self.rows, ArrayRows):
-            held = [[t.to_device(self.rows.xp, self.rows.device) for t in ts] for ts in terms]
+        held = [[t.to_device(self.rows.xp, self.rows.device) for t in ts] for ts in terms]
         with counted_pass(self.progress, "leave-one-out", self.rows) as done:
             work = self._work(candidates, done, self._features)
             sums = self.rows.map_reduce(

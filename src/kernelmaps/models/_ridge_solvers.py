@@ -33,7 +33,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .._array_api import accumulator_dtype, device_of, namespace_of, to_namespace
+from .._array_api import accumulator_dtype, get_namespace, is_numpy, to_namespace
 from ..feature_maps import row_blocks
 from ._ridge_statistics import RidgeStatistics, as_float64
 
@@ -383,7 +383,10 @@ class LooTerms:
 
     def to_device(self, xp: Any, device: Any) -> LooTerms:
         """The terms with the arrays the blocks need as arrays of ``xp`` on ``device``
-        (float64 where it holds it), for the blocks of rows held there."""
+        (float64 where it holds it), for the blocks of rows held there; ``self`` for
+        NumPy's namespace."""
+        if is_numpy(xp):
+            return self
         dtype = accumulator_dtype(xp, device)
 
         def move(a: np.ndarray) -> Any:
@@ -552,12 +555,12 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     True
     """
     eig, alphas = terms.eig, terms.alphas
-    if isinstance(Z, np.ndarray) or sp.issparse(Z):
+    xp, device = get_namespace(Z)
+    if is_numpy(xp):  # NumPy's own functions (and sparse blocks) on the host
         xp, device = np, None
         P = np.asarray(as_float64(Z) @ eig.V) - terms.shift
         Q, inv, lev, tail, y_mean = eig.Q, terms.inv, terms.lev, terms.tail, eig.y_mean
     else:
-        xp, device = namespace_of(Z), device_of(Z)
         V, Q, inv, lev, tail, shift, y_mean, Y, w = (
             xp.astype(a, Z.dtype, copy=False)
             for a in (eig.V, eig.Q, terms.inv, terms.lev, terms.tail, terms.shift, eig.y_mean, Y, w)

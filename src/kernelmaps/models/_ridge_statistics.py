@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import accumulator_dtype, namespace_of, to_numpy
+from .._array_api import accumulator_dtype, is_numpy, namespace_of, to_numpy
 
 __all__ = ["RidgeStatistics"]
 
@@ -160,7 +160,7 @@ class RidgeStatistics:
     ) -> None:
         D, t = int(n_features), int(n_targets)
         zeros: Any = np.zeros
-        if xp is not None and xp is not np:
+        if xp is not None and not is_numpy(xp):
             zeros = functools.partial(xp.zeros, dtype=accumulator_dtype(xp, device), device=device)
         self.centre = bool(centre)
         self.weight_sum = 0.0

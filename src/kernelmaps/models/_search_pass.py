@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import device_of, is_device_array, namespace_of, to_namespace, to_numpy
+from .._array_api import get_namespace, is_numpy, placed, to_namespace, to_numpy
 from ._ridge_pass import RowWork, feature_row_blocks, map_features, take_rows
 from ._ridge_solvers import LooTerms, loo_block_sums
 from ._ridge_statistics import RidgeStatistics
@@ -58,11 +58,10 @@ class Width:
         """The features of this width from the candidate's output ``Z``."""
         if self.columns is None:
             return Z
-        if is_device_array(Z):
-            xp = namespace_of(Z)
-            index = to_namespace(self.columns, xp, device_of(Z))
-            return xp.take(Z, index, axis=1) * self.scale
-        return Z[:, self.columns] * self.scale
+        xp, device = get_namespace(Z)
+        if is_numpy(xp):  # NumPy's fancy indexing, sparse blocks too
+            return Z[:, self.columns] * self.scale
+        return xp.take(Z, placed(self.columns, xp, device), axis=1) * self.scale
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,10 +119,10 @@ def merge_nested(a: Any, b: Any) -> Any:
 
 def _take(A: Any, index: np.ndarray) -> Any:
     """The rows ``index`` of ``A`` (NumPy, sparse, or an array of another library)."""
-    if is_device_array(A):
-        xp = namespace_of(A)
-        return xp.take(A, to_namespace(index, xp, device_of(A)), axis=0)
-    return A[index]
+    xp, device = get_namespace(A)
+    if is_numpy(xp):  # NumPy's fancy indexing, sparse blocks too
+        return A[index]
+    return xp.take(A, placed(index, xp, device), axis=0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,7 +171,7 @@ class SearchWork:
         elif self.hashed:
             labels = hashed_folds(start, n, self.n_folds)
         else:
-            labels = np.asarray(to_numpy(folds) if is_device_array(folds) else folds)
+            labels = np.asarray(to_numpy(folds))
         width = max(c.width for c in self.candidates)
         for rows in feature_row_blocks(n, d, width, self.row_work.n_targets):
             yield take_rows(X, rows), take_rows(Y, rows), w[rows], labels[rows], start + rows.start
@@ -188,15 +187,18 @@ class SearchWork:
 
     def statistics(self, X: Any, y: Any, w: Any, folds: Any, start: int) -> Any:
         """``([[stats of candidate c, fold k]], any nonzero weight)`` of a part."""
-        place = {"xp": namespace_of(X), "device": device_of(X)} if is_device_array(X) else {}
+        xp, device = get_namespace(X)
         t, centre = self.row_work.n_targets, self.row_work.centre
         stats = [
-            [RidgeStatistics(c.width, t, centre=centre, **place) for _ in range(self.n_folds)]
+            [
+                RidgeStatistics(c.width, t, centre=centre, xp=xp, device=device)
+                for _ in range(self.n_folds)
+            ]
             for c in self.candidates
         ]
         nonzero = False
         for Xb, Yb, wb, labels, block in self._blocks(X, y, w, folds, start):
-            nonzero = nonzero or bool(namespace_of(wb).any(wb != 0))
+            nonzero = nonzero or bool(xp.any(wb != 0))
             for c in range(len(self.candidates)):
                 Z = self._features(c, Xb, block, keep=True)
                 for k, index in self._by_fold(labels):
@@ -272,9 +274,9 @@ def _held_out_counts(
             continue
         W, b = fold_weights[k]
         Zk = _take(Z, index)
-        if is_device_array(Zk):
-            xp = namespace_of(Zk)
-            Wd = to_namespace(W, xp, device_of(Zk), dtype=Zk.dtype)
+        xp, device = get_namespace(Zk)
+        if not is_numpy(xp):  # the scores on the device, in its dtype
+            Wd = to_namespace(W, xp, device, dtype=Zk.dtype)
             scores = to_numpy(Zk @ Wd).astype(np.float64) + b
         elif sp.issparse(Zk):
             scores = np.asarray(Zk @ W) + b

@@ -24,16 +24,16 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _memory
 from .._array_api import (
     accumulator_dtype,
-    is_device_array,
-    move_arrays,
-    namespace_of,
+    get_namespace,
+    is_numpy,
+    placed,
     to_namespace,
+    to_numpy,
 )
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._progress import Progress, RowCounter
-from .._rows import ArrayRows, Rows, as_rows
-from .._streamed_rows import StreamedRows
+from .._rows import Rows, as_rows
 from ..feature_maps import RandomFourierFeatures
 from ..kernels import StrictInterval
 from ._base import as_row_sliceable, predict_in_blocks
@@ -42,7 +42,6 @@ from ._ridge_pass import (
     RowWork,
     feature_row_blocks,
     feature_width,
-    host_values,
     map_features,
     ridge_loo,
     ridge_statistics,
@@ -188,8 +187,8 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         for rows streamed to a device, a map with an array path has its arrays copied
         there once."""
         feature_map = self.feature_map_
-        if isinstance(rows, StreamedRows) and getattr(feature_map, "_array_api", False):
-            feature_map = move_arrays(feature_map, rows.xp, rows.device)
+        if getattr(feature_map, "_array_api", False):
+            feature_map = placed(feature_map, rows.xp, rows.device)
         return RowWork(
             feature_map=feature_map,
             width=int(self.n_features_out_),
@@ -309,8 +308,8 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         solver, first = self._choose_solver(rows, head)
         if solver == "dual":
             # rows on a device: their features come to the host, where the dual is solved
-            X, Y = rows.X, work.targets(host_values(y))
-            w = np.ones(X.shape[0]) if w is None else host_values(w)
+            X, Y = rows.X, work.targets(to_numpy(y))
+            w = np.ones(X.shape[0]) if w is None else to_numpy(w)
             solution = self._fit_dual(X, Y, w, [first], largest_weight)
             del first
             self.statistics_ = None
@@ -359,7 +358,7 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         """The dual solve: every row's features in one ``n x D`` matrix, then the
         ``n x n`` kernel matrix (:func:`dual_problem`, :func:`solve_dual`); ``held`` holds
         the features of the first rows."""
-        first = host_values(held.pop())
+        first: Any = to_numpy(held.pop())
         n, D = X.shape[0], self.n_features_out_
         name = type(self).__name__
         check_memory(
@@ -380,7 +379,7 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
                 Z = np.empty((n, D))
                 Z[:k] = first
                 for rows in blocks:
-                    Z[rows] = host_values(self._features(take_rows(X, rows)))
+                    Z[rows] = to_numpy(self._features(take_rows(X, rows)))
         del first
         start = time.perf_counter()
         dual = dual_problem(Z, Y, w, fit_intercept=self.fit_intercept)
@@ -524,14 +523,14 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         """After a fit on an array of another library: the fitted arrays named in
         ``_follows_x`` moved to its namespace and device (numbers in float64 where the
         device holds it, as the NumPy fit's; labels that are not numbers stay NumPy)."""
-        if not isinstance(rows, ArrayRows):
+        xp, device = rows.fitted_place()
+        if is_numpy(xp):
             return
         for name in self._follows_x:
             value = self.__dict__.get(name)
             if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-                floats = value.dtype.kind == "f"
-                dtype = accumulator_dtype(rows.xp, rows.device) if floats else None
-                self.__dict__[name] = to_namespace(value, rows.xp, rows.device, dtype=dtype)
+                dtype = accumulator_dtype(xp, device) if value.dtype.kind == "f" else None
+                self.__dict__[name] = to_namespace(value, xp, device, dtype=dtype)
 
     def _decision(self, X: Any) -> Any:
         check_is_fitted(self, "coef_")
@@ -544,9 +543,9 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
     def _predictor(self, coef: Any, X: Any) -> Callable[[Any], Any]:
         """What :func:`predict_in_blocks` does to a block of the validated ``X``: on a
         device, in ``X``'s dtype there."""
-        if not is_device_array(X):
+        xp = get_namespace(X)[0]
+        if is_numpy(xp):
             return lambda Xb: np.asarray(self._features(Xb) @ coef.T) + self.intercept_
-        xp = namespace_of(X)
         W = xp.astype(coef.T, X.dtype)
         b = self.intercept_
         if not isinstance(b, float):
@@ -582,4 +581,5 @@ def _timed(function: Callable[..., Any], spent: list[float]) -> Callable[..., An
 
 def _copied(X: Any) -> Any:
     """A copy of the rows ``X`` (an array of any library, or a sparse matrix)."""
-    return namespace_of(X).asarray(X, copy=True) if is_device_array(X) else X.copy()
+    xp = get_namespace(X)[0]
+    return X.copy() if is_numpy(xp) else xp.asarray(X, copy=True)
