@@ -9,6 +9,7 @@ and its transform in row blocks.  The normalization ``K_mm^{+1/2}`` is in
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 from collections.abc import Callable
 from numbers import Integral, Real
@@ -462,10 +463,10 @@ class Nystroem(BaseFeatureMap):
         :func:`landmark_kernel` on ``X``'s device."""
         xp, _ = get_namespace(X)
         if not is_numpy(xp):
-            kernel, L, idx = self.kernel_, self.components_, self.component_indices_
-            if kernel is None:
+            if self.kernel_ is None:
+                idx = self.component_indices_
                 return lambda block: xp.take(block, idx, axis=1)
-            return lambda block: landmark_kernel(kernel, block, L)
+            return functools.partial(landmark_kernel, self.kernel_, L=self.components_)
         dtype = np.dtype(X.dtype)
         m = self.n_components_
         if self.kernel_ is None:
