@@ -252,7 +252,7 @@ def device_checks(device: Any) -> list[str]:
     import torch
 
     from kernelmaps._array_extras import DeviceLinAlgError, cholesky
-    from kernelmaps.models._falkon import FalkonPreconditioner
+    from kernelmaps.models._falkon._solver import FalkonPreconditioner
 
     lines = ["| check | measured | expected | |", "|---|---|---|---|"]
     m = 2000

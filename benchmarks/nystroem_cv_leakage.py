@@ -14,7 +14,7 @@ standardized, target centred, the same for both):
    cv=KFold(5))`` gives the R² of every split at the penalties ``alpha 10^k``,
    ``k = -2 .. 2``;
 2. at that ``gamma``, brute force: for each split, the search's map (the Cholesky
-   normalized Nyström features of ``kernelmaps.models._nested_nystroem``, so that only
+   normalized Nyström features of ``kernelmaps.models._search._nested_nystroem``, so that only
    the landmarks differ) with ``m`` landmarks chosen by the same method from the training
    rows, ridge on its features (no intercept, the same penalties), R² on the held-out
    rows;
@@ -54,7 +54,7 @@ from _harness import machine_line
 from kernelmaps import Nystroem, NystroemKernelRidgeCV
 from kernelmaps.datasets import load_cpu_act
 from kernelmaps.kernels import Gaussian
-from kernelmaps.models._nested_nystroem import NestedNystroem
+from kernelmaps.models._search._nested_nystroem import NestedNystroem
 
 
 def _ridge_r2(Z_train, y_train, Z_test, y_test, alphas) -> np.ndarray:

@@ -9,7 +9,13 @@ relative) is read from the syntax tree, and three rules are checked:
   ``feature_maps``, say), only its public names; the top-level shared internals
   (``kernelmaps._config``, ...) are for every layer, and the compiled kernels of
   ``_numba/`` for the compute-kernel modules of ``feature_maps/``;
-* Dask and ``distributed`` are imported only inside ``_dask/`` and by ``cli/_cluster.py``.
+* Dask and ``distributed`` are imported only inside ``_dask/`` and by ``cli/_cluster.py``;
+
+and the two axes of docs/ARCHITECTURE.md are kept apart: no ``isinstance`` test of a
+``Rows`` class outside the rows layer, no test of an array library (``is_foreign``,
+``is_device_array``, ``np if isinstance(A, np.ndarray) else ...``) outside the namespace
+helpers and the named entry points, no function ``f_array`` beside ``f``, no public
+``*_array`` name.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ RANKS: dict[str, int] = {
             "_task_settings",
             "_array_types",
             "_array_api",
+            "_validation",
+            "_row_blocks",
             "_array_extras",
             "_devices",
             "_rows",
@@ -175,3 +183,132 @@ def test_dask_module_reads_no_private_member_of_an_estimator() -> None:
             ):
                 reads.append(f"{path.name}:{node.lineno} .{node.attr}")
     assert reads == []
+
+
+#: The rows layer: the modules that may tell one kind of rows from another.
+ROWS_MODULES = ("kernelmaps._rows", "kernelmaps._streamed_rows", "kernelmaps._dask")
+
+#: The namespace helpers: the modules that may tell one array library from another.
+NAMESPACE_MODULES = (
+    "kernelmaps._array_api",
+    "kernelmaps._array_extras",
+    "kernelmaps._devices",
+    "kernelmaps._rows",
+)
+
+#: The entry points that may ask whether the ``array_api_dispatch`` switch takes a user's
+#: array as an array of its library (every other function asks ``get_namespace``).
+SWITCH_ENTRY_POINTS: dict[str, str] = {
+    "kernelmaps.feature_maps._base": "a map without an array path refuses a user's tensor",
+    "kernelmaps.models._base": "a user's y follows the tensor X the switch takes as such",
+}
+
+ROWS_CLASSES = {"Rows", "InMemoryRows", "ArrayRows", "StreamedRows", "DaskRows"}
+LIBRARY_TESTS = {"is_foreign", "is_device_array"}
+
+
+def _modules() -> list[tuple[str, ast.Module]]:
+    return [
+        (_module_name(path)[0], ast.parse(path.read_text(encoding="utf-8")))
+        for path in sorted(SOURCE.rglob("*.py"))
+    ]
+
+
+MODULES = _modules()
+
+
+def _names(node: ast.AST) -> set[str]:
+    """The names (``A``, ``x.A``) in a type argument of ``isinstance``: a name, an
+    attribute, a tuple or a ``|`` union of them."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Attribute):
+        return {node.attr}
+    if isinstance(node, ast.Tuple):
+        return set().union(*(_names(e) for e in node.elts))
+    if isinstance(node, ast.BinOp):
+        return _names(node.left) | _names(node.right)
+    return set()
+
+
+def _calls(tree: ast.AST) -> list[ast.Call]:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+
+
+def test_no_rows_class_is_tested_outside_the_rows_layer() -> None:
+    """A fit asks its rows (``xp``, ``device``, ``held``, ``rebuilt``, ``fitted_place``),
+    never which class they are."""
+    tests = [
+        f"{module}:{call.lineno}"
+        for module, tree in MODULES
+        if not module.startswith(ROWS_MODULES)
+        for call in _calls(tree)
+        if _called(call) == "isinstance"
+        and len(call.args) == 2
+        and _names(call.args[1]) & ROWS_CLASSES
+    ]
+    assert tests == []
+
+
+def test_no_array_library_is_tested_outside_the_namespace_helpers() -> None:
+    """Past the entry points, ``get_namespace`` says where the work runs and ``is_numpy``
+    takes NumPy's fast routes; nothing else asks which library an array is of."""
+    tests = [
+        f"{module}:{call.lineno} {_called(call)}"
+        for module, tree in MODULES
+        if not module.startswith(NAMESPACE_MODULES) and module not in SWITCH_ENTRY_POINTS
+        for call in _calls(tree)
+        if _called(call) in LIBRARY_TESTS
+    ]
+    assert tests == []
+
+
+def test_numpy_does_not_choose_a_path_by_its_class() -> None:
+    """``xp = np if isinstance(A, np.ndarray) else ...`` is ``get_namespace(A)``."""
+    tests = [
+        f"{module}:{node.lineno}"
+        for module, tree in MODULES
+        if not module.startswith(NAMESPACE_MODULES)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.IfExp)
+        and isinstance(node.test, ast.Call)
+        and _called(node.test) == "isinstance"
+        and "ndarray" in _names(node.test.args[1])
+        and isinstance(node.body, ast.Name)
+        and node.body.id == "np"
+    ]
+    assert tests == []
+
+
+def test_no_public_twin() -> None:
+    """No public name ends in ``_array`` (an array-library twin of another function)."""
+    import importlib
+
+    twins = []
+    for module, _ in MODULES:
+        if any(part.startswith("_") for part in module.split(".")[1:]):
+            continue
+        names = getattr(importlib.import_module(module), "__all__", [])
+        twins += [f"{module}.{name}" for name in names if name.endswith("_array")]
+    assert twins == []
+
+
+def test_no_twin_functions() -> None:
+    """No function ``f`` beside ``f_array``, ``f_foreign`` or ``f_on_device`` in one module
+    or class: one function over ``xp`` serves every library."""
+    twins = []
+    for module, tree in MODULES:
+        scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]
+        for scope in scopes:
+            names = {n.name for n in scope.body if isinstance(n, ast.FunctionDef)}
+            for name in names:
+                for suffix in ("_array", "_foreign", "_on_device"):
+                    base = name.removesuffix(suffix)
+                    if base != name and (base in names or base.lstrip("_") in names):
+                        twins.append(f"{module}.{name}")
+    assert twins == []

@@ -35,7 +35,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from kernelmaps import KernelRidge, NystroemKernelRidge
 from kernelmaps.kernels import Gaussian, Laplacian
-from kernelmaps.models._falkon import FalkonPreconditioner, landmark_gram
+from kernelmaps.models._falkon._solver import FalkonPreconditioner, landmark_gram
 from tests._array_api import (
     PLACES,
     Place,

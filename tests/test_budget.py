@@ -2,7 +2,7 @@
 measured counts, ``kernelmaps budget`` and the statistical dimension of ``compare``.
 
 The interval of the statistical dimension is a theorem (Rotfel'd's trace inequality and
-Weyl's monotonicity, see :mod:`kernelmaps.models._statistical_dimension`) that holds for
+Weyl's monotonicity, see :mod:`kernelmaps.models._budget._statistical_dimension`) that holds for
 every draw of the pivots, so it is asserted for every seed with a rounding tolerance only:
 each eigenvalue computed by a backward-stable eigensolver (or through the factor of
 RPCholesky) is within ``n eps |K|_2`` of the exact one, and moves ``t / (t + lam)`` by at
@@ -22,7 +22,7 @@ from kernelmaps._random import check_random_state
 from kernelmaps.kernels import Gaussian
 from kernelmaps.models import _budget_bounds as bounds
 from kernelmaps.models import statistical_dimension
-from kernelmaps.models._statistical_dimension import sample_rows, sample_spectrum
+from kernelmaps.models._budget._statistical_dimension import sample_rows, sample_spectrum
 
 EPS = float(np.finfo(np.float64).eps)
 

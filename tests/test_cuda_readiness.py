@@ -30,7 +30,7 @@ from kernelmaps._array_extras import DeviceLinAlgError, cholesky
 from kernelmaps._devices import copy_to_device, resolve_device
 from kernelmaps._memory import check_device_memory
 from kernelmaps.exceptions import InsufficientMemoryError
-from kernelmaps.models._falkon import FalkonPreconditioner
+from kernelmaps.models._falkon._solver import FalkonPreconditioner
 from tests._array_api import HAS_TORCH, TORCH_DEVICE_ENV, Place, assert_at, torch_test_device
 
 needs_torch = [pytest.mark.torch, pytest.mark.skipif(not HAS_TORCH, reason="needs torch")]

@@ -38,7 +38,7 @@ from kernelmaps._dask import _rows as dask_rows  # noqa: E402
 from kernelmaps._parallel import n_threads  # noqa: E402
 from kernelmaps.exceptions import NonFiniteOutputError  # noqa: E402
 from kernelmaps.kernels import Gaussian  # noqa: E402
-from kernelmaps.models._falkon import (  # noqa: E402
+from kernelmaps.models._falkon._solver import (  # noqa: E402
     FalkonPreconditioner,
     RowsMatvec,
     landmark_gram,

@@ -11,7 +11,7 @@ from sklearn.datasets import load_diabetes
 from kernelmaps import NystroemKernelRidge
 from kernelmaps._rows import as_rows
 from kernelmaps.kernels import Gaussian
-from kernelmaps.models._falkon import (
+from kernelmaps.models._falkon._solver import (
     FalkonPreconditioner,
     FalkonSolver,
     NystroemMatvec,

@@ -296,7 +296,7 @@ def test_float32_and_sparse_passthrough() -> None:
 
 
 def test_weights_by_cholesky_equal_weights_by_eigendecomposition() -> None:
-    from kernelmaps.models._ridge_path import EIGEN_FROM, train_weights
+    from kernelmaps.models._ridge._path import EIGEN_FROM, train_weights
 
     X, y = _data()
     D = 40
@@ -370,8 +370,8 @@ def test_second_pass_takes_the_features_of_the_first(monkeypatch, cv, scoring) -
     """Leave-one-out and K-fold accuracy read the rows again: they take the features the
     statistics pass kept (each map transforms the rows once) and score as if they mapped
     the rows again, to rounding (the same features: ``eps`` times the score's scale)."""
-    import kernelmaps.models._ridge_search as search_module
-    import kernelmaps.models._search_pass as pass_module
+    import kernelmaps.models._search._batches as search_module
+    import kernelmaps.models._search._pass as pass_module
 
     X, y = load_digits(return_X_y=True)
     X, y = X[:200] / 16.0, y[:200]

@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 from kernelmaps import KernelRidge, NystroemKernelRidge
 from kernelmaps.kernels import Gaussian
 from kernelmaps.models import conjugate_gradient
-from kernelmaps.models._falkon import FalkonPreconditioner, landmark_gram
+from kernelmaps.models._falkon._solver import FalkonPreconditioner, landmark_gram
 
 
 @pytest.fixture(scope="module")

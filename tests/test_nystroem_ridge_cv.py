@@ -25,7 +25,11 @@ from kernelmaps._random import check_random_state
 from kernelmaps._rows import as_rows
 from kernelmaps.kernels import Gaussian
 from kernelmaps.models import RidgeStatistics
-from kernelmaps.models._nested_nystroem import NestedNystroem, ordered_cholesky, ordered_landmarks
+from kernelmaps.models._search._nested_nystroem import (
+    NestedNystroem,
+    ordered_cholesky,
+    ordered_landmarks,
+)
 from kernelmaps.sampling import draw_landmarks, resolve_landmarks, rpcholesky
 
 from ._counting import count_calls
@@ -324,7 +328,7 @@ def test_every_candidate_scored_when_the_landmarks_are_the_rows(criterion) -> No
 def test_landmarks_that_do_not_depend_on_gamma_are_chosen_once(
     monkeypatch, landmarks, selections
 ) -> None:
-    import kernelmaps.models._nested_nystroem as nested_module
+    import kernelmaps.models._search._nested_nystroem as nested_module
 
     calls = count_calls(monkeypatch, nested_module, "ordered_landmarks")
     X, y = _data()

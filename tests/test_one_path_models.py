@@ -21,7 +21,7 @@ from kernelmaps._array_api import is_numpy, numpy_namespace
 from kernelmaps.exceptions import NonFiniteOutputError
 from kernelmaps.models import RidgeStatistics, _ridge_pass
 from kernelmaps.models._device import Placement, array_kernel_matrix
-from kernelmaps.models._ridge_solvers import eigen_ridge, loo_terms
+from kernelmaps.models._ridge._solvers import eigen_ridge, loo_terms
 from tests._array_api import Place, dispatch, host
 
 STRICT = Place("array_api_strict", "float64")

@@ -32,7 +32,7 @@ from kernelmaps import (
 )
 from kernelmaps.exceptions import InsufficientMemoryError, NonFiniteOutputError
 from kernelmaps.models import RidgeStatistics, conjugate_gradient
-from kernelmaps.models._ridge_solvers import solve_cholesky
+from kernelmaps.models._ridge._solvers import solve_cholesky
 
 U64 = np.finfo(np.float64).eps / 2
 ALPHAS = np.array([1e-2, 1e-1, 1.0, 10.0])

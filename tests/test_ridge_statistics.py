@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from kernelmaps import FeatureRidge, RandomFourierFeatures
 from kernelmaps.models import RidgeStatistics
-from kernelmaps.models._ridge_solvers import solve_ridge
+from kernelmaps.models._ridge._solvers import solve_ridge
 
 # Merging replaces sums over n rows by two partial sums and one rank-one correction, all of
 # nonnegative or well-scaled terms: each entry differs from the one-pass value by a few

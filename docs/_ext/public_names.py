@@ -1,11 +1,11 @@
 """Resolve a cross-reference to the public name under which the object is documented.
 
-A docstring in ``kernelmaps/models/_budget.py`` may write :class:`NystroemKernelRidge` or
-:class:`kernelmaps.models.NystroemKernelRidge`; the page documents the object once, as
-``kernelmaps.NystroemKernelRidge``.  When Sphinx finds no target, this extension imports
-what the reference names (in the module of the docstring, or as a dotted path) and, when it
-is the very object documented under a public name, links there.  A name that resolves to
-nothing, or to an object documented nowhere, stays a broken reference (an error with -W).
+A docstring in ``kernelmaps/models/_budget/_feature_budget.py`` may write
+:class:`NystroemKernelRidge` or :class:`kernelmaps.models.NystroemKernelRidge`; the page documents
+the object once, as ``kernelmaps.NystroemKernelRidge``. When Sphinx finds no target, this extension
+imports what the reference names (in the module of the docstring, or as a dotted path) and, when it
+is the very object documented under a public name, links there. A name that resolves to nothing, or
+to an object documented nowhere, stays a broken reference (an error with -W).
 """
 
 from __future__ import annotations

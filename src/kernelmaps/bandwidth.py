@@ -27,7 +27,8 @@ from sklearn.metrics.pairwise import pairwise_distances
 from sklearn.utils import check_array
 
 from ._random import check_random_state
-from .kernels import check_data_gamma, one_line_errors
+from ._validation import one_line_errors
+from .kernels import check_data_gamma
 
 __all__ = ["BANDWIDTH_RULES", "gamma_from_data"]
 

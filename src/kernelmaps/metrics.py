@@ -21,8 +21,9 @@ from sklearn import get_config
 from sklearn.utils import check_array, gen_batches
 
 from ._random import check_random_state
+from ._validation import one_line_errors
 from .exceptions import NonFiniteOutputError
-from .kernels import check_kernel_matrix, one_line_errors
+from .kernels import check_kernel_matrix
 
 __all__ = [
     "NORMS",

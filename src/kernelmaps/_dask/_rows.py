@@ -44,7 +44,7 @@ from .._array_api import numpy_namespace
 from .._array_types import is_dask_array
 from .._rows import Parts, RowwiseWork, _stack, tree_reduce
 from .._task_settings import TaskSettings
-from ..kernels import one_line_errors
+from .._validation import one_line_errors
 from ._output import map_rows, shared
 from ._validation import is_sparse_array, zero_rows
 

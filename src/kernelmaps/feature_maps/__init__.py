@@ -5,14 +5,13 @@ from ._binning import RandomBinningFeatures
 from ._chi2 import AdditiveChi2Sampler, SkewedChi2Sampler
 from ._fourier import RandomFourierFeatures
 from ._maclaurin import CompactRandomFeatures, RandomMaclaurinFeatures
-from ._row_blocks import row_blocks
 from ._sketch import TensorSketch
 from ._structured import Fastfood, StructuredOrthogonalFeatures
 
 # Import order is registration order, the order in which messages name the maps that
 # handle a kernel: the data-independent maps first, then Nyström before IKA.
 # isort: split
-from ._nystroem import Nystroem, kernel_free_landmarks
+from ._nystroem import Nystroem
 
 # isort: split
 from ._ika import IKA
@@ -30,8 +29,6 @@ __all__ = [
     "SkewedChi2Sampler",
     "StructuredOrthogonalFeatures",
     "TensorSketch",
-    "kernel_free_landmarks",
     "maps_supporting",
     "register_feature_map",
-    "row_blocks",
 ]

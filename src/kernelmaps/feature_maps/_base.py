@@ -47,9 +47,11 @@ from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._parallel import n_threads, run_blocks
 from .._random import check_random_state
+from .._row_blocks import row_blocks, stack_csr_rows
 from .._rows import TILE_ROWS, Rows, RowwiseWork, rowwise, validated_rows
+from .._validation import one_line_errors
 from ..exceptions import NonFiniteOutputError
-from ..kernels import Kernel, one_line_errors
+from ..kernels import Kernel
 from ._numerics import (
     LIMITS_PAGE,
     ignore_fp_warnings,
@@ -58,7 +60,6 @@ from ._numerics import (
     non_finite_rows,
     row_list,
 )
-from ._row_blocks import row_blocks, stack_csr_rows
 
 __all__ = ["BaseFeatureMap", "maps_supporting", "register_feature_map"]
 

@@ -9,19 +9,14 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from .._row_blocks import row_blocks
 from .._rows import Rows
+from .._validation import StrictInterval
 from ..exceptions import NonFiniteOutputError
-from ..kernels import (
-    BinnableKernel,
-    Kernel,
-    StrictInterval,
-    kernel_parameter_constraints,
-    resolve_estimator_kernel,
-)
+from ..kernels import BinnableKernel, Kernel, kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import BaseFeatureMap, register_feature_map
 from ._binning_keys import grid_keys, out_of_range_rows
 from ._numerics import largest_magnitude
-from ._row_blocks import row_blocks
 
 __all__ = ["RandomBinningFeatures", "merge_bin_keys"]
 

@@ -24,12 +24,13 @@ from .._array_api import (
     to_namespace,
     to_numpy,
 )
+from .._row_blocks import row_blocks
 from .._rows import Rows
+from .._validation import StrictInterval
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     Kernel,
     ShiftInvariantKernel,
-    StrictInterval,
     check_kernel_matrix,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
@@ -50,7 +51,6 @@ from ._nystroem_normalization import (
     decreasing_eigenvalues,
     leading_vectors,
 )
-from ._row_blocks import row_blocks
 
 __all__ = ["IKA"]
 

@@ -20,11 +20,11 @@ from .._array_api import (
     to_numpy,
     warn_if_tf32,
 )
+from .._validation import StrictInterval
 from ..exceptions import NonFiniteOutputError
 from ..kernels import (
     DotProductKernel,
     Kernel,
-    StrictInterval,
     kernel_parameter_constraints,
     raw_squared_row_norms,
     resolve_estimator_kernel,

@@ -29,13 +29,12 @@ from .._array_api import (
     to_numpy,
 )
 from .._rows import Rows, as_rows
+from .._validation import StrictInterval, one_line_errors
 from ..kernels import (
     Kernel,
     LandmarkKernel,
-    StrictInterval,
     check_kernel_matrix,
     kernel_parameter_constraints,
-    one_line_errors,
     refuse_named_with_precomputed,
     resolve_estimator_kernel,
 )
@@ -43,16 +42,15 @@ from ..sampling import (
     LANDMARK_METHODS,
     draw_landmarks,
     finish_landmarks,
+    kernel_free_landmarks,
 )
 from ._base import BaseFeatureMap, register_feature_map
 from ._numerics import ignore_fp_warnings
 from ._nystroem_kernels import _callable_gram, _PrecomputedIndexKernel, landmark_kernel
 from ._nystroem_normalization import symmetric_normalization
 
-__all__ = ["KERNEL_FREE_LANDMARK_METHODS", "Nystroem", "kernel_free_landmarks"]
+__all__ = ["Nystroem"]
 
-#: The landmark methods whose choice does not depend on the kernel (nor on its parameters).
-KERNEL_FREE_LANDMARK_METHODS = ("uniform", "kmeans")
 
 #: Largest row block of a transform: ``(block, m) @ (m, m)`` GEMMs of 2048 rows run at the
 #: GEMM's full speed, and a ``2048 x m`` block (64 MiB in float64 at m = 4096) stays small
@@ -538,19 +536,6 @@ class Nystroem(BaseFeatureMap):
         else:
             K = kernel_block(X)
         self._project_into(K, constants.normalization, out)
-
-
-def kernel_free_landmarks(landmarks: Any) -> bool:
-    """Whether landmarks chosen by ``landmarks`` (a method name or the landmarks given)
-    do not depend on the kernel: uniform draws, k-means centres, an array.
-
-    Examples
-    --------
-    >>> from kernelmaps.feature_maps._nystroem import kernel_free_landmarks
-    >>> kernel_free_landmarks("kmeans"), kernel_free_landmarks("leverage")
-    (True, False)
-    """
-    return not isinstance(landmarks, str) or landmarks in KERNEL_FREE_LANDMARK_METHODS
 
 
 def _landmark_gram(kernel: Any, components: Any, rows: Rows) -> Any:

@@ -13,11 +13,11 @@ import scipy.sparse as sp
 from .._array_api import get_namespace, host_dtype, is_numpy
 from .._array_extras import fft_pair
 from .._memory import check_memory
+from .._validation import StrictInterval
 from ..kernels import (
     HomogeneousPolynomial,
     Kernel,
     Polynomial,
-    StrictInterval,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )

@@ -12,17 +12,17 @@ defaults (those of the kernel class, e.g. :class:`~kernelmaps.kernels.Polynomial
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Iterable, Mapping
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
+from sklearn.utils._param_validation import InvalidParameterError, StrOptions
 
 from .._array_api import get_namespace, host_dtype, supports_float64
 from .._suggest import did_you_mean
+from .._validation import StrictInterval
 from ..exceptions import NonFiniteOutputError
 from ._base import (
     AMBIGUOUS_NAMES,
@@ -41,75 +41,10 @@ __all__ = [
     "check_kernel_matrix",
     "kernel_from_params",
     "kernel_parameter_constraints",
-    "one_line_errors",
     "refuse_named_with_precomputed",
     "resolve_estimator_kernel",
     "scale_gamma",
 ]
-
-
-@contextmanager
-def one_line_errors(owner: str | None = None) -> Iterator[None]:
-    """Re-raise scikit-learn's multi-line ``ValueError`` of input validation as one line.
-
-    ``check_array`` explains NaN input and 1D input over several lines (the second one
-    printing the whole array); every bad input of kernelmaps gets one line naming the
-    problem and the fix.  ``owner`` names the estimator in the NaN message.  numpy's
-    floating-point warnings are silenced inside (the finiteness check sums the input
-    first, and ``inf + -inf`` warns before the input is refused with its message).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.utils import check_array
-    >>> from kernelmaps.kernels import one_line_errors
-    >>> with one_line_errors():
-    ...     check_array(np.arange(3.0))
-    Traceback (most recent call last):
-    ...
-    ValueError: Expected 2D array, got 1D array instead. Reshape your data either ...
-    """
-    try:
-        with np.errstate(over="ignore", invalid="ignore"):
-            yield
-    except ValueError as error:
-        message = str(error)
-        if type(error) is not ValueError or "\n" not in message.strip():
-            raise
-        lines = [line.strip() for line in message.strip().splitlines()]
-        first = lines[0].rstrip(".:")
-        if "contains NaN" in first:
-            who = f"{owner} does" if owner else "kernelmaps does"
-            text = (
-                f"{first}: {who} not accept missing values; impute them (e.g. with "
-                "sklearn.impute.SimpleImputer) or drop those rows."
-            )
-        else:
-            rest = [line for line in lines[1:] if line and not line.startswith("array=")]
-            text = ". ".join([first, " ".join(rest)]) if rest else f"{first}."
-        raise ValueError(text) from None
-
-
-class StrictInterval(Interval):
-    """scikit-learn's ``Interval``, refusing booleans.
-
-    ``True`` is an ``Integral`` (and a ``Real``) to Python, so scikit-learn's interval
-    accepts ``n_components=True`` as 1; every estimator of kernelmaps refuses it with the
-    usual "must be an int in the range ..." message.
-
-    Examples
-    --------
-    >>> from numbers import Integral
-    >>> from kernelmaps.kernels import StrictInterval
-    >>> constraint = StrictInterval(Integral, 1, None, closed="left")
-    >>> constraint.is_satisfied_by(3), constraint.is_satisfied_by(True)
-    (True, False)
-    """
-
-    def is_satisfied_by(self, val: Any) -> bool:
-        if isinstance(val, (bool, np.bool_)):
-            return False
-        return bool(super().is_satisfied_by(val))
 
 
 #: The named kernel parameters an estimator may take, with their constraints.  They are

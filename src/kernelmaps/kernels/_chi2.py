@@ -25,64 +25,18 @@ multiplicative histogram kernels. DAGM.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import get_namespace, is_numpy
+from .._array_api import is_numpy
+from .._validation import check_above, check_non_negative
 from ._array_blocks import coordinatewise_sum
 from ._base import Kernel, _check_positive, _per_row, register_kernel
 
 __all__ = ["AdditiveChi2", "ExponentiatedChi2", "HistogramIntersection", "SkewedChi2"]
-
-
-def _min_value(X: Any) -> float:
-    """The smallest entry of ``X`` (dense or sparse, any library); 0 when empty."""
-    if sp.issparse(X):
-        data_min = float(X.data.min()) if X.nnz else 0.0
-        has_zero = X.nnz < X.shape[0] * X.shape[1]
-        return min(data_min, 0.0) if has_zero else data_min
-    xp, _ = get_namespace(X)
-    return float(xp.min(X)) if math.prod(X.shape) else 0.0
-
-
-def check_non_negative(X: Any, owner: str) -> None:
-    """Refuse negative entries, naming the problem and the fix.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.kernels._chi2 import check_non_negative
-    >>> check_non_negative(np.array([[0.0, 1.0]]), "AdditiveChi2")  # passes silently
-    """
-    lowest = _min_value(X)
-    if not lowest >= 0:  # also catches NaN
-        raise ValueError(
-            f"Negative values in data passed to {owner}, which is defined on non-negative "
-            f"data (histograms): X has a value of {lowest:g}. Shift or rescale the data to "
-            "be non-negative, e.g. with sklearn.preprocessing.MinMaxScaler."
-        )
-
-
-def check_above(X: Any, bound: float, owner: str, name: str) -> None:
-    """Refuse entries ``<= bound`` (the skewed chi-squared kernel needs ``x > -c``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.kernels._chi2 import check_above
-    >>> check_above(np.array([[-0.5, 1.0]]), -1.0, "SkewedChi2", "skewedness")  # passes
-    """
-    lowest = _min_value(X)
-    if not lowest > bound:
-        raise ValueError(
-            f"Negative values in data passed to {owner} reach {lowest:g}; X may not contain "
-            f"entries smaller than -{name} (nor equal to it): every value of X must be "
-            f"greater than -{name} = {bound:g}. Increase {name} or shift the data."
-        )
 
 
 def _row_sums(xp: Any, X: Any) -> Any:

@@ -37,9 +37,10 @@ import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
 from .._array_api import is_numpy
+from .._validation import check_non_negative
 from ._array_blocks import coordinatewise_sum
 from ._base import Kernel, _check_positive, _finite_number, _per_row, register_kernel
-from ._chi2 import check_non_negative, chi2_distance
+from ._chi2 import chi2_distance
 from ._dot_product import gram, squared_norms
 
 __all__ = ["Cosine", "Linear", "NegativeChi2", "Sigmoid"]

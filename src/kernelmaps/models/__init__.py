@@ -9,7 +9,7 @@
   preconditioner, the matvec ``K_nm^T (K_nm v)`` and their composition, which
   :class:`NystroemKernelRidge` solves with :func:`conjugate_gradient`.
 * :class:`RidgeStatistics` -- the mergeable sufficient statistics of a primal ridge fit
-  (the solves are pure functions of them, in ``kernelmaps.models._ridge_solvers``).
+  (the solves are pure functions of them, in ``kernelmaps.models._ridge._solvers``).
 * :class:`FeatureRidgeCV`, :class:`FeatureRidgeClassifierCV` -- ``gamma``, ``alpha`` and
   the number of features chosen by GCV, leave-one-out, the evidence or exact K-fold, in
   one pass over the rows per batch of bandwidths.
@@ -23,17 +23,17 @@
   linear classifiers).
 """
 
-from ._budget import BudgetRow, FeatureBudget, feature_budget
-from ._cg import CGResult, conjugate_gradient
+from ._budget._feature_budget import BudgetRow, FeatureBudget, feature_budget
+from ._budget._statistical_dimension import StatisticalDimension, statistical_dimension
 from ._classifiers import FeatureRidgeClassifier
-from ._falkon import FalkonPreconditioner, FalkonSolver, NystroemMatvec
+from ._falkon._cg import CGResult, conjugate_gradient
+from ._falkon._solver import FalkonPreconditioner, FalkonSolver, NystroemMatvec
 from ._feature_ridge import FeatureRidge
 from ._feature_ridge_cv import FeatureRidgeClassifierCV, FeatureRidgeCV
 from ._kernel_ridge import KernelRidge
 from ._nystroem_ridge import NystroemKernelRidge
 from ._nystroem_ridge_cv import NystroemKernelRidgeCV
 from ._ridge_statistics import RidgeStatistics
-from ._statistical_dimension import StatisticalDimension, statistical_dimension
 
 __all__ = [
     "BudgetRow",

@@ -25,8 +25,9 @@ from .._array_api import (
 )
 from .._array_types import is_dask_array
 from .._rows import Rows, validated_rows
+from .._validation import one_line_errors
 from ..exceptions import NonFiniteOutputError
-from ..kernels import Kernel, check_kernel_matrix, one_line_errors
+from ..kernels import Kernel, check_kernel_matrix
 
 __all__ = [
     "FLOAT_DTYPES",

@@ -52,7 +52,7 @@ from .._array_api import check_place, get_namespace, to_numpy
 from .._rows import rowwise
 from .._streamed_rows import stream_rows
 from ._base import classification_rows
-from ._ridge_pass import checked_weights
+from ._ridge._pass import checked_weights
 from ._streaming_ridge import _StreamingRidgeMixin
 
 __all__ = ["FeatureRidgeClassifier"]

@@ -7,7 +7,7 @@ and ``Z^T W y``); the ``n x D`` feature matrix ``Z`` is never held whole, so the
 ``O(D^2 + block * D)`` whatever ``n`` is.  With fewer rows than features it holds ``Z``
 and solves the same problem through the ``n x n`` kernel matrix ``Z Z^T`` (the dual),
 memory ``O(n D + n^2)``.  The solves are pure functions of the statistics or of the
-kernel matrix (``kernelmaps.models._ridge_solvers``).
+kernel matrix (``kernelmaps.models._ridge._solvers``).
 
 Where the rows are.  With scikit-learn's ``array_api_dispatch`` on, an ``X`` of another
 library (PyTorch, CuPy, ...) is fitted on its device: the map, the statistics and the
@@ -31,7 +31,7 @@ from .._array_api import (
 from .._rows import rowwise
 from .._streamed_rows import stream_rows
 from ._base import regression_rows
-from ._ridge_pass import (
+from ._ridge._pass import (
     checked_weights,
 )
 from ._streaming_ridge import _StreamingRidgeMixin

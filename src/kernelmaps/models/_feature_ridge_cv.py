@@ -2,7 +2,7 @@
 chosen in one pass over the rows per batch of bandwidths.
 
 :class:`FeatureRidgeCV` and :class:`FeatureRidgeClassifierCV` search ``gamma x
-n_components x alpha`` with :class:`~._ridge_search.RidgeSearch`: every bandwidth of a
+n_components x alpha`` with :class:`~._search._batches.RidgeSearch`: every bandwidth of a
 batch is one fitted map whose features go to the statistics of one pass; every number of
 features is a block of those statistics; every penalty comes from one eigendecomposition;
 K-fold splits are statistics per fold.  The final model is solved from the statistics of
@@ -32,10 +32,10 @@ from ..feature_maps import RandomFourierFeatures
 from ._base import classification_rows, regression_rows
 from ._classifiers import FeatureRidgeClassifier
 from ._feature_ridge import FeatureRidge
-from ._ridge_pass import RowWork, checked_weights
-from ._ridge_path import REGRESSION_SCORINGS
-from ._ridge_search import RidgeSearch, SearchSpec
-from ._search_pass import SearchWork
+from ._ridge._pass import RowWork, checked_weights
+from ._ridge._path import REGRESSION_SCORINGS
+from ._search._batches import RidgeSearch, SearchSpec
+from ._search._pass import SearchWork
 
 __all__ = ["FeatureRidgeCV", "FeatureRidgeClassifierCV"]
 

@@ -17,9 +17,10 @@ from .._array_api import get_namespace, is_numpy, to_numpy
 from .._array_extras import cholesky, solve_triangular
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
+from .._row_blocks import row_blocks
 from .._rows import as_rows, rowwise
-from ..feature_maps import row_blocks
-from ..kernels import StrictInterval, kernel_parameter_constraints, resolve_estimator_kernel
+from .._validation import StrictInterval
+from ..kernels import kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import (
     KernelLike,
     KernelRegressorMixin,
@@ -28,7 +29,7 @@ from ._base import (
 )
 from ._checks import check_solution
 from ._device import Placement, array_kernel_matrix, diagonal, plus_diagonal
-from ._ridge_solvers import cholesky_solve_clear, ridge_inverse, rounding_level
+from ._ridge._solvers import cholesky_solve_clear, ridge_inverse, rounding_level
 
 __all__ = ["EXACT_MEMORY_WARNING_BYTES", "KernelRidge"]
 

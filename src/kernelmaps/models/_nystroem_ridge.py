@@ -20,14 +20,14 @@ from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._progress import Progress
 from .._random import check_random_state
+from .._row_blocks import row_blocks
 from .._rows import Rows, rowwise
 from .._streamed_rows import stream_rows
-from ..feature_maps import row_blocks
+from .._validation import StrictInterval
 from ..kernels import (
     Gaussian,
     Kernel,
     LandmarkKernel,
-    StrictInterval,
     kernel_parameter_constraints,
     resolve_estimator_kernel,
 )
@@ -40,7 +40,7 @@ from ._base import (
 )
 from ._checks import check_solution
 from ._device import Placement, array_kernel_matrix
-from ._falkon import (
+from ._falkon._solver import (
     FalkonPreconditioner,
     FalkonSolver,
     RowsMatvec,
@@ -201,7 +201,7 @@ class NystroemKernelRidge(
     rows: blocks within ``cache_size`` are computed once (in the same pass as
     ``K_nm^T y``) and kept, the others are recomputed.  Jitter only changes the
     preconditioner, never the solution.  The pieces are objects of
-    ``kernelmaps.models._falkon``: ``FalkonPreconditioner`` (``T``, ``A``),
+    ``kernelmaps.models._falkon._solver``: ``FalkonPreconditioner`` (``T``, ``A``),
     ``NystroemMatvec`` (the ``K_nm`` blocks and ``K_nm^T K_nm V``) and ``FalkonSolver``
     (their composition for :func:`~kernelmaps.models.conjugate_gradient`).
 

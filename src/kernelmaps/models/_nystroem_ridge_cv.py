@@ -2,7 +2,7 @@
 landmarks chosen by the search of :class:`FeatureRidgeCV`.
 
 :class:`NystroemKernelRidgeCV` is :class:`FeatureRidgeCV` on the nested Nyström features
-of :mod:`._nested_nystroem` (``Z = K_nm L^{-T}``, every number of landmarks a block of
+of :mod:`._search._nested_nystroem` (``Z = K_nm L^{-T}``, every number of landmarks a block of
 the statistics of one pass), its final model turned into the
 :class:`NystroemKernelRidge` it equals (``c = L^{-T} w``), or refitted by FALKON's
 conjugate gradient at more landmarks than the exact search holds.
@@ -22,17 +22,14 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._memory import available_memory
 from .._rows import Rows
-from ..kernels import (
-    StrictInterval,
-    get_kernel_class,
-    kernel_parameter_constraints,
-)
+from .._validation import StrictInterval
+from ..kernels import get_kernel_class, kernel_parameter_constraints
 from ..sampling import LANDMARK_METHODS
 from ._base import regression_rows
 from ._feature_ridge_cv import FeatureRidgeCV, _RidgeSearchCV
-from ._nested_nystroem import NestedNystroem, n_given
 from ._nystroem_ridge import NystroemKernelRidge
-from ._ridge_search import Best, RidgeSearch
+from ._search._batches import Best, RidgeSearch
+from ._search._nested_nystroem import NestedNystroem, n_given
 
 __all__ = ["NystroemKernelRidgeCV"]
 

@@ -22,14 +22,14 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import accumulator_dtype, is_numpy, namespace_of, to_numpy
+from .._array_api import accumulator_dtype, get_namespace, is_numpy, to_numpy
 
 __all__ = ["RidgeStatistics"]
 
 
 def _namespace(a: Any) -> Any:
-    """NumPy for a NumPy array, else the array's namespace."""
-    return np if isinstance(a, np.ndarray) else namespace_of(a)
+    """The namespace of the array ``a`` (NumPy's for a NumPy array)."""
+    return get_namespace(a)[0]
 
 
 def _outer(a: Any, b: Any) -> Any:
@@ -39,11 +39,9 @@ def _outer(a: Any, b: Any) -> Any:
 
 def _copy(value: Any) -> Any:
     """A copy of an array of any namespace; other values as they are."""
-    if isinstance(value, np.ndarray):
-        return value.copy()
     if isinstance(value, (bool, int, float)) or value is None:
         return value
-    return namespace_of(value).asarray(value, copy=True)
+    return _namespace(value).asarray(value, copy=True)
 
 
 def as_float64(Z: Any) -> Any:
@@ -287,7 +285,7 @@ class RidgeStatistics:
     def _add_moved(self, gram: Any, cross: Any, sum_z: Any, s: Any, Yc: Any, w: Any) -> None:
         """Add the products of rows about ``s_z - s`` (``gram``, ``cross``, ``sum_z``),
         moved to the shift ``s_z``: ``z - s_z = (z - (s_z - s)) - s``."""
-        total = float(w.sum()) if isinstance(w, np.ndarray) else _namespace(w).sum(w)
+        total = _namespace(w).sum(w)
         gram += total * _outer(s, s) - _outer(s, sum_z) - _outer(sum_z, s)
         cross -= _outer(s, w @ Yc)
         sum_z -= total * s

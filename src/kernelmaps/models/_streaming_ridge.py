@@ -34,11 +34,11 @@ from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._progress import Progress, RowCounter
 from .._rows import Rows, as_rows
+from .._validation import StrictInterval
 from ..feature_maps import RandomFourierFeatures
-from ..kernels import StrictInterval
 from ._base import as_row_sliceable, predict_in_blocks
 from ._checks import check_solution, check_statistics, check_sums
-from ._ridge_pass import (
+from ._ridge._pass import (
     RowWork,
     feature_row_blocks,
     feature_width,
@@ -47,7 +47,7 @@ from ._ridge_pass import (
     ridge_statistics,
     take_rows,
 )
-from ._ridge_solvers import dual_problem, solve_dual, solve_ridge
+from ._ridge._solvers import dual_problem, solve_dual, solve_ridge
 from ._ridge_statistics import RidgeStatistics
 
 __all__ = ["_StreamingRidgeMixin"]
@@ -470,7 +470,7 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
 
     def _solve(self, stats: RidgeStatistics, loo: Callable[[Any], np.ndarray] | None) -> Any:
         """Solve from the statistics ``stats`` (NumPy); ``loo`` (the pass over the rows
-        again, from :func:`~kernelmaps.models._ridge_pass.ridge_loo`) allows exact
+        again, from :func:`~kernelmaps.models._ridge._pass.ridge_loo`) allows exact
         leave-one-out.  The solve is reported without the time of that pass (which
         reports itself)."""
         progress = self._progress()

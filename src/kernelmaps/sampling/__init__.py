@@ -19,12 +19,14 @@
 from ._kernel_blocks import kernel_block, kernel_diagonal, work_dtype
 from ._landmark_finish import finish_landmarks
 from ._landmarks import (
+    KERNEL_FREE_LANDMARK_METHODS,
     KMEANS_MINIBATCH_THRESHOLD,
     LANDMARK_METHODS,
     LANDMARK_SAMPLE_SIZE,
     PREDRAWN_LANDMARK_METHODS,
     LandmarkDraw,
     draw_landmarks,
+    kernel_free_landmarks,
     landmark_sample_size,
     resolve_landmarks,
     select_landmarks,
@@ -48,6 +50,7 @@ from ._rpcholesky import (
 )
 
 __all__ = [
+    "KERNEL_FREE_LANDMARK_METHODS",
     "KMEANS_MINIBATCH_THRESHOLD",
     "LANDMARK_METHODS",
     "LANDMARK_SAMPLE_SIZE",
@@ -63,6 +66,7 @@ __all__ = [
     "finish_landmarks",
     "kernel_block",
     "kernel_diagonal",
+    "kernel_free_landmarks",
     "landmark_sample_size",
     "orthogonal_directions",
     "principal_axes",

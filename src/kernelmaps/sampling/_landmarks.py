@@ -87,12 +87,14 @@ from ._landmark_finish import finish_landmarks
 from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE
 
 __all__ = [
+    "KERNEL_FREE_LANDMARK_METHODS",
     "KMEANS_MINIBATCH_THRESHOLD",
     "LANDMARK_METHODS",
     "LANDMARK_SAMPLE_SIZE",
     "PREDRAWN_LANDMARK_METHODS",
     "LandmarkDraw",
     "draw_landmarks",
+    "kernel_free_landmarks",
     "landmark_rows",
     "landmark_sample_size",
     "resolve_landmarks",
@@ -106,6 +108,9 @@ LANDMARK_METHODS = ("uniform", "kmeans", "leverage", "rpcholesky")
 #: :func:`finish_landmarks` draws nothing more from the generator), so that the generator
 #: may serve other draws in between (IKA's centres and sample).
 PREDRAWN_LANDMARK_METHODS = ("uniform", "kmeans", "rpcholesky")
+
+#: The landmark methods whose choice does not depend on the kernel (nor on its parameters).
+KERNEL_FREE_LANDMARK_METHODS = ("uniform", "kmeans")
 
 #: Rows the methods other than uniform run on, at least (see :func:`landmark_sample_size`).
 LANDMARK_SAMPLE_SIZE = 100_000
@@ -547,3 +552,16 @@ def resolve_landmarks(
     )
     (sample,) = rows.read([draw.rows])
     return finish_landmarks(draw, sample, rng)
+
+
+def kernel_free_landmarks(landmarks: Any) -> bool:
+    """Whether landmarks chosen by ``landmarks`` (a method name or the landmarks given)
+    do not depend on the kernel: uniform draws, k-means centres, an array.
+
+    Examples
+    --------
+    >>> from kernelmaps.sampling import kernel_free_landmarks
+    >>> kernel_free_landmarks("kmeans"), kernel_free_landmarks("leverage")
+    (True, False)
+    """
+    return not isinstance(landmarks, str) or landmarks in KERNEL_FREE_LANDMARK_METHODS

@@ -29,7 +29,7 @@ def row_blocks(n_rows: int, bytes_per_row: float, max_rows: int | None = None) -
 
     Examples
     --------
-    >>> from kernelmaps.feature_maps import row_blocks
+    >>> from kernelmaps._row_blocks import row_blocks
     >>> list(row_blocks(5, bytes_per_row=8.0, max_rows=2))
     [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
     """
@@ -51,7 +51,7 @@ def cache_block_rows(n_columns: int, n_features: int = 0) -> int:
 
     Examples
     --------
-    >>> from kernelmaps.feature_maps._row_blocks import cache_block_rows
+    >>> from kernelmaps._row_blocks import cache_block_rows
     >>> cache_block_rows(4096), cache_block_rows(64, n_features=784)
     (128, 8192)
     """
@@ -68,7 +68,7 @@ def stack_csr_rows(parts: list[sp.csr_matrix], n_columns: int) -> sp.csr_matrix:
     Examples
     --------
     >>> import scipy.sparse as sp
-    >>> from kernelmaps.feature_maps._row_blocks import stack_csr_rows
+    >>> from kernelmaps._row_blocks import stack_csr_rows
     >>> parts = [sp.csr_matrix([[1.0, 0.0]]), sp.csr_matrix([[0.0, 2.0], [3.0, 0.0]])]
     >>> stack_csr_rows(parts, 2).toarray()
     array([[1., 0.],

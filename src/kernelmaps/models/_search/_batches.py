@@ -1,8 +1,8 @@
 """The search over bandwidths, penalties and numbers of features, pass by pass.
 
 :class:`RidgeSearch` evaluates a batch of bandwidths in one pass over the rows
-(:mod:`._search_pass`), then scores every number of features and every penalty of each
-from the statistics (:mod:`._ridge_path`): the criteria of one fit (GCV, the evidence,
+(:mod:`._pass`), then scores every number of features and every penalty of each
+from the statistics (:mod:`.._ridge._path`): the criteria of one fit (GCV, the evidence,
 exact leave-one-out with one more pass) or exact K-fold (the squared-error scorings from
 the statistics of the folds; accuracy with one more pass).  It keeps one row of results
 per candidate ``(gamma, n_components, alpha)`` and the statistics of the best one, from
@@ -20,13 +20,13 @@ import numpy as np
 from sklearn import config_context
 from sklearn.base import clone
 
-from .._array_api import is_numpy, to_numpy
-from .._memory import available_memory
-from .._progress import Progress, counted_pass
-from .._rows import Rows
-from ._checks import check_statistics
-from ._ridge_pass import ZERO_WEIGHTS, feature_width, map_features
-from ._ridge_path import (
+from ..._array_api import is_numpy, to_numpy
+from ..._memory import available_memory
+from ..._progress import Progress, counted_pass
+from ..._rows import Rows
+from .._checks import check_statistics
+from .._ridge._pass import ZERO_WEIGHTS, feature_width, map_features
+from .._ridge._path import (
     auto_alphas,
     fold_squared_errors,
     fold_weights,
@@ -35,9 +35,9 @@ from ._ridge_path import (
     regression_scores,
     train_statistics,
 )
-from ._ridge_solvers import eigen_ridge, gcv_errors, loo_combine, loo_terms
-from ._ridge_statistics import RidgeStatistics
-from ._search_pass import Candidate, SearchWork, Width, merge_nested
+from .._ridge._solvers import eigen_ridge, gcv_errors, loo_combine, loo_terms
+from .._ridge_statistics import RidgeStatistics
+from ._pass import Candidate, SearchWork, Width, merge_nested
 
 __all__ = ["Best", "RidgeSearch", "SearchSpec"]
 

@@ -1,11 +1,11 @@
 """The scores of every ridge penalty from statistics: the criteria and exact K-fold.
 
 For a fixed feature map, every penalty ``alpha`` comes from one eigendecomposition of the
-(centred) Gram matrix ``G = V diag(l) V^T`` (:func:`~._ridge_solvers.eigen_ridge`):
+(centred) Gram matrix ``G = V diag(l) V^T`` (:func:`~._solvers.eigen_ridge`):
 
 * the criteria of one fit on all the rows: generalized cross-validation
-  (:func:`~._ridge_solvers.gcv_errors`), the log evidence (:func:`log_evidence`) and exact
-  leave-one-out (:func:`~._ridge_solvers.loo_errors`, one more pass over the rows);
+  (:func:`~._solvers.gcv_errors`), the log evidence (:func:`log_evidence`) and exact
+  leave-one-out (:func:`~._solvers.loo_errors`, one more pass over the rows);
 * exact K-fold cross-validation from the statistics of each fold: the model of fold ``k``
   is solved from the statistics of the other folds (merged exactly,
   :meth:`RidgeStatistics.merge`) and its squared error on fold ``k`` is a quadratic form
@@ -24,8 +24,8 @@ import math
 import numpy as np
 import scipy.sparse.linalg
 
-from ._ridge_solvers import EigenRidge, _problem, eigen_ridge, solve_cholesky
-from ._ridge_statistics import RidgeStatistics
+from .._ridge_statistics import RidgeStatistics
+from ._solvers import EigenRidge, _problem, eigen_ridge, solve_cholesky
 
 __all__ = [
     "REGRESSION_SCORINGS",
@@ -55,7 +55,7 @@ def largest_eigenvalue(stats: RidgeStatistics, fit_intercept: bool) -> float:
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_path import largest_eigenvalue
+    >>> from kernelmaps.models._ridge._path import largest_eigenvalue
     >>> stats = RidgeStatistics(2, 1).update(np.diag([3.0, 1.0]), np.ones((2, 1)), np.ones(2))
     >>> round(largest_eigenvalue(stats, False), 9)
     9.0
@@ -83,7 +83,7 @@ def auto_alphas(
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_path import auto_alphas
+    >>> from kernelmaps.models._ridge._path import auto_alphas
     >>> stats = RidgeStatistics(1, 1).update(np.full((1, 1), 10.0), np.ones((1, 1)), np.ones(1))
     >>> auto_alphas(stats, False)[[0, -1]].tolist()
     [1e-10, 100.0]
@@ -125,8 +125,8 @@ def log_evidence(
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_path import log_evidence
-    >>> from kernelmaps.models._ridge_solvers import eigen_ridge
+    >>> from kernelmaps.models._ridge._path import log_evidence
+    >>> from kernelmaps.models._ridge._solvers import eigen_ridge
     >>> rng = np.random.default_rng(0)
     >>> Z = rng.normal(size=(200, 3))
     >>> stats = RidgeStatistics(3, 1).update(Z, Z[:, :1] + 0.1 * rng.normal(size=(200, 1)),
@@ -153,7 +153,7 @@ def merge_all(parts: list[RidgeStatistics]) -> RidgeStatistics:
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_path import merge_all
+    >>> from kernelmaps.models._ridge._path import merge_all
     >>> one = RidgeStatistics(1, 1).update(np.ones((2, 1)), np.ones((2, 1)), np.ones(2))
     >>> merge_all([one, one.copy(), one.copy()]).n_samples
     6
@@ -208,7 +208,7 @@ def fold_squared_errors(
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_path import fold_squared_errors
+    >>> from kernelmaps.models._ridge._path import fold_squared_errors
     >>> Z = np.arange(8.0).reshape(4, 2); y = Z @ np.array([[1.0], [-1.0]]) + Z[:, :1] ** 2
     >>> a = RidgeStatistics(2, 1).update(Z[:2], y[:2], np.ones(2))
     >>> b = RidgeStatistics(2, 1).update(Z[2:], y[2:], np.ones(2))
@@ -234,7 +234,7 @@ def regression_scores(errors: FoldErrors, scoring: str) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._ridge_path import FoldErrors, regression_scores
+    >>> from kernelmaps.models._ridge._path import FoldErrors, regression_scores
     >>> errors = FoldErrors(np.array([[1.0], [4.0]]), np.array([8.0]), 4.0)
     >>> regression_scores(errors, "r2").tolist()
     [0.875, 0.5]
@@ -270,7 +270,7 @@ def fold_weights(
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_path import fold_weights
+    >>> from kernelmaps.models._ridge._path import fold_weights
     >>> stats = RidgeStatistics(1, 1).update(np.ones((1, 1)), np.ones((1, 1)), np.ones(1))
     >>> W, b = fold_weights(stats, np.array([1.0, 3.0]), False)
     >>> W.round(12).tolist(), b.round(12).tolist()
@@ -293,7 +293,7 @@ def train_weights(
     """The ridge weights of the rows of ``train`` for every penalty, and their means.
 
     ``W[:, j, :] = (G + alpha_j I)^{-1} C`` from the (centred) statistics: a Cholesky
-    factorization per penalty (:func:`~._ridge_solvers.solve_cholesky`, which falls back
+    factorization per penalty (:func:`~._solvers.solve_cholesky`, which falls back
     to the eigendecomposition for a penalty below the rounding level), or, for
     :data:`EIGEN_FROM` penalties or more, one eigendecomposition for all of them
     (``W = V diag(1 / (l + alpha)) V^T C``).  The same solutions to rounding.
@@ -308,7 +308,7 @@ def train_weights(
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_path import train_weights
+    >>> from kernelmaps.models._ridge._path import train_weights
     >>> stats = RidgeStatistics(1, 1).update(np.ones((1, 1)), np.ones((1, 1)), np.ones(1))
     >>> train_weights(stats, np.array([1.0, 3.0]), False)[0].ravel().round(12).tolist()
     [0.5, 0.25]

@@ -6,7 +6,7 @@
 ``working_memory``, so that a part never holds its whole ``Z``), merged by
 :meth:`RidgeStatistics.merge` (the exact Chan-Golub-LeVeque update) in the fixed tree of
 :func:`kernelmaps._rows.tree_reduce`; exact leave-one-out maps every part again to its
-partial sums (:func:`~kernelmaps.models._ridge_solvers.loo_block_sums`), added in the same
+partial sums (:func:`~kernelmaps.models._ridge._solvers.loo_block_sums`), added in the same
 tree.  In memory the rows are one part and the pass is the loop over its row blocks; on a
 Dask array each chunk is a part, computed where it lives.
 
@@ -37,7 +37,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _assert_all_finite, _check_sample_weight
 
-from .._array_api import (
+from ..._array_api import (
     accumulator_dtype,
     dispatch_enabled,
     fitted_array,
@@ -47,15 +47,15 @@ from .._array_api import (
     to_namespace,
     to_numpy,
 )
-from .._array_types import is_dask_array
-from .._progress import Progress, counted_pass
-from .._rows import Rows
-from ..feature_maps import row_blocks
-from ..kernels import one_line_errors
-from ._base import as_row_sliceable
-from ._checks import check_sample_weight, check_weight_values
-from ._ridge_solvers import LooTerms, loo_block_sums, loo_combine
-from ._ridge_statistics import RidgeStatistics
+from ..._array_types import is_dask_array
+from ..._progress import Progress, counted_pass
+from ..._row_blocks import row_blocks
+from ..._rows import Rows
+from ..._validation import one_line_errors
+from .._base import as_row_sliceable
+from .._checks import check_sample_weight, check_weight_values
+from .._ridge_statistics import RidgeStatistics
+from ._solvers import LooTerms, loo_block_sums, loo_combine
 
 __all__ = [
     "RIDGE_BLOCK_ROWS",
@@ -300,7 +300,7 @@ def ridge_statistics(
 def ridge_loo(
     rows: Rows, work: RowWork, Y: Any, w: Any, progress: Progress | None = None
 ) -> Callable[[LooTerms], np.ndarray]:
-    """``loo(terms)`` for :func:`~kernelmaps.models._ridge_solvers.solve_ridge`: the
+    """``loo(terms)`` for :func:`~kernelmaps.models._ridge._solvers.solve_ridge`: the
     second pass (reported to ``progress`` as ``"leave-one-out"``), its sums added in the
     fixed tree (on the rows' device, the totals then copied to the host)."""
     import functools
@@ -327,7 +327,7 @@ def feature_width(feature_map: Any) -> int | None:
     >>> import numpy as np
     >>> from sklearn.preprocessing import StandardScaler
     >>> from kernelmaps import RandomFourierFeatures
-    >>> from kernelmaps.models._ridge_pass import feature_width
+    >>> from kernelmaps.models._ridge._pass import feature_width
     >>> X = np.zeros((4, 3))
     >>> feature_width(RandomFourierFeatures(n_components=10).fit(X))
     10

@@ -1,7 +1,7 @@
 """``feature_budget``: how many features the data needs, by the bounds and as measured.
 
-The statistical dimension of the data (``kernelmaps.models._statistical_dimension``), the
-counts the bounds of ``kernelmaps.models._budget_bounds`` give for it, and, with
+The statistical dimension of the data (``kernelmaps.models._budget._statistical_dimension``), the
+counts the bounds of ``kernelmaps.models._budget._bounds`` give for it, and, with
 ``measure=True``, the count at which each map of the library reaches the error asked on a
 sample of the rows.
 """
@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 from scipy.spatial.distance import pdist
 
-from .._random import check_random_state
-from ..feature_maps import Nystroem, RandomFourierFeatures
-from ..kernels import Cauchy, Gaussian, Kernel, Laplacian, Matern, ShiftInvariantKernel
-from ..metrics import feature_map_error, kernel_errors_from_features
-from . import _budget_bounds as bounds
+from ..._random import check_random_state
+from ...feature_maps import Nystroem, RandomFourierFeatures
+from ...kernels import Cauchy, Gaussian, Kernel, Laplacian, Matern, ShiftInvariantKernel
+from ...metrics import feature_map_error, kernel_errors_from_features
+from . import _bounds as bounds
 from ._statistical_dimension import (
     check_budget_arguments,
     resolve_budget_kernel,
@@ -226,7 +226,7 @@ def spectral_second_moment(kernel: Kernel, d: int) -> float | None:
     Examples
     --------
     >>> from kernelmaps.kernels import Gaussian, Matern
-    >>> from kernelmaps.models._budget import spectral_second_moment
+    >>> from kernelmaps.models._budget._feature_budget import spectral_second_moment
     >>> spectral_second_moment(Gaussian(gamma=0.5), 3), spectral_second_moment(Matern(
     ...     nu=2.0, gamma=0.5), 3)
     (3.0, 6.0)
@@ -370,7 +370,7 @@ def measure_features(
     --------
     >>> import numpy as np
     >>> from kernelmaps.kernels import Gaussian
-    >>> from kernelmaps.models._budget import measure_features
+    >>> from kernelmaps.models._budget._feature_budget import measure_features
     >>> S = np.random.default_rng(0).normal(size=(200, 2))
     >>> D, trace = measure_features("nystroem-uniform", S, Gaussian(gamma=0.5), 0.1,
     ...                             "spectral", seed=0)
@@ -399,7 +399,7 @@ def kernel_norm(S: np.ndarray, kernel: Kernel, norm: str) -> float:
     --------
     >>> import numpy as np
     >>> from kernelmaps.kernels import Gaussian
-    >>> from kernelmaps.models._budget import kernel_norm
+    >>> from kernelmaps.models._budget._feature_budget import kernel_norm
     >>> round(kernel_norm(np.zeros((3, 2)), Gaussian(gamma=1.0), "spectral"), 12)  # all ones
     3.0
     """
@@ -538,7 +538,7 @@ def feature_budget(
 
     Notes
     -----
-    The bounds (derivations in ``kernelmaps.models._budget_bounds``; ``D`` output
+    The bounds (derivations in ``kernelmaps.models._budget._bounds``; ``D`` output
     features of the ``cos_sin`` map, ``L = D / 2`` frequencies; ``m`` landmarks; ``s`` the
     upper end of the interval of the statistical dimension):
 

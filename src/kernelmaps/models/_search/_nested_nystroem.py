@@ -38,14 +38,13 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._estimator_repr import CompactArrayReprMixin
-from .._memory import check_memory
-from .._random import check_random_state
-from .._rows import Rows, as_rows
-from ..feature_maps import kernel_free_landmarks
-from ..kernels import resolve_estimator_kernel
-from ..sampling import draw_landmarks, finish_landmarks, rpcholesky
-from ._nystroem_ridge import _landmark_kernel
+from ..._estimator_repr import CompactArrayReprMixin
+from ..._memory import check_memory
+from ..._random import check_random_state
+from ..._rows import Rows, as_rows
+from ...kernels import resolve_estimator_kernel
+from ...sampling import draw_landmarks, finish_landmarks, kernel_free_landmarks, rpcholesky
+from .._nystroem_ridge import _landmark_kernel
 
 __all__ = [
     "PIVOT_RTOL",
@@ -76,7 +75,7 @@ def ordered_cholesky(K: np.ndarray, rtol: float = PIVOT_RTOL) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._nested_nystroem import ordered_cholesky
+    >>> from kernelmaps.models._search._nested_nystroem import ordered_cholesky
     >>> K = np.array([[4.0, 2.0, 4.0], [2.0, 2.0, 2.0], [4.0, 2.0, 4.0]])  # 3rd = 1st
     >>> L = ordered_cholesky(K)
     >>> L[:, 2].tolist(), bool(np.allclose(L[:2, :2] @ L[:2, :2].T, K[:2, :2]))
@@ -271,7 +270,7 @@ class NestedNystroem(TransformerMixin, CompactArrayReprMixin, BaseEstimator):
 
     def _leading(self, n_components: int) -> tuple[np.ndarray, float, NestedNystroem]:
         """The columns, weight and fitted map of the first ``n_components`` landmarks
-        (the hook of :meth:`~kernelmaps.models._ridge_search.RidgeSearch.candidates`)."""
+        (the hook of :meth:`~kernelmaps.models._search._batches.RidgeSearch.candidates`)."""
         check_is_fitted(self, "inverse_factor_")
         k = min(int(n_components), self.components_.shape[0])
         leading = copy.copy(self)

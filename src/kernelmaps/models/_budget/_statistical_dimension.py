@@ -51,9 +51,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
-from .._random import check_random_state
-from ..kernels import Kernel, kernel_from_params, one_line_errors
-from ..sampling import rpcholesky
+from ..._random import check_random_state
+from ..._validation import one_line_errors
+from ...kernels import Kernel, kernel_from_params
+from ...sampling import rpcholesky
 
 __all__ = [
     "SampleSpectrum",
@@ -89,7 +90,7 @@ class SampleSpectrum:
         Examples
         --------
         >>> import numpy as np
-        >>> from kernelmaps.models._statistical_dimension import SampleSpectrum
+        >>> from kernelmaps.models._budget._statistical_dimension import SampleSpectrum
         >>> SampleSpectrum(np.array([3.0, 1.0]), np.zeros(2), 2, 2, True).interval(1.0)
         (1.25, 1.25)
         """
@@ -149,7 +150,7 @@ def check_budget_arguments(
 
     Examples
     --------
-    >>> from kernelmaps.models._statistical_dimension import check_budget_arguments
+    >>> from kernelmaps.models._budget._statistical_dimension import check_budget_arguments
     >>> check_budget_arguments(1, 100)
     (1.0, 100, 0.5, 0.5)
     """
@@ -178,7 +179,7 @@ def resolve_budget_kernel(
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._statistical_dimension import resolve_budget_kernel
+    >>> from kernelmaps.models._budget._statistical_dimension import resolve_budget_kernel
     >>> resolve_budget_kernel(np.zeros((3, 4)), "rbf", None, None, "f")[1]
     Gaussian(gamma=0.25)
     """
@@ -204,7 +205,7 @@ def sample_rows(X: Any, n_samples: int, rng: np.random.Generator) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._statistical_dimension import sample_rows
+    >>> from kernelmaps.models._budget._statistical_dimension import sample_rows
     >>> sample_rows(np.arange(20.0).reshape(10, 2), 4, np.random.default_rng(0)).shape
     (4, 2)
     """
@@ -230,7 +231,7 @@ def sample_spectrum(
     --------
     >>> import numpy as np
     >>> from kernelmaps.kernels import Gaussian
-    >>> from kernelmaps.models._statistical_dimension import sample_spectrum
+    >>> from kernelmaps.models._budget._statistical_dimension import sample_spectrum
     >>> S = np.random.default_rng(0).normal(size=(400, 2))
     >>> spectrum = sample_spectrum(S, Gaussian(gamma=0.1), [1.0], np.random.default_rng(0))
     >>> lo, hi = spectrum.interval(1.0)
@@ -282,7 +283,7 @@ def statistical_dimension(
     penalty in the scale of :class:`KernelRidge` (``min sum (y - f)^2 + alpha |f|^2``, the
     ``lambda`` of Avron et al. 2017).  Estimated on a uniform sample of ``n_s = min(n,
     n_samples)`` rows as ``s_{alpha n_s / n}(K_{n_s})``, bracketed by randomly pivoted
-    Cholesky; see ``kernelmaps.models._statistical_dimension`` for the scaling, the
+    Cholesky; see ``kernelmaps.models._budget._statistical_dimension`` for the scaling, the
     interval and its proof.  Cost ``O(n_s r^2)`` for a factor of rank ``r``, at most
     ``O(n_s^3)``; never ``n x n``.
 

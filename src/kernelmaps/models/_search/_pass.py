@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import get_namespace, is_numpy, placed, to_namespace, to_numpy
-from ._ridge_pass import RowWork, feature_row_blocks, map_features, take_rows
-from ._ridge_solvers import LooTerms, loo_block_sums
-from ._ridge_statistics import RidgeStatistics
+from ..._array_api import get_namespace, is_numpy, placed, to_namespace, to_numpy
+from .._ridge._pass import RowWork, feature_row_blocks, map_features, take_rows
+from .._ridge._solvers import LooTerms, loo_block_sums
+from .._ridge_statistics import RidgeStatistics
 
 __all__ = ["Candidate", "SearchWork", "Width", "hashed_folds", "merge_nested"]
 
@@ -93,7 +93,7 @@ def hashed_folds(start: int, n_rows: int, n_folds: int) -> np.ndarray:
 
     Examples
     --------
-    >>> from kernelmaps.models._search_pass import hashed_folds
+    >>> from kernelmaps.models._search._pass import hashed_folds
     >>> import numpy as np
     >>> bool(np.array_equal(hashed_folds(3, 4, 5), hashed_folds(0, 7, 5)[3:]))
     True
@@ -227,10 +227,11 @@ class SearchWork:
     ) -> list[list[np.ndarray]]:
         """Held-out class counts, ``[[counts of candidate c, width j]]`` of a part.
 
-        ``weights[c][j][k]`` is ``(W, b)`` of :func:`~._ridge_path.fold_weights` for
-        split ``k``; the counts are an array of shape ``(n_folds, n_alphas + 1,
-        n_classes)``: the weight of the rows of each class predicted right for each
-        penalty, then the weight of the rows of each class.
+        ``weights[c][j][k]`` is ``(W, b)`` of
+        :func:`~kernelmaps.models._ridge._path.fold_weights` for split ``k``; the counts are
+        an array of shape ``(n_folds, n_alphas + 1, n_classes)``: the weight of the rows of
+        each class predicted right for each penalty, then the weight of the rows of each
+        class.
         """
         n_classes = max(self.row_work.n_targets, 2)
         counts: list[list[Any]] = [[0.0 for _ in c.widths] for c in self.candidates]

@@ -33,9 +33,9 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .._array_api import accumulator_dtype, get_namespace, is_numpy, to_namespace
-from ..feature_maps import row_blocks
-from ._ridge_statistics import RidgeStatistics, as_float64
+from ..._array_api import accumulator_dtype, get_namespace, is_numpy, to_namespace
+from ..._row_blocks import row_blocks
+from .._ridge_statistics import RidgeStatistics, as_float64
 
 __all__ = [
     "DualRidge",
@@ -79,7 +79,7 @@ class RidgeSolution:
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_solvers import solve_ridge
+    >>> from kernelmaps.models._ridge._solvers import solve_ridge
     >>> stats = RidgeStatistics(1, 1).update(np.ones((3, 1)), np.ones((3, 1)), np.ones(3))
     >>> solve_ridge(stats, alpha=1.0, fit_intercept=False).coef.tolist()
     [[0.75]]
@@ -100,7 +100,7 @@ def rounding_level(evals: np.ndarray) -> float:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._ridge_solvers import rounding_level
+    >>> from kernelmaps.models._ridge._solvers import rounding_level
     >>> bool(rounding_level(np.array([0.0, 1.0])) == 2 * np.finfo(float).eps)
     True
     """
@@ -120,7 +120,7 @@ def ridge_inverse(evals: np.ndarray, alphas: np.ndarray, level: float) -> np.nda
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._ridge_solvers import ridge_inverse
+    >>> from kernelmaps.models._ridge._solvers import ridge_inverse
     >>> ridge_inverse(np.array([1e-20, 1.0]), np.array([1e-300, 1.0]), 1e-15).tolist()
     [[0.0, 1.0], [1.0, 0.5]]
     """
@@ -165,7 +165,7 @@ def solve_cholesky(G: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._ridge_solvers import solve_cholesky
+    >>> from kernelmaps.models._ridge._solvers import solve_cholesky
     >>> solve_cholesky(np.eye(2), np.ones((2, 1)), 1.0).ravel().round(6).tolist()
     [0.5, 0.5]
     >>> # a singular G and alpha below its rounding level: the minimum-norm solution
@@ -221,7 +221,7 @@ class EigenRidge:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._ridge_solvers import EigenRidge
+    >>> from kernelmaps.models._ridge._solvers import EigenRidge
     >>> eig = EigenRidge(np.array([3.0]), np.eye(1), np.array([[3.0]]), np.zeros(1),
     ...                  np.zeros(1))
     >>> eig.weights(1.0).tolist()
@@ -265,7 +265,7 @@ def eigen_ridge(stats: RidgeStatistics, fit_intercept: bool) -> EigenRidge:
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_solvers import eigen_ridge
+    >>> from kernelmaps.models._ridge._solvers import eigen_ridge
     >>> rng = np.random.default_rng(0)
     >>> stats = RidgeStatistics(3, 1).update(rng.normal(size=(20, 3)), np.ones((20, 1)),
     ...                                      np.ones(20))
@@ -309,7 +309,7 @@ def gcv_errors(
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_solvers import eigen_ridge, gcv_errors
+    >>> from kernelmaps.models._ridge._solvers import eigen_ridge, gcv_errors
     >>> Z = np.random.default_rng(0).normal(size=(50, 3))
     >>> stats = RidgeStatistics(3, 1).update(Z, Z[:, :1] + 0.1, np.ones(50))
     >>> candidates = np.array([1e-3, 1e3])
@@ -364,7 +364,7 @@ class LooTerms:
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_solvers import eigen_ridge, loo_terms
+    >>> from kernelmaps.models._ridge._solvers import eigen_ridge, loo_terms
     >>> stats = RidgeStatistics(2, 1).update(np.eye(2), np.ones((2, 1)), np.ones(2))
     >>> loo_terms(stats, eigen_ridge(stats, True), np.array([1.0, 2.0]), True).inv.shape
     (2, 2)
@@ -449,7 +449,7 @@ def complement_terms(
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._ridge_solvers import complement_terms, ridge_inverse
+    >>> from kernelmaps.models._ridge._solvers import complement_terms, ridge_inverse
     >>> evals, alphas = np.array([0.0, 2.0]), np.array([2.0])
     >>> lev, tail = complement_terms(evals, ridge_inverse(evals, alphas, 0.0), alphas, 0.0)
     >>> lev.tolist(), tail.tolist()
@@ -467,7 +467,7 @@ def resolved_inverse(evals: np.ndarray, level: float) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._ridge_solvers import resolved_inverse
+    >>> from kernelmaps.models._ridge._solvers import resolved_inverse
     >>> resolved_inverse(np.array([1e-20, 4.0]), 1e-15).tolist()
     [0.0, 0.25]
     """
@@ -484,7 +484,7 @@ def loo_terms(
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_solvers import eigen_ridge, loo_terms
+    >>> from kernelmaps.models._ridge._solvers import eigen_ridge, loo_terms
     >>> stats = RidgeStatistics(2, 1).update(np.eye(2), np.ones((2, 1)), np.ones(2))
     >>> loo_terms(stats, eigen_ridge(stats, True), np.array([1.0]), True).weight_sum
     2.0
@@ -543,7 +543,7 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_solvers import eigen_ridge, loo_block_sums, loo_terms
+    >>> from kernelmaps.models._ridge._solvers import eigen_ridge, loo_block_sums, loo_terms
     >>> rng = np.random.default_rng(0)
     >>> Z, Y, w = rng.normal(size=(20, 2)), rng.normal(size=(20, 1)), np.ones(20)
     >>> stats = RidgeStatistics(2, 1).update(Z, Y, w)
@@ -596,7 +596,7 @@ def loo_combine(terms: LooTerms, totals: np.ndarray) -> np.ndarray:
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_solvers import eigen_ridge, loo_combine, loo_terms
+    >>> from kernelmaps.models._ridge._solvers import eigen_ridge, loo_combine, loo_terms
     >>> stats = RidgeStatistics(2, 1).update(np.eye(2), np.ones((2, 1)), np.ones(2))
     >>> terms = loo_terms(stats, eigen_ridge(stats, True), np.array([1.0]), True)
     >>> loo_combine(terms, np.array([4.0])).tolist()
@@ -649,7 +649,7 @@ def loo_errors(
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_solvers import eigen_ridge, loo_errors
+    >>> from kernelmaps.models._ridge._solvers import eigen_ridge, loo_errors
     >>> rng = np.random.default_rng(0)
     >>> Z, w = rng.normal(size=(50, 3)), np.ones(50)
     >>> Y = Z[:, :1] + 0.1 * rng.normal(size=(50, 1))
@@ -671,7 +671,7 @@ def choose_alpha(alphas: np.ndarray, cv_errors: np.ndarray, selection: str) -> f
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._ridge_solvers import choose_alpha
+    >>> from kernelmaps.models._ridge._solvers import choose_alpha
     >>> choose_alpha(np.array([0.1, 1.0]), np.array([np.inf, 2.0]), "loo")
     1.0
     """
@@ -726,7 +726,7 @@ def solve_ridge(
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_solvers import solve_ridge
+    >>> from kernelmaps.models._ridge._solvers import solve_ridge
     >>> Z = np.random.default_rng(0).normal(size=(20, 2))
     >>> Y = Z @ np.array([[1.0], [2.0]]) + 3.0
     >>> solution = solve_ridge(RidgeStatistics(2, 1).update(Z, Y, np.ones(20)), alpha=1e-9)
@@ -798,7 +798,7 @@ class DualRidge:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._ridge_solvers import dual_problem
+    >>> from kernelmaps.models._ridge._solvers import dual_problem
     >>> dual = dual_problem(np.eye(2), np.ones((2, 1)), np.ones(2), fit_intercept=False)
     >>> dual.K.tolist(), dual.coef(np.ones((2, 1))).ravel().tolist()
     ([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0])
@@ -845,7 +845,7 @@ def dual_problem(Z: Any, Y: np.ndarray, w: np.ndarray, *, fit_intercept: bool) -
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._ridge_solvers import dual_problem
+    >>> from kernelmaps.models._ridge._solvers import dual_problem
     >>> Z = np.array([[1.0, 0.0, 2.0], [3.0, 1.0, 0.0]])
     >>> dual = dual_problem(Z, np.ones((2, 1)), np.ones(2), fit_intercept=True)
     >>> dual.K.round(6).tolist(), dual.z_mean.tolist()
@@ -996,7 +996,7 @@ def solve_dual(
     --------
     >>> import numpy as np
     >>> from kernelmaps.models import RidgeStatistics
-    >>> from kernelmaps.models._ridge_solvers import dual_problem, solve_dual, solve_ridge
+    >>> from kernelmaps.models._ridge._solvers import dual_problem, solve_dual, solve_ridge
     >>> rng = np.random.default_rng(0)
     >>> Z, Y, w = rng.normal(size=(5, 8)), rng.normal(size=(5, 1)), np.ones(5)
     >>> primal = solve_ridge(RidgeStatistics(8, 1).update(Z, Y, w), alpha=0.5)

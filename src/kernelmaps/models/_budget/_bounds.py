@@ -77,7 +77,7 @@ def rff_pointwise(epsilon: float, delta: float) -> int:
 
     Examples
     --------
-    >>> from kernelmaps.models._budget_bounds import rff_pointwise
+    >>> from kernelmaps.models._budget._bounds import rff_pointwise
     >>> rff_pointwise(0.1, 0.05)
     1476
     """
@@ -89,7 +89,7 @@ def uniform_constant(d: int) -> float:
 
     Examples
     --------
-    >>> from kernelmaps.models._budget_bounds import uniform_constant
+    >>> from kernelmaps.models._budget._bounds import uniform_constant
     >>> round(uniform_constant(1), 6), round(max(uniform_constant(d) for d in range(1, 999)), 1)
     (12.0, 66.0)
     """
@@ -107,7 +107,7 @@ def rff_uniform(
 
     Examples
     --------
-    >>> from kernelmaps.models._budget_bounds import rff_uniform
+    >>> from kernelmaps.models._budget._bounds import rff_uniform
     >>> rff_uniform(0.1, 0.05, 2, 4.0, 3.0)
     32670
     """
@@ -127,7 +127,7 @@ def rff_spectral(epsilon: float, delta: float, n: int, lam: float, s: float) -> 
 
     Examples
     --------
-    >>> from kernelmaps.models._budget_bounds import rff_spectral
+    >>> from kernelmaps.models._budget._bounds import rff_spectral
     >>> rff_spectral(0.5, 0.1, 1000, 10.0, 20.0)
     17218
     """
@@ -140,7 +140,7 @@ def rff_leverage_spectral(epsilon: float, delta: float, s: float) -> int:
 
     Examples
     --------
-    >>> from kernelmaps.models._budget_bounds import rff_leverage_spectral
+    >>> from kernelmaps.models._budget._bounds import rff_leverage_spectral
     >>> rff_leverage_spectral(0.5, 0.1, 20.0)
     3444
     """
@@ -153,7 +153,7 @@ def nystroem_uniform(delta: float, n: int, lam_nystroem: float, kappa2: float, s
 
     Examples
     --------
-    >>> from kernelmaps.models._budget_bounds import nystroem_uniform
+    >>> from kernelmaps.models._budget._bounds import nystroem_uniform
     >>> nystroem_uniform(0.1, 1000, 2.0, 1.0, 20.0)
     43045
     """
@@ -167,7 +167,7 @@ def nystroem_leverage(delta: float, s: float) -> int:
 
     Examples
     --------
-    >>> from kernelmaps.models._budget_bounds import nystroem_leverage
+    >>> from kernelmaps.models._budget._bounds import nystroem_leverage
     >>> nystroem_leverage(0.1, 20.0)
     1722
     """

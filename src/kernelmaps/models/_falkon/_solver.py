@@ -28,18 +28,18 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
-from .. import _progress
-from .._array_api import get_namespace, is_numpy, namespace_of, placed, to_numpy
-from .._array_extras import cholesky, solve_triangular
-from .._memory import check_device_memory
-from .._progress import Progress, RowCounter, counted_pass
-from .._rows import Parts, Rows
-from ..exceptions import NonFiniteOutputError
-from ..feature_maps import row_blocks
-from ..kernels import one_line_errors
-from ._base import FLOAT_DTYPES, as_row_sliceable
+from ... import _progress
+from ..._array_api import get_namespace, is_numpy, namespace_of, placed, to_numpy
+from ..._array_extras import cholesky, solve_triangular
+from ..._memory import check_device_memory
+from ..._progress import Progress, RowCounter, counted_pass
+from ..._row_blocks import row_blocks
+from ..._rows import Parts, Rows
+from ..._validation import one_line_errors
+from ...exceptions import NonFiniteOutputError
+from .._base import FLOAT_DTYPES, as_row_sliceable
+from .._device import Placement, array_kernel_matrix, diagonal, plus_diagonal
 from ._cg import CGResult, conjugate_gradient
-from ._device import Placement, array_kernel_matrix, diagonal, plus_diagonal
 
 __all__ = [
     "FalkonPreconditioner",
@@ -98,7 +98,7 @@ def add_gram_product(K: Any, V: Any, out: Any, placement: Placement | None = Non
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._falkon import add_gram_product
+    >>> from kernelmaps.models._falkon._solver import add_gram_product
     >>> add_gram_product(np.eye(3)[:, :2], np.ones((2, 1)), np.zeros((2, 1))).ravel().tolist()
     [1.0, 1.0]
     """
@@ -122,7 +122,7 @@ def landmark_gram(kernel: Callable[..., Any], L: Any) -> Any:
     --------
     >>> import numpy as np
     >>> from kernelmaps.kernels import Gaussian
-    >>> from kernelmaps.models._falkon import landmark_gram
+    >>> from kernelmaps.models._falkon._solver import landmark_gram
     >>> landmark_gram(Gaussian(gamma=1.0), np.zeros((2, 3))).tolist()
     [[1.0, 1.0], [1.0, 1.0]]
     """
@@ -189,7 +189,7 @@ class FalkonPreconditioner:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._falkon import FalkonPreconditioner
+    >>> from kernelmaps.models._falkon._solver import FalkonPreconditioner
     >>> pre = FalkonPreconditioner(np.eye(3), n=6, alpha=1.0)
     >>> pre.apply(np.ones(3)).round(4).tolist()
     [0.5774, 0.5774, 0.5774]
@@ -257,7 +257,7 @@ class NystroemMatvec:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._falkon import NystroemMatvec
+    >>> from kernelmaps.models._falkon._solver import NystroemMatvec
     >>> X, L = np.eye(4), np.eye(4)[:2]
     >>> mv = NystroemMatvec(X, [slice(0, 4)], lambda Xb: Xb @ L.T, np.dtype(np.float64), 0)
     >>> mv.rhs(np.ones((4, 1))).ravel().tolist()
@@ -565,7 +565,7 @@ class FalkonSolver:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.models._falkon import (FalkonPreconditioner, FalkonSolver,
+    >>> from kernelmaps.models._falkon._solver import (FalkonPreconditioner, FalkonSolver,
     ...                                        NystroemMatvec)
     >>> X = np.eye(3)
     >>> mv = NystroemMatvec(X, [slice(0, 3)], lambda Xb: Xb, np.dtype(np.float64), 3)
