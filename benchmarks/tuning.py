@@ -315,7 +315,7 @@ def synthetic(n: int, d: int = 8, seed: int = 0) -> tuple[np.ndarray, np.ndarray
 
 
 def run_large(args: argparse.Namespace) -> dict[str, Any]:
-    from kernelmaps.models import _ridge_search
+    from kernelmaps.models._search import _batches as _ridge_search
 
     D, N, n_grid = args.large_D, args.large_target_n, args.n_gammas * args.n_alphas * N_SPLITS
     n1 = args.large_fit_n

@@ -20,8 +20,8 @@ import pytest
 from kernelmaps import Nystroem, RandomFourierFeatures, feature_budget, feature_map_error
 from kernelmaps._random import check_random_state
 from kernelmaps.kernels import Gaussian
-from kernelmaps.models import _budget_bounds as bounds
 from kernelmaps.models import statistical_dimension
+from kernelmaps.models._budget import _bounds as bounds
 from kernelmaps.models._budget._statistical_dimension import sample_rows, sample_spectrum
 
 EPS = float(np.finfo(np.float64).eps)

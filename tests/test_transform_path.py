@@ -12,10 +12,10 @@ import sklearn
 
 import kernelmaps
 import kernelmaps._parallel as parallel
+from kernelmaps._row_blocks import stack_csr_rows
 from kernelmaps.feature_maps import BaseFeatureMap, maps_supporting
 from kernelmaps.feature_maps._base import _MAP_CLASSES
 from kernelmaps.feature_maps._fourier_layout import FourierLayout, fourier_features_into
-from kernelmaps.feature_maps._row_blocks import stack_csr_rows
 from kernelmaps.kernels import Gaussian, Laplacian
 
 from ._instances import CHECK_PARAMS
