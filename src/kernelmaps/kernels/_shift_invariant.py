@@ -33,13 +33,13 @@ from sklearn.metrics.pairwise import euclidean_distances, manhattan_distances
 from sklearn.utils import gen_batches
 
 from .._array_api import is_numpy
-from ._array_blocks import coordinatewise_sum
 from ._base import (
     BinnableKernel,
     ShiftInvariantKernel,
     _check_n_features,
     _check_positive,
     _largest_magnitude,
+    coordinatewise_sum,
     on_host_float64,
     register_kernel,
 )
@@ -237,7 +237,7 @@ class Laplacian(ShiftInvariantKernel, BinnableKernel):
         """``exp(-gamma |x - y|_1)``: on NumPy from scikit-learn's
         ``manhattan_distances`` (dense or sparse), otherwise with the L1 distances summed
         coordinate by coordinate in bounded blocks
-        (:func:`~kernelmaps.kernels._array_blocks.coordinatewise_sum`), in ``X``'s dtype."""
+        (:func:`~kernelmaps.kernels._base.coordinatewise_sum`), in ``X``'s dtype."""
         if is_numpy(xp):
             K = manhattan_distances(X, Y)
             K *= -self._g
@@ -295,7 +295,7 @@ class Cauchy(ShiftInvariantKernel):
     def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
         """``exp(-sum_j log1p(gamma (x_j - y_j)^2))``, the sum coordinate by coordinate: on
         NumPy in place in row blocks, otherwise in bounded blocks
-        (:func:`~kernelmaps.kernels._array_blocks.coordinatewise_sum`) in ``X``'s dtype."""
+        (:func:`~kernelmaps.kernels._base.coordinatewise_sum`) in ``X``'s dtype."""
         gamma = self._g
         if not is_numpy(xp):
             return xp.exp(
