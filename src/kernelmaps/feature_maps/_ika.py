@@ -590,8 +590,7 @@ def _top_eigh(A: Any, k: int) -> tuple[Any, Any]:
     if is_numpy(xp):
         r = A.shape[0]
         return scipy.linalg.eigh(A, subset_by_index=[r - k, r - 1])
-    w, V = xp.linalg.eigh(A)
-    return w, V
+    return xp.linalg.eigh(A)
 
 
 def _warn_vanishing_basis(stacklevel: int) -> None:
