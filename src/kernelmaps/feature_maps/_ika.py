@@ -505,8 +505,7 @@ class IKA(BaseFeatureMap):
         xp, _ = get_namespace(X)
         work = None if is_numpy(xp) else X.dtype
         coefficients = self.coefficients_
-        if work is not None:
-            coefficients = xp.astype(coefficients, work, copy=False)
+        coefficients = coefficients if work is None else xp.astype(coefficients, work, copy=False)
         out[...] = self._basis_values(X, work) @ coefficients
 
 
