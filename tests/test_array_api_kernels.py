@@ -39,7 +39,7 @@ from kernelmaps.kernels import (
     Polynomial,
     Sigmoid,
     SkewedChi2,
-    _array_blocks,
+    _base,
 )
 from tests._array_api import PLACES, Place, assert_at, assert_close, dispatch, host
 
@@ -182,7 +182,7 @@ def test_coordinate_blocks_give_the_same_sums(
     kernels = [Laplacian(gamma=0.3), Cauchy(gamma=0.7), AdditiveChi2(), Matern(nu=0.5)]
     with dispatch():
         whole = [k(X, Y) for k in kernels]
-        monkeypatch.setattr(_array_blocks, "ARRAY_BLOCK_ELEMENTS", 5)
+        monkeypatch.setattr(_base, "ARRAY_BLOCK_ELEMENTS", 5)
         blocked = [k(X, Y) for k in kernels]
     for kernel, a, b in zip(kernels, whole, blocked, strict=True):
         assert_close(a, host(b).astype(np.float64), 4 * D * place.eps, repr(kernel))

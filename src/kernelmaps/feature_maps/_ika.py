@@ -381,7 +381,7 @@ class IKA(BaseFeatureMap):
         """``P = B^T B / S`` and ``M = B^T K B / S^2`` on the sample ``Y``, checked finite."""
         xp, _ = get_namespace(B)
         dtype = host_dtype(Y.dtype)
-        if not _all_finite(B, xp):
+        if not is_finite(B, xp):
             raise NonFiniteOutputError(
                 f"IKA.fit: the basis functions have non-finite values on the training sample "
                 f"(largest |x| = {largest_magnitude(to_numpy(Y)):.3g}): the basis overflowed "
@@ -391,7 +391,7 @@ class IKA(BaseFeatureMap):
         S = int(Y.shape[0])
         P = (xp.matrix_transpose(B) @ B) / S
         M = self._project_gram(kernel, Y, B) / S**2
-        if not (_all_finite(P, xp) and _all_finite(M, xp)):
+        if not (is_finite(P, xp) and is_finite(M, xp)):
             raise NonFiniteOutputError(
                 f"IKA.fit: the Gram matrices of the basis (B^T B and B^T K B) overflow "
                 f"{host_dtype(B.dtype).name} for this data (largest basis value "
@@ -481,7 +481,7 @@ class IKA(BaseFeatureMap):
         asym = scale = 0.0
         for rows in row_blocks(S, 8.0 * (S + n), max_rows=1024):
             G = kernel_block(kernel, Y[rows, :], Y)
-            if not _all_finite(G, xp):
+            if not is_finite(G, xp):
                 raise NonFiniteOutputError(
                     "IKA.fit: the kernel has non-finite values on the training sample "
                     f"(largest |x| = {largest_magnitude(to_numpy(Y)):.3g}). "
@@ -505,8 +505,7 @@ class IKA(BaseFeatureMap):
         xp, _ = get_namespace(X)
         work = None if is_numpy(xp) else X.dtype
         coefficients = self.coefficients_
-        if work is not None:
-            coefficients = xp.astype(coefficients, work, copy=False)
+        coefficients = coefficients if work is None else xp.astype(coefficients, work, copy=False)
         out[...] = self._basis_values(X, work) @ coefficients
 
 
@@ -523,12 +522,6 @@ def _here(a: Any, xp: Any, device: Any, dtype: Any) -> Any:
     """The fitted array ``a`` (on the host during the fit) in ``dtype`` where ``xp`` and
     ``device`` are, without a copy when it is there already."""
     return xp.astype(placed(a, xp, device), dtype, copy=False)
-
-
-def _all_finite(A: Any, xp: Any) -> bool:
-    """Whether every value of ``A`` (an array of ``xp``) is finite: one sum first on NumPy
-    (:func:`~kernelmaps.feature_maps._numerics.is_finite`)."""
-    return is_finite(A) if is_numpy(xp) else bool(xp.all(xp.isfinite(A)))
 
 
 def _generalized_top_eigh(
@@ -596,8 +589,7 @@ def _top_eigh(A: Any, k: int) -> tuple[Any, Any]:
     if is_numpy(xp):
         r = A.shape[0]
         return scipy.linalg.eigh(A, subset_by_index=[r - k, r - 1])
-    w, V = xp.linalg.eigh(A)
-    return w, V
+    return xp.linalg.eigh(A)
 
 
 def _warn_vanishing_basis(stacklevel: int) -> None:

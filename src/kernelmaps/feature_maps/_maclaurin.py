@@ -173,10 +173,8 @@ class _MaclaurinFeatureMap(BaseFeatureMap):
         reduction on their device, on the other libraries."""
         if not math.isfinite(kernel.radius_of_convergence()):
             return
-        if is_numpy(xp):
-            kernel.check_norms(raw_squared_row_norms(X), type(self).__name__)
-        else:
-            kernel.check_norms(_largest_squared_norm(X, xp), type(self).__name__)
+        norms = raw_squared_row_norms(X) if is_numpy(xp) else _largest_squared_norm(X, xp)
+        kernel.check_norms(norms, type(self).__name__)
 
     def _maclaurin_block(self, X: Any, out: Any, constants: tuple[Any, list[Any], Any]) -> None:
         """Write the (unprojected) random Maclaurin features of the rows ``X`` into ``out``."""

@@ -129,8 +129,7 @@ def _symmetric_eigh(K_mm: Any, eps: float, owner: str) -> tuple[Any, Any]:
         K_sym = K_mm + K_t
         K_sym *= 0.5
         return scipy.linalg.eigh(K_sym, driver=EIGH_DRIVER, overwrite_a=True, check_finite=False)
-    w, V = xp.linalg.eigh(0.5 * (K_mm + K_t))
-    return w, V
+    return xp.linalg.eigh(0.5 * (K_mm + K_t))
 
 
 def check_symmetric(asym: float, scale: float, eps: float, what: str) -> None:

@@ -22,8 +22,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils import gen_batches
 
-from .._array_api import get_namespace, host_dtype, is_numpy, on_host, warn_if_tf32
+from .._array_api import device_of, get_namespace, host_dtype, is_numpy, on_host, warn_if_tf32
 from .._suggest import did_you_mean
 from ..exceptions import NonFiniteOutputError
 
@@ -220,6 +221,61 @@ def _per_row(xp: Any, X: Any, value: float) -> Any:
     """``value`` once per row of the validated ``X`` (dense or sparse), in its namespace,
     dtype and device."""
     return xp.full(int(X.shape[0]), value, dtype=X.dtype, device=get_namespace(X)[1])
+
+
+#: Values of the three-dimensional temporaries of one block of
+#: :func:`coordinatewise_sum` (32 MiB in float64).
+ARRAY_BLOCK_ELEMENTS = 1 << 22
+
+#: Rows of X per block of the NumPy route of :func:`coordinatewise_sum`.
+_BLOCK = 256
+
+
+def coordinatewise_sum(xp: Any, X: Any, Y: Any, term: Callable[[Any, Any], Any]) -> Any:
+    """``S[a, b] = sum_i term(X[a, i], Y[b, i])`` for arrays of ``xp``, in their dtype: the
+    kernels that are not a function of a matrix product (the Laplacian's L1 distance, the
+    Cauchy product, the chi-squared sums).
+
+    On NumPy (``X`` and ``Y`` dense or sparse float64) ``term`` takes a column of a row
+    block of ``X`` (``(rows, 1)``) and a row of ``Y``'s column (``(1, m)``), and the
+    coordinates are added one after the other, in place.  Otherwise ``term`` takes
+    broadcast arrays (``(rows, 1, c)`` and ``(1, m, c)``) and is applied to blocks of
+    ``rows x m x c <= ARRAY_BLOCK_ELEMENTS`` values (``c`` coordinates of ``rows`` rows of
+    ``X`` against every row of ``Y``; one row and one coordinate at least), so that the
+    memory stays that of the output plus a block whatever ``n``, ``m`` and ``d``.
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> from kernelmaps.kernels._base import coordinatewise_sum
+    >>> X = xp.asarray([[0.0, 1.0], [2.0, 2.0]])
+    >>> S = coordinatewise_sum(xp, X, X, lambda x, y: xp.abs(x - y))
+    >>> [[float(v) for v in row] for row in (S[0, :], S[1, :])]
+    [[0.0, 3.0], [3.0, 0.0]]
+    """
+    if is_numpy(xp):
+        Yd = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
+        K = np.zeros((X.shape[0], Yd.shape[0]))
+        for rows in gen_batches(X.shape[0], _BLOCK):
+            Xb = X[rows].toarray() if sp.issparse(X) else X[rows]
+            acc = K[rows]
+            for j in range(Xb.shape[1]):
+                acc += term(Xb[:, j][:, None], Yd[:, j][None, :])
+        return K
+    n, d = int(X.shape[0]), int(X.shape[1])
+    m = int(Y.shape[0])
+    width = max(1, min(d, ARRAY_BLOCK_ELEMENTS // max(m, 1)))
+    step = max(1, ARRAY_BLOCK_ELEMENTS // (max(m, 1) * width))
+    out = xp.empty((n, m), dtype=X.dtype, device=device_of(X))
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        Xb = X[start:stop, :]
+        total = None
+        for j in range(0, d, width):
+            part = xp.sum(term(Xb[:, None, j : j + width], Y[None, :, j : j + width]), axis=2)
+            total = part if total is None else total + part
+        out[start:stop, :] = total
+    return out
 
 
 def on_host_float64(evaluate: Callable[..., Any], X: Any, Y: Any) -> Any:

@@ -33,8 +33,7 @@ import scipy.sparse as sp
 
 from .._array_api import is_numpy
 from .._validation import check_above, check_non_negative
-from ._array_blocks import coordinatewise_sum
-from ._base import Kernel, _check_positive, _per_row, register_kernel
+from ._base import Kernel, _check_positive, _per_row, coordinatewise_sum, register_kernel
 
 __all__ = ["AdditiveChi2", "ExponentiatedChi2", "HistogramIntersection", "SkewedChi2"]
 

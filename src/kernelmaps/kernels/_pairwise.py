@@ -38,8 +38,14 @@ from sklearn.preprocessing import normalize
 
 from .._array_api import is_numpy
 from .._validation import check_non_negative
-from ._array_blocks import coordinatewise_sum
-from ._base import Kernel, _check_positive, _finite_number, _per_row, register_kernel
+from ._base import (
+    Kernel,
+    _check_positive,
+    _finite_number,
+    _per_row,
+    coordinatewise_sum,
+    register_kernel,
+)
 from ._chi2 import chi2_distance
 from ._dot_product import gram, squared_norms
 

@@ -33,13 +33,13 @@ from sklearn.metrics.pairwise import euclidean_distances, manhattan_distances
 from sklearn.utils import gen_batches
 
 from .._array_api import is_numpy
-from ._array_blocks import coordinatewise_sum
 from ._base import (
     BinnableKernel,
     ShiftInvariantKernel,
     _check_n_features,
     _check_positive,
     _largest_magnitude,
+    coordinatewise_sum,
     on_host_float64,
     register_kernel,
 )
@@ -99,7 +99,7 @@ def scaled_squared_distances(
     return D, s
 
 
-def squared_distances_array(xp: Any, X: Any, Y: Any) -> Any:
+def _squared_distances(xp: Any, X: Any, Y: Any) -> Any:
     """``|x_i - y_j|^2`` for arrays of ``xp``, in their dtype: ``|x|^2 + |y|^2 - 2 x . y``
     (one matrix product), clipped at 0 against the rounding of the expansion."""
     xx = xp.sum(X * X, axis=1)
@@ -111,14 +111,14 @@ def squared_distances_array(xp: Any, X: Any, Y: Any) -> Any:
     return xp.clip(D, min=0.0)
 
 
-def centred_squared_distances_array(xp: Any, X: Any, Y: Any) -> Any:
-    """:func:`squared_distances_array` of the rows less the mean ``mu`` of ``Y``: the
+def _centred_squared_distances(xp: Any, X: Any, Y: Any) -> Any:
+    """:func:`_squared_distances` of the rows less the mean ``mu`` of ``Y``: the
     distances do not change, and the rounding of the expansion, about
     ``(d + 3) eps (|x - mu|^2 + |y - mu|^2)``, is that of the spread of the data instead of
     its distance from the origin."""
     mu = xp.mean(Y, axis=0)
     Xc = X - mu
-    return squared_distances_array(xp, Xc, Xc if Y is X else Y - mu)
+    return _squared_distances(xp, Xc, Xc if Y is X else Y - mu)
 
 
 def _squared_difference(x: Any, y: Any) -> Any:
@@ -174,12 +174,12 @@ class Gaussian(ShiftInvariantKernel):
     def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
         """``exp(-gamma |x - y|^2)``: on NumPy from :func:`scaled_squared_distances`
         (float64, finite at any magnitude), otherwise from one matrix product
-        (:func:`squared_distances_array`) in the dtype of ``X``."""
+        (:func:`_squared_distances`) in the dtype of ``X``."""
         if is_numpy(xp):
             D, s = scaled_squared_distances(X, Y, self._g)
             K = _scaled_exponent(D, self._g, s)
             return np.exp(K, out=K)
-        return xp.exp(-self._g * squared_distances_array(xp, X, Y))
+        return xp.exp(-self._g * _squared_distances(xp, X, Y))
 
     def sample_frequencies(
         self, n_frequencies: int, n_features: int, rng: np.random.Generator
@@ -237,7 +237,7 @@ class Laplacian(ShiftInvariantKernel, BinnableKernel):
         """``exp(-gamma |x - y|_1)``: on NumPy from scikit-learn's
         ``manhattan_distances`` (dense or sparse), otherwise with the L1 distances summed
         coordinate by coordinate in bounded blocks
-        (:func:`~kernelmaps.kernels._array_blocks.coordinatewise_sum`), in ``X``'s dtype."""
+        (:func:`~kernelmaps.kernels._base.coordinatewise_sum`), in ``X``'s dtype."""
         if is_numpy(xp):
             K = manhattan_distances(X, Y)
             K *= -self._g
@@ -295,7 +295,7 @@ class Cauchy(ShiftInvariantKernel):
     def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:
         """``exp(-sum_j log1p(gamma (x_j - y_j)^2))``, the sum coordinate by coordinate: on
         NumPy in place in row blocks, otherwise in bounded blocks
-        (:func:`~kernelmaps.kernels._array_blocks.coordinatewise_sum`) in ``X``'s dtype."""
+        (:func:`~kernelmaps.kernels._base.coordinatewise_sum`) in ``X``'s dtype."""
         gamma = self._g
         if not is_numpy(xp):
             return xp.exp(
@@ -413,7 +413,7 @@ class Matern(ShiftInvariantKernel):
         the differences, coordinate by coordinate in bounded blocks (exact for equal rows).
         ``nu`` = 3/2 and 5/2 are smooth in ``r^2`` at 0 (``k = 1 - c r^2 / l^2 + ...``), so
         their distances come from one matrix product
-        (:func:`centred_squared_distances_array`), whose rounding moves ``k`` by about
+        (:func:`_centred_squared_distances`), whose rounding moves ``k`` by about
         ``nu (d + 3) eps (|x - mu|^2 + |y - mu|^2) / l^2``.
         """
         nu = float(self.nu)
@@ -422,7 +422,7 @@ class Matern(ShiftInvariantKernel):
         if nu == 0.5:
             D = coordinatewise_sum(xp, X, Y, _squared_difference)
             return xp.exp(-xp.sqrt(D) / self.scale)
-        s = xp.sqrt(centred_squared_distances_array(xp, X, Y)) * (math.sqrt(2.0 * nu) / self.scale)
+        s = xp.sqrt(_centred_squared_distances(xp, X, Y)) * (math.sqrt(2.0 * nu) / self.scale)
         polynomial = 1.0 + s if nu == 1.5 else 1.0 + s + s * s / 3.0
         return polynomial * xp.exp(-s)
 

@@ -132,10 +132,6 @@ def _as_float_dtype(dtype: Any) -> np.dtype:
     return dtype if dtype in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float64)
 
 
-def _float_dtype(X: Any) -> np.dtype:
-    return _as_float_dtype(getattr(X, "dtype", np.float64))
-
-
 def landmark_rows(X: Any) -> Rows:
     """The ``Rows`` the landmarks are drawn from: ``X`` itself when
     it is one, else the rows of the array ``X`` (an in-memory one checked here).
