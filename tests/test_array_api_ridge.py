@@ -48,7 +48,7 @@ import pytest
 
 import kernelmaps._streamed_rows as streamed_rows
 from kernelmaps import FeatureRidge, FeatureRidgeClassifier, RandomFourierFeatures
-from kernelmaps.models import _ridge_pass
+from kernelmaps.models._ridge import _pass as _ridge_pass
 from tests._array_api import (
     HAS_TORCH,
     PLACES,

@@ -19,8 +19,9 @@ from kernelmaps import (
 )
 from kernelmaps._array_api import is_numpy, numpy_namespace
 from kernelmaps.exceptions import NonFiniteOutputError
-from kernelmaps.models import RidgeStatistics, _ridge_pass
+from kernelmaps.models import RidgeStatistics
 from kernelmaps.models._device import Placement, array_kernel_matrix
+from kernelmaps.models._ridge import _pass as _ridge_pass
 from kernelmaps.models._ridge._solvers import eigen_ridge, loo_terms
 from tests._array_api import Place, dispatch, host
 

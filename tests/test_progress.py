@@ -21,7 +21,7 @@ from kernelmaps import (
 from kernelmaps._progress import Progress, ProgressEvent, counted_pass, reporting_to
 from kernelmaps._rows import as_rows
 from kernelmaps.cli._progress_bar import ProgressBar, terminal_progress
-from kernelmaps.models import _ridge_pass
+from kernelmaps.models._ridge import _pass as _ridge_pass
 
 N_ROWS = 600
 BLOCK = 100
