@@ -333,7 +333,9 @@ class InMemoryRows:
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(getattr(self.X, "dtype", np.float64))
+        from ._array_api import host_dtype
+
+        return host_dtype(getattr(self.X, "dtype", np.float64))
 
     @property
     def sparse(self) -> bool:
@@ -367,7 +369,9 @@ class InMemoryRows:
         return values
 
     def distinct(self, values: Any) -> np.ndarray:
-        return np.unique(values)
+        from ._array_api import to_numpy
+
+        return np.unique(to_numpy(values))
 
     def map_reduce(
         self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *aligned: Any
@@ -396,21 +400,10 @@ class ArrayRows(InMemoryRows):
     """
 
     def __init__(self, X: Any) -> None:
-        from ._array_api import device_of, namespace_of
+        from ._array_api import get_namespace
 
         super().__init__(X)
-        self.xp = namespace_of(X)
-        self.device = device_of(X)
-
-    @property
-    def dtype(self) -> np.dtype:
-        from ._array_api import host_dtype
-
-        return host_dtype(self.X.dtype)
-
-    @property
-    def sparse(self) -> bool:
-        return False
+        self.xp, self.device = get_namespace(X)
 
     def array(self) -> Any:
         return None
@@ -434,11 +427,6 @@ class ArrayRows(InMemoryRows):
         if isinstance(values, np.ndarray) and values.dtype.kind not in "biuf":
             return values  # labels that are not numbers (strings) stay on the host
         return to_namespace(values, self.xp, self.device)
-
-    def distinct(self, values: Any) -> np.ndarray:
-        from ._array_api import to_numpy
-
-        return np.unique(to_numpy(values) if hasattr(values, "device") else values)
 
 
 def _foreign(X: Any) -> bool:
