@@ -264,10 +264,8 @@ def float_dtypes(X: Any) -> tuple[Any, ...]:
     """
     if not is_foreign(X):
         return (np.float64, np.float32)
-    xp = namespace_of(X)
-    if not supports_float64(xp, device_of(X)):
-        return (xp.float32,)
-    return (xp.float64, xp.float32)
+    xp, device = get_namespace(X)
+    return (xp.float64, xp.float32) if supports_float64(xp, device) else (xp.float32,)
 
 
 def to_numpy(x: Any) -> np.ndarray:
@@ -324,11 +322,10 @@ def move_arrays(value: Any, xp: Any, device: Any) -> Any:
     in the objects whose class sets ``_moves_with_estimator``, such as the statistics of a
     ridge fit) made an array of ``xp`` on ``device``; strings and object arrays stay as
     they are."""
+    if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":
+        return value
     if isinstance(value, np.ndarray) or _is_array(value):
-        dtype = getattr(value, "dtype", None)
-        if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":
-            return value
-        return to_namespace(value, xp, device) if dtype is not None else value
+        return to_namespace(value, xp, device)
     if isinstance(value, list):
         return [move_arrays(item, xp, device) for item in value]
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
