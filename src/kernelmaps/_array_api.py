@@ -6,14 +6,8 @@ CuPy, ``array-api-strict``, ...) decides where the work runs, as in scikit-learn
 *everything follows X*.  The fitted arrays of an estimator live in ``X``'s namespace and on
 its device; a later call with arrays of another namespace or device is refused
 (:func:`check_place`) until the estimator is moved (:func:`move_to`).  NumPy input, and any
-input with the switch off, takes the NumPy path unchanged.
-
-This module is the one place that knows the libraries apart (through ``array-api-compat``,
-imported only when the switch is on or an estimator is moved): the namespace and device of
-an array, the copies between the host and a device, and what the standard lacks and the
-estimators need (:func:`cholesky` that reports a failure instead of returning NaN,
-:func:`solve_triangular`, :func:`index_add`, :func:`rfft` / :func:`irfft`), each with a path
-per library and a generic fallback.
+input with the switch off, takes the NumPy path unchanged.  ``docs/ARCHITECTURE.md``
+("Two axes") gives the rules; ``array-api-compat`` is imported only when needed.
 """
 
 from __future__ import annotations
@@ -35,7 +29,6 @@ __all__ = [
     "float_dtypes",
     "get_namespace",
     "host_dtype",
-    "is_device_array",
     "is_foreign",
     "is_numpy",
     "move_arrays",
@@ -91,20 +84,6 @@ def _is_array(X: Any) -> bool:
     return bool(compat_module().is_array_api_obj(X))
 
 
-def is_device_array(X: Any) -> bool:
-    """Whether ``X`` is an array API array of a library other than NumPy, whatever the
-    switch (the rows a streamed fit reads are, with the switch off).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps._array_api import is_device_array
-    >>> is_device_array(np.ones(3))
-    False
-    """
-    return _is_array(X)
-
-
 def is_foreign(X: Any) -> bool:
     """Whether ``X`` makes the work run in its own namespace: the switch is on and ``X``
     is an array API array of a library other than NumPy.
@@ -152,9 +131,7 @@ def get_namespace(*arrays: Any) -> tuple[Any, Any]:
     NumPy arrays, SciPy sparse matrices, numbers, None and the host blocks of Dask arrays
     or of streamed rows give NumPy's namespace; NumPy arrays beside arrays of another
     library (host-side constants) do not change the answer.  Arrays of two other
-    libraries, or of one library on two devices, are refused.  The switch
-    ``array_api_dispatch`` is the business of the entry points (:func:`is_foreign`): past
-    them, the arrays themselves say where the work runs.
+    libraries, or of one library on two devices, are refused.
 
     Examples
     --------
@@ -186,9 +163,6 @@ def on_host(function: Any, *arrays: Any, dtype: Any = None) -> Any:
     copied to the host, and the result (an array, or a tuple of arrays) goes back to their
     namespace and device, in ``dtype`` (default: the first array's).
 
-    The one host fallback of the estimators: what the array API cannot express runs on
-    the host, on every library, through this function.
-
     Examples
     --------
     >>> import numpy as np
@@ -210,8 +184,7 @@ def on_host(function: Any, *arrays: Any, dtype: Any = None) -> Any:
 def placed(value: Any, xp: Any, device: Any) -> Any:
     """``value`` (an estimator, an array, a container of them) with its arrays in ``xp``
     on ``device``: ``value`` itself where they are there already (NumPy's fitted state
-    for NumPy work costs nothing), else :func:`move_arrays`'s copy.  The one way fitted
-    state follows the data.
+    for NumPy work costs nothing), else :func:`move_arrays`'s copy.
 
     Examples
     --------
@@ -222,15 +195,14 @@ def placed(value: Any, xp: Any, device: Any) -> Any:
     True
     """
     fitted = fitted_array(value)
-    if fitted is None:
-        return value
-    if is_numpy(xp):
-        if isinstance(fitted, np.ndarray):
-            return value
-        return move_arrays(value, np, None)
-    if _is_array(fitted) and namespace_of(fitted) is xp and same_device(device_of(fitted), device):
-        return value
-    return move_arrays(value, xp, device)
+    there = fitted is None or (
+        isinstance(fitted, np.ndarray)
+        if is_numpy(xp)
+        else _is_array(fitted)
+        and namespace_of(fitted) is xp
+        and same_device(device_of(fitted), device)
+    )
+    return value if there else move_arrays(value, xp, device)
 
 
 def namespace_of(X: Any) -> Any:
@@ -292,10 +264,8 @@ def float_dtypes(X: Any) -> tuple[Any, ...]:
     """
     if not is_foreign(X):
         return (np.float64, np.float32)
-    xp = namespace_of(X)
-    if not supports_float64(xp, device_of(X)):
-        return (xp.float32,)
-    return (xp.float64, xp.float32)
+    xp, device = get_namespace(X)
+    return (xp.float64, xp.float32) if supports_float64(xp, device) else (xp.float32,)
 
 
 def to_numpy(x: Any) -> np.ndarray:
@@ -328,11 +298,8 @@ def to_namespace(x: Any, xp: Any, device: Any = None, *, dtype: Any = None) -> A
         x = to_numpy(x)
     if isinstance(x, np.ndarray):
         x = np.ascontiguousarray(x)
-        if dtype is not None and not isinstance(dtype, np.dtype):
+        if dtype is not None:
             x = x.astype(host_dtype(dtype), copy=False)
-            dtype = None
-        elif dtype is not None:
-            x = x.astype(dtype, copy=False)
             dtype = None
     return xp.asarray(x, dtype=dtype, device=device, copy=True)
 
@@ -340,19 +307,14 @@ def to_namespace(x: Any, xp: Any, device: Any = None, *, dtype: Any = None) -> A
 def _namespace_from(target: Any) -> tuple[Any, Any]:
     """``(xp, device)`` named by ``target``: an array, a namespace or a library's name."""
     if isinstance(target, str):
-        if target == "numpy":
-            return np, "cpu"
         import importlib
 
         target = importlib.import_module(target)
-    if isinstance(target, np.ndarray):
+    if target is np or isinstance(target, np.ndarray):
         return np, "cpu"
     if _is_array(target):
         return namespace_of(target), device_of(target)
-    if target is np:
-        return np, "cpu"
-    compat = compat_module()
-    return compat.array_namespace(target.asarray([0.0])), None
+    return compat_module().array_namespace(target.asarray([0.0])), None
 
 
 def move_arrays(value: Any, xp: Any, device: Any) -> Any:
@@ -360,11 +322,10 @@ def move_arrays(value: Any, xp: Any, device: Any) -> Any:
     in the objects whose class sets ``_moves_with_estimator``, such as the statistics of a
     ridge fit) made an array of ``xp`` on ``device``; strings and object arrays stay as
     they are."""
+    if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":
+        return value
     if isinstance(value, np.ndarray) or _is_array(value):
-        dtype = getattr(value, "dtype", None)
-        if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":
-            return value
-        return to_namespace(value, xp, device) if dtype is not None else value
+        return to_namespace(value, xp, device)
     if isinstance(value, list):
         return [move_arrays(item, xp, device) for item in value]
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
@@ -414,11 +375,7 @@ def move_to(estimator: Any, target: Any, device: Any = None) -> Any:
     'ndarray'
     """
     xp, target_device = _namespace_from(target)
-    if device is None:
-        device = target_device
-    if xp is np:
-        return move_arrays(estimator, np, None)
-    return move_arrays(estimator, xp, device)
+    return move_arrays(estimator, xp, target_device if device is None else device)
 
 
 def fitted_array(value: Any) -> Any:

@@ -139,7 +139,6 @@ def fft_pair(xp: Any) -> tuple[Callable[..., Any], Callable[..., Any]]:
         return to_namespace(np.fft.rfft(to_numpy(x), n=n, axis=axis), xp, device_of(x))
 
     def irfft(x: Any, n: int | None = None, axis: int = -1) -> Any:
-        out = np.fft.irfft(to_numpy(x), n=n, axis=axis)
-        return to_namespace(out, xp, device_of(x))
+        return to_namespace(np.fft.irfft(to_numpy(x), n=n, axis=axis), xp, device_of(x))
 
     return rfft, irfft

@@ -42,6 +42,14 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import scipy.sparse as sp
 
+from ._array_api import (
+    get_namespace,
+    host_dtype,
+    is_foreign,
+    numpy_namespace,
+    to_namespace,
+    to_numpy,
+)
 from ._array_types import is_dask_array
 
 __all__ = [
@@ -310,8 +318,6 @@ class InMemoryRows:
     device: Any = "cpu"
 
     def __init__(self, X: Any, *, checked: bool = True) -> None:
-        from ._array_api import numpy_namespace
-
         self.X = X
         self.checked = checked
         self.xp = numpy_namespace()
@@ -333,7 +339,7 @@ class InMemoryRows:
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(getattr(self.X, "dtype", np.float64))
+        return host_dtype(getattr(self.X, "dtype", np.float64))
 
     @property
     def sparse(self) -> bool:
@@ -367,7 +373,7 @@ class InMemoryRows:
         return values
 
     def distinct(self, values: Any) -> np.ndarray:
-        return np.unique(values)
+        return np.unique(to_numpy(values))
 
     def map_reduce(
         self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *aligned: Any
@@ -396,21 +402,8 @@ class ArrayRows(InMemoryRows):
     """
 
     def __init__(self, X: Any) -> None:
-        from ._array_api import device_of, namespace_of
-
         super().__init__(X)
-        self.xp = namespace_of(X)
-        self.device = device_of(X)
-
-    @property
-    def dtype(self) -> np.dtype:
-        from ._array_api import host_dtype
-
-        return host_dtype(self.X.dtype)
-
-    @property
-    def sparse(self) -> bool:
-        return False
+        self.xp, self.device = get_namespace(X)
 
     def array(self) -> Any:
         return None
@@ -420,14 +413,10 @@ class ArrayRows(InMemoryRows):
 
     def take(self, rows: Any) -> Any:
         """The rows of ``X`` at the indices ``rows`` (NumPy or ``xp`` integers)."""
-        from ._array_api import to_namespace
-
         index = to_namespace(np.asarray(rows, dtype=np.int64), self.xp, self.device)
         return self.xp.take(self.X, index, axis=0)
 
     def align(self, values: Any, what: str = "y") -> Any:
-        from ._array_api import to_namespace
-
         values = super().align(values, what)
         if values is None or isinstance(values, (int, float)):
             return values
@@ -435,19 +424,10 @@ class ArrayRows(InMemoryRows):
             return values  # labels that are not numbers (strings) stay on the host
         return to_namespace(values, self.xp, self.device)
 
-    def distinct(self, values: Any) -> np.ndarray:
-        from ._array_api import to_numpy
-
-        return np.unique(to_numpy(values) if hasattr(values, "device") else values)
-
 
 def _foreign(X: Any) -> bool:
     """Whether ``X`` is an array of another library, with array API dispatch on."""
-    if isinstance(X, np.ndarray) or sp.issparse(X):
-        return False
-    from ._array_api import is_foreign
-
-    return is_foreign(X)
+    return not (isinstance(X, np.ndarray) or sp.issparse(X)) and is_foreign(X)
 
 
 def as_rows(X: Any, *, checked: bool = True, name: str | None = None) -> Rows:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._array_api import is_numpy, place_name, same_device
+from ._array_api import is_numpy, place_name, same_device, to_numpy
 from ._devices import consumer_stream, copy_to_device, free_device_memory, resolve_device
 from ._rows import Rows, RowwiseWork, tree_reduce_stream
 
@@ -188,8 +188,6 @@ class StreamedRows:
         return _StreamedParts(self, build, aligned)
 
     def map_rows(self, work: RowwiseWork) -> Any:
-        from ._array_api import to_numpy
-
         def block(X: Any, start: int) -> list[np.ndarray]:
             X, function = work.prepare(X)
             return [to_numpy(function(X))]

@@ -14,12 +14,10 @@ from sklearn.utils.validation import _check_y, validate_data
 
 from .._array_api import (
     check_place,
-    device_of,
     float_dtypes,
     get_namespace,
     is_foreign,
     is_numpy,
-    namespace_of,
     to_namespace,
     to_numpy,
 )
@@ -102,7 +100,7 @@ def _fit_rows(
     if is_foreign(X) and y is not None and not isinstance(y, str):
         y = y if hasattr(y, "shape") else np.asarray(y)
         if not (isinstance(y, np.ndarray) and y.dtype.kind not in "biuf"):  # labels stay
-            y = to_namespace(y, namespace_of(X), device_of(X))
+            y = to_namespace(y, *get_namespace(X))
 
     def validate_both(X: Any) -> Any:
         X, checked["y"] = validate(X, y)

@@ -5,8 +5,7 @@
 of ``NystroemKernelRidge(device=...)``): the kernel blocks are formed there, in the data's
 dtype, and the float64 work (the factorizations, the sums over blocks) runs there too where
 the device holds float64, on the host otherwise.  :class:`Placement` names those two
-places and moves arrays between them; with data on the host every method is the NumPy
-path's own operation (or the array itself), so that path is unchanged.
+places and moves arrays between them.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import numpy as np
 from .._array_api import (
     get_namespace,
     is_numpy,
-    namespace_of,
     numpy_namespace,
     on_host,
     placed,
@@ -58,7 +56,7 @@ def plus_diagonal(A: Any, value: float, *, copy: bool = True) -> Any:
         M = A.copy() if copy else A
         M[np.diag_indices_from(M)] += value
         return M
-    xp = namespace_of(A)
+    xp = get_namespace(A)[0]
     return add_to_diagonal(xp, xp.asarray(A, copy=True) if copy else A, value)
 
 

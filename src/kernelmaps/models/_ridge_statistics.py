@@ -27,11 +27,6 @@ from .._array_api import accumulator_dtype, get_namespace, is_numpy, to_numpy
 __all__ = ["RidgeStatistics"]
 
 
-def _namespace(a: Any) -> Any:
-    """The namespace of the array ``a`` (NumPy's for a NumPy array)."""
-    return get_namespace(a)[0]
-
-
 def _outer(a: Any, b: Any) -> Any:
     """``a b^T`` of two vectors (any namespace; NumPy's ``outer`` computes the same)."""
     return a[:, None] * b[None, :]
@@ -41,7 +36,7 @@ def _copy(value: Any) -> Any:
     """A copy of an array of any namespace; other values as they are."""
     if isinstance(value, (bool, int, float)) or value is None:
         return value
-    return _namespace(value).asarray(value, copy=True)
+    return get_namespace(value)[0].asarray(value, copy=True)
 
 
 def as_float64(Z: Any) -> Any:
@@ -220,7 +215,7 @@ class RidgeStatistics:
             return self._update(Z, Y, w)
 
     def _update(self, Z: Any, Y: Any, w: Any) -> RidgeStatistics:
-        xp = _namespace(self.gram)
+        xp = get_namespace(self.gram)[0]
         Y = xp.asarray(Y, dtype=self.gram.dtype)
         w = xp.asarray(w, dtype=self.gram.dtype)
         sparse = sp.issparse(Z)
@@ -285,7 +280,7 @@ class RidgeStatistics:
     def _add_moved(self, gram: Any, cross: Any, sum_z: Any, s: Any, Yc: Any, w: Any) -> None:
         """Add the products of rows about ``s_z - s`` (``gram``, ``cross``, ``sum_z``),
         moved to the shift ``s_z``: ``z - s_z = (z - (s_z - s)) - s``."""
-        total = _namespace(w).sum(w)
+        total = get_namespace(w)[0].sum(w)
         gram += total * _outer(s, s) - _outer(s, sum_z) - _outer(sum_z, s)
         cross -= _outer(s, w @ Yc)
         sum_z -= total * s
@@ -296,7 +291,7 @@ class RidgeStatistics:
     def means(self) -> tuple[Any, Any]:
         """Weighted means ``(zbar, ybar)`` (zeros before any positive weight)."""
         if self.weight_sum <= 0:
-            xp = _namespace(self.sum_z)
+            xp = get_namespace(self.sum_z)[0]
             return xp.zeros_like(self.sum_z), xp.zeros_like(self.sum_y)
         return (
             self.shift_z + self.sum_z / self.weight_sum,
@@ -320,7 +315,7 @@ class RidgeStatistics:
         """``(Z^T W Z, Z^T W Y, diag(Y^T W Y))`` about the origin."""
         G, C, yy = _copy(self.gram), _copy(self.cross), _copy(self.sum_yy)
         s, u = self.shift_z, self.shift_y
-        xp = _namespace(s)
+        xp = get_namespace(s)[0]
         if bool(xp.any(s != 0)) or bool(xp.any(u != 0)):
             a, b, W = self.sum_z, self.sum_y, self.weight_sum
             G += _outer(s, a) + _outer(a, s) + W * _outer(s, s)
@@ -417,7 +412,7 @@ class RidgeStatistics:
             return other.copy()
         out = self.copy()
         out.n_samples = self.n_samples + other.n_samples
-        xp = _namespace(self.gram)
+        xp = get_namespace(self.gram)[0]
         same_shift = bool(xp.all(self.shift_z == other.shift_z)) and bool(
             xp.all(self.shift_y == other.shift_y)
         )

@@ -45,7 +45,6 @@ from ._ridge._pass import (
     map_features,
     ridge_loo,
     ridge_statistics,
-    take_rows,
 )
 from ._ridge._solvers import dual_problem, solve_dual, solve_ridge
 from ._ridge_statistics import RidgeStatistics
@@ -229,7 +228,7 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         if head is not None:
             first = head[0]
         else:
-            first = self._features(take_rows(X, next(iter(self._block_rows(X)))))
+            first = self._features(X[next(iter(self._block_rows(X))), ...])
         available = _memory.available_memory()
         if (
             available is not None
@@ -379,7 +378,7 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
                 Z = np.empty((n, D))
                 Z[:k] = first
                 for rows in blocks:
-                    Z[rows] = to_numpy(self._features(take_rows(X, rows)))
+                    Z[rows] = to_numpy(self._features(X[rows, ...]))
         del first
         start = time.perf_counter()
         dual = dual_problem(Z, Y, w, fit_intercept=self.fit_intercept)

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_array
 
 from ... import _progress
-from ..._array_api import get_namespace, is_numpy, namespace_of, placed, to_numpy
+from ..._array_api import get_namespace, is_numpy, placed, to_numpy
 from ..._array_extras import cholesky, solve_triangular
 from ..._memory import check_device_memory
 from ..._progress import Progress, RowCounter, counted_pass
@@ -61,7 +61,7 @@ def _triangular(F: Any, V: Any, trans: str = "N") -> Any:
     """``F^{-1} V`` (``F^{-T} V`` with ``trans="T"``) for an upper-triangular ``F``."""
     if isinstance(F, np.ndarray):
         return scipy.linalg.solve_triangular(F, V, trans=trans, lower=False, check_finite=False)
-    return solve_triangular(namespace_of(F), F, V, lower=False, transpose=trans == "T")
+    return solve_triangular(get_namespace(F)[0], F, V, lower=False, transpose=trans == "T")
 
 
 def _upper_cholesky(M: Any) -> Any:

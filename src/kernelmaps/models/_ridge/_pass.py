@@ -68,7 +68,6 @@ __all__ = [
     "merge_statistics",
     "ridge_loo",
     "ridge_statistics",
-    "take_rows",
 ]
 
 #: Longest row block of a ridge pass (see :func:`feature_row_blocks`).
@@ -103,11 +102,6 @@ def map_features(feature_map: Any, X: Any) -> Any:
     if is_numpy(get_namespace(Z)[0]):
         Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
     return placed(Z, xp, device)
-
-
-def take_rows(A: Any, rows: slice) -> Any:
-    """The rows ``rows`` of ``A`` (an array of any library, or a sparse matrix)."""
-    return A[rows, ...]
 
 
 def _float_rows(values: Any, xp: Any, device: Any) -> Any:
@@ -234,7 +228,7 @@ class RowWork:
         its row ``start``."""
         n_rows, n_columns = X.shape
         for rows in feature_row_blocks(n_rows, n_columns, self.width, self.n_targets, start):
-            yield map_features(self.feature_map, take_rows(X, rows)), take_rows(Y, rows), w[rows]
+            yield map_features(self.feature_map, X[rows, ...]), Y[rows, ...], w[rows]
 
     def statistics(self, X: Any, y: Any, w: Any, start: int | None) -> tuple[Any, bool]:
         """The statistics of a part (where its rows are), and whether it has a non-zero
@@ -247,7 +241,7 @@ class RowWork:
         k = 0
         if self.head is not None:
             head, k = self.head
-            stats.update(head, take_rows(Y, slice(0, k)), weights[:k])
+            stats.update(head, Y[:k, ...], weights[:k])
             self._done(k)
         for Z, Y_block, w_block in self.blocks(X, Y, weights, k):
             stats.update(Z, Y_block, w_block)

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._array_api import get_namespace, is_numpy, placed, to_namespace, to_numpy
-from .._ridge._pass import RowWork, feature_row_blocks, map_features, take_rows
+from .._ridge._pass import RowWork, feature_row_blocks, map_features
 from .._ridge._solvers import LooTerms, loo_block_sums
 from .._ridge_statistics import RidgeStatistics
 
@@ -174,7 +174,7 @@ class SearchWork:
             labels = np.asarray(to_numpy(folds))
         width = max(c.width for c in self.candidates)
         for rows in feature_row_blocks(n, d, width, self.row_work.n_targets):
-            yield take_rows(X, rows), take_rows(Y, rows), w[rows], labels[rows], start + rows.start
+            yield X[rows, ...], Y[rows, ...], w[rows], labels[rows], start + rows.start
             self.row_work._done(rows.stop - rows.start)
 
     def _by_fold(self, labels: np.ndarray) -> Iterator[tuple[int, np.ndarray | None]]:
