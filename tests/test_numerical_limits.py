@@ -24,6 +24,7 @@ from sklearn.base import clone
 import kernelmaps
 import kernelmaps._memory as memory
 from kernelmaps import feature_map_error, kernel_approximation_error
+from kernelmaps._validation import StrictInterval
 from kernelmaps.bandwidth import gamma_from_data
 from kernelmaps.exceptions import InsufficientMemoryError, NonFiniteOutputError
 from kernelmaps.feature_maps import BaseFeatureMap
@@ -36,7 +37,6 @@ from kernelmaps.kernels import (
     Laplacian,
     Matern,
     Polynomial,
-    StrictInterval,
 )
 from kernelmaps.metrics import kernel_errors_from_features
 from kernelmaps.sampling import select_landmarks

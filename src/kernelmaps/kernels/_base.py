@@ -337,10 +337,6 @@ class Kernel(ABC):
             kernel._refuse_overflow(X_, Y_, dtype)
         return K
 
-    #: The former name of the array path, still called by ``models/_device.py``: the one
-    #: ``__call__`` now (to be replaced there by ``kernel(X, Y)``).
-    _call_array = __call__
-
     def _refuse_overflow(self, X: Any, Y: Any, dtype: Any = np.float64) -> None:
         """Raise :class:`~kernelmaps.exceptions.NonFiniteOutputError` for a kernel matrix
         that overflowed on the inputs ``X`` and ``Y`` (of any library)."""

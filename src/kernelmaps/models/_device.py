@@ -39,7 +39,7 @@ def array_kernel_matrix(kernel: Any, X: Any, Y: Any) -> Any:
     the result moved back."""
     xp = get_namespace(X, Y)[0]
     if isinstance(kernel, Kernel) and not is_numpy(xp):
-        return kernel._call_array(X, Y)
+        return kernel(X, Y)
     return on_host(functools.partial(kernel_matrix, kernel), X, Y)
 
 
