@@ -240,49 +240,121 @@ def _called(call: ast.Call) -> str:
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
 
 
-def test_no_rows_class_is_tested_outside_the_rows_layer() -> None:
-    """A fit asks its rows (``xp``, ``device``, ``held``, ``rebuilt``, ``fitted_place``),
-    never which class they are."""
-    tests = [
+Modules = list[tuple[str, ast.Module]]
+
+
+def _rows_class_tests(modules: Modules) -> list[str]:
+    """``isinstance(x, <a Rows class>)`` outside the rows layer."""
+    return [
         f"{module}:{call.lineno}"
-        for module, tree in MODULES
+        for module, tree in modules
         if not module.startswith(ROWS_MODULES)
         for call in _calls(tree)
         if _called(call) == "isinstance"
         and len(call.args) == 2
         and _names(call.args[1]) & ROWS_CLASSES
     ]
-    assert tests == []
+
+
+def _library_tests(modules: Modules) -> list[str]:
+    """Calls of ``is_foreign`` / ``is_device_array`` outside the namespace helpers and
+    the named entry points."""
+    return [
+        f"{module}:{call.lineno} {_called(call)}"
+        for module, tree in modules
+        if not module.startswith(NAMESPACE_MODULES) and module not in SWITCH_ENTRY_POINTS
+        for call in _calls(tree)
+        if _called(call) in LIBRARY_TESTS
+    ]
+
+
+#: The modules where ``isinstance(x, np.ndarray)`` in a condition asks what a value is, not
+#: which library computes (every other one asks ``is_numpy(get_namespace(x)[0])``).
+NDARRAY_TYPE_CHECKS: dict[str, str] = {
+    "kernelmaps._estimator_repr": "how print shows a parameter",
+    "kernelmaps._rows": "labels that are not numbers stay NumPy arrays",
+    "kernelmaps.models._base": "labels that are not numbers stay NumPy arrays",
+    "kernelmaps.models._streaming_ridge": "labels that are not numbers stay NumPy arrays",
+    "kernelmaps.feature_maps._base": "which fitted attributes are arrays, to check them",
+    "kernelmaps.feature_maps._hadamard": "fwht's check of its argument",
+    "kernelmaps.sampling._rotation": "the check of the rows' type",
+}
+
+
+def _ndarray_paths(modules: Modules) -> list[str]:
+    """``isinstance(x, np.ndarray)`` in a condition, outside the namespace helpers and the
+    modules of :data:`NDARRAY_TYPE_CHECKS`."""
+    return [
+        f"{module}:{node.lineno}"
+        for module, tree in modules
+        if not module.startswith(NAMESPACE_MODULES) and module not in NDARRAY_TYPE_CHECKS
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.If, ast.IfExp))
+        for call in _calls(node.test)
+        if _called(call) == "isinstance"
+        and len(call.args) == 2
+        and "ndarray" in _names(call.args[1])
+    ]
+
+
+def _twins(modules: Modules) -> list[str]:
+    """Functions ``f_array``, ``f_foreign`` or ``f_on_device`` beside ``f`` (or ``_f``)
+    in one module or class."""
+    twins = []
+    for module, tree in modules:
+        scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]
+        for scope in scopes:
+            names = {n.name for n in scope.body if isinstance(n, ast.FunctionDef)}
+            for name in names:
+                for suffix in ("_array", "_foreign", "_on_device"):
+                    base = name.removesuffix(suffix)
+                    if base != name and (base in names or base.lstrip("_") in names):
+                        twins.append(f"{module}.{name}")
+    return twins
+
+
+def test_no_rows_class_is_tested_outside_the_rows_layer() -> None:
+    """A fit asks its rows (``xp``, ``device``, ``held``, ``rebuilt``, ``fitted_place``),
+    never which class they are."""
+    assert _rows_class_tests(MODULES) == []
 
 
 def test_no_array_library_is_tested_outside_the_namespace_helpers() -> None:
     """Past the entry points, ``get_namespace`` says where the work runs and ``is_numpy``
     takes NumPy's fast routes; nothing else asks which library an array is of."""
-    tests = [
-        f"{module}:{call.lineno} {_called(call)}"
-        for module, tree in MODULES
-        if not module.startswith(NAMESPACE_MODULES) and module not in SWITCH_ENTRY_POINTS
-        for call in _calls(tree)
-        if _called(call) in LIBRARY_TESTS
-    ]
-    assert tests == []
+    assert _library_tests(MODULES) == []
 
 
 def test_numpy_does_not_choose_a_path_by_its_class() -> None:
-    """``xp = np if isinstance(A, np.ndarray) else ...`` is ``get_namespace(A)``."""
-    tests = [
-        f"{module}:{node.lineno}"
-        for module, tree in MODULES
-        if not module.startswith(NAMESPACE_MODULES)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.IfExp)
-        and isinstance(node.test, ast.Call)
-        and _called(node.test) == "isinstance"
-        and "ndarray" in _names(node.test.args[1])
-        and isinstance(node.body, ast.Name)
-        and node.body.id == "np"
-    ]
-    assert tests == []
+    """``if isinstance(A, np.ndarray)`` choosing NumPy's route is ``is_numpy(xp)``."""
+    assert _ndarray_paths(MODULES) == []
+
+
+def test_no_twin_functions() -> None:
+    """One function over ``xp`` serves every library: no ``f_array`` beside ``f``."""
+    assert _twins(MODULES) == []
+
+
+def test_the_guards_see_what_they_forbid() -> None:
+    """Each guard flags its pattern in a module of a fit (so that they can fail)."""
+    source = """
+class Map:
+    def _fit(self, rows):
+        if isinstance(rows, ArrayRows | StreamedRows):
+            pass
+        xp = np if isinstance(X, np.ndarray) else namespace_of(X)
+        if is_foreign(X):
+            pass
+
+    def _transform(self, X): ...
+
+    def _transform_array(self, X): ...
+"""
+    fake = [("kernelmaps.feature_maps._fake", ast.parse(source))]
+    assert _rows_class_tests(fake) == ["kernelmaps.feature_maps._fake:4"]
+    assert _library_tests(fake) == ["kernelmaps.feature_maps._fake:7 is_foreign"]
+    assert _ndarray_paths(fake) == ["kernelmaps.feature_maps._fake:6"]
+    assert _twins(fake) == ["kernelmaps.feature_maps._fake._transform_array"]
 
 
 def test_no_public_twin() -> None:
@@ -295,20 +367,4 @@ def test_no_public_twin() -> None:
             continue
         names = getattr(importlib.import_module(module), "__all__", [])
         twins += [f"{module}.{name}" for name in names if name.endswith("_array")]
-    assert twins == []
-
-
-def test_no_twin_functions() -> None:
-    """No function ``f`` beside ``f_array``, ``f_foreign`` or ``f_on_device`` in one module
-    or class: one function over ``xp`` serves every library."""
-    twins = []
-    for module, tree in MODULES:
-        scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]
-        for scope in scopes:
-            names = {n.name for n in scope.body if isinstance(n, ast.FunctionDef)}
-            for name in names:
-                for suffix in ("_array", "_foreign", "_on_device"):
-                    base = name.removesuffix(suffix)
-                    if base != name and (base in names or base.lstrip("_") in names):
-                        twins.append(f"{module}.{name}")
     assert twins == []

@@ -48,7 +48,7 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import check_place, get_namespace, to_numpy
+from .._array_api import check_place, get_namespace, is_numpy, to_numpy
 from .._rows import rowwise
 from .._streamed_rows import stream_rows
 from ._base import classification_rows
@@ -294,6 +294,6 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         index = xp.astype(scores > 0, xp.int64) if one_column else xp.argmax(scores, axis=1)
         # the labels where the scores are when the classes are numbers (``classes_``
         # there too), NumPy labels otherwise
-        if isinstance(self.classes_, np.ndarray):
+        if is_numpy(get_namespace(self.classes_)[0]):
             return self.classes_[to_numpy(index)]
         return xp.take(self.classes_, index, axis=0)

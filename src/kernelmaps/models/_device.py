@@ -52,11 +52,11 @@ def diagonal(A: Any) -> Any:
 def plus_diagonal(A: Any, value: float, *, copy: bool = True) -> Any:
     """``A + value I``: in a copy of ``A``, or in ``A`` itself with ``copy=False`` where
     its library can."""
-    if isinstance(A, np.ndarray):
+    xp = get_namespace(A)[0]
+    if is_numpy(xp):
         M = A.copy() if copy else A
         M[np.diag_indices_from(M)] += value
         return M
-    xp = get_namespace(A)[0]
     return add_to_diagonal(xp, xp.asarray(A, copy=True) if copy else A, value)
 
 
@@ -147,7 +147,7 @@ class Placement:
         if not self.on_device:
             return V.astype(dtype, copy=copy)
         xp_dtype = getattr(self.xp, np.dtype(dtype).name)
-        if isinstance(V, np.ndarray):
+        if is_numpy(get_namespace(V)[0]):  # a host array: one copy to the device
             return to_namespace(V, self.xp, self.device, dtype=xp_dtype)
         return self.xp.astype(V, xp_dtype, copy=copy)
 

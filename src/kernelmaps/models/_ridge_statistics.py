@@ -185,7 +185,7 @@ class RidgeStatistics:
 
     def to_host(self) -> RidgeStatistics:
         """The statistics with NumPy float64 sums (``self`` when they are NumPy's)."""
-        if isinstance(self.gram, np.ndarray):
+        if is_numpy(get_namespace(self.gram)[0]):
             return self
         out = RidgeStatistics.__new__(RidgeStatistics)
         out.__dict__.update(
@@ -210,7 +210,7 @@ class RidgeStatistics:
         # overflow leaves inf or NaN in the sums, which the estimators check (and report
         # with the fix) before solving: no RuntimeWarning on the way
         with np.errstate(over="ignore", invalid="ignore"):
-            if isinstance(self.gram, np.ndarray):
+            if is_numpy(get_namespace(self.gram)[0]):
                 Z = as_float64(Z)
             return self._update(Z, Y, w)
 

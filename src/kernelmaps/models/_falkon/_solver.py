@@ -59,9 +59,10 @@ _CHUNK_BYTES = 1 << 20
 
 def _triangular(F: Any, V: Any, trans: str = "N") -> Any:
     """``F^{-1} V`` (``F^{-T} V`` with ``trans="T"``) for an upper-triangular ``F``."""
-    if isinstance(F, np.ndarray):
+    xp = get_namespace(F)[0]
+    if is_numpy(xp):
         return scipy.linalg.solve_triangular(F, V, trans=trans, lower=False, check_finite=False)
-    return solve_triangular(get_namespace(F)[0], F, V, lower=False, transpose=trans == "T")
+    return solve_triangular(xp, F, V, lower=False, transpose=trans == "T")
 
 
 def _upper_cholesky(M: Any) -> Any:
