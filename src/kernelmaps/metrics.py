@@ -145,9 +145,7 @@ def kernel_approximation_error(
         with np.errstate(over="ignore"):
             return _finite_result(error * unit, "kernel approximation error")
     scale = _matrix_norm(K / unit, norm)
-    if scale == 0.0:
-        raise ValueError("K is zero in the chosen norm; use relative=False.")
-    return _finite_result(error / scale, "kernel approximation error")
+    return _finite_result(_relative(error, scale, True), "kernel approximation error")
 
 
 def _default_block_rows(n_columns: int) -> int:

@@ -234,8 +234,6 @@ class RandomFourierFeatures(BaseFeatureMap):
         offsets = None
         if self.sampler == "mc":
             W = kernel.sample_frequencies(n_frequencies, n_features, rng)
-            if with_phase:
-                offsets = rng.uniform(0.0, 2.0 * np.pi, size=n_phases)
         elif self.sampler == "orthogonal":
             if not kernel.radial:
                 raise ValueError(
@@ -246,8 +244,6 @@ class RandomFourierFeatures(BaseFeatureMap):
             directions = orthogonal_directions(n_frequencies, n_features, rng)
             norms = kernel.sample_frequency_norms(n_frequencies, n_features, rng)
             W = directions * norms[:, None]
-            if with_phase:
-                offsets = rng.uniform(0.0, 2.0 * np.pi, size=n_phases)
         else:
             dim = kernel.n_uniforms(n_features)
             scramble = resolve_scramble(self.scramble, self.sampler)
@@ -257,6 +253,8 @@ class RandomFourierFeatures(BaseFeatureMap):
             W = kernel.frequencies_from_uniform(U[:, :dim], n_features)
             if with_phase:
                 offsets = 2.0 * np.pi * U[n_pairs:, dim]
+        if with_phase and self.sampler in ("mc", "orthogonal"):  # phases after the frequencies
+            offsets = rng.uniform(0.0, 2.0 * np.pi, size=n_phases)
         rotated = self._rotates(kernel, n_features)
         if rotated:
             (sample,) = rows.read([rotation_sample(rows.n_rows, rng)])

@@ -551,9 +551,5 @@ class CompactRandomFeatures(_MaclaurinFeatureMap):
         super()._place_fitted(xp, device)
 
 
-RandomMaclaurinFeatures.__doc__ = (RandomMaclaurinFeatures.__doc__ or "").replace(
-    "{notes}", _MACLAURIN_NOTES.strip()
-)
-CompactRandomFeatures.__doc__ = (CompactRandomFeatures.__doc__ or "").replace(
-    "{notes}", _MACLAURIN_NOTES.strip()
-)
+for _cls in (RandomMaclaurinFeatures, CompactRandomFeatures):
+    _cls.__doc__ = (_cls.__doc__ or "").replace("{notes}", _MACLAURIN_NOTES.strip())

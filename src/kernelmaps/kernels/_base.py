@@ -416,6 +416,15 @@ def _finite_number(value: Any) -> bool:
         return False
 
 
+def _finite_real(value: Any) -> bool:
+    """Whether ``value`` is a finite int or float (NumPy's too), not a bool."""
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float, np.integer, np.floating))
+        and _finite_number(value)
+    )
+
+
 def _check_n_features(kernel: Kernel, n_features: Any) -> None:
     """Refuse a number of input columns that is not an int >= 1 (``resolve``)."""
     if isinstance(n_features, bool) or not isinstance(n_features, Integral) or n_features < 1:
@@ -428,12 +437,7 @@ def _check_n_features(kernel: Kernel, n_features: Any) -> None:
 def _check_positive(owner: str, name: str, value: Any, allow_none: bool = True) -> None:
     if value is None and allow_none:
         return
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not _finite_number(value)
-        or value <= 0
-    ):
+    if not _finite_real(value) or value <= 0:
         raise ValueError(f"{owner}: {name} must be a positive finite number; got {value!r}.")
 
 

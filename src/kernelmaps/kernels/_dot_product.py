@@ -43,6 +43,7 @@ from ._base import (
     _check_positive,
     _diag_input,
     _finite_number,
+    _finite_real,
     register_kernel,
 )
 
@@ -271,12 +272,7 @@ class Polynomial(DotProductKernel):
     def __post_init__(self) -> None:
         _check_real_degree("Polynomial", self.degree)
         _check_positive("Polynomial", "gamma", self.gamma)
-        if (
-            isinstance(self.coef0, bool)
-            or not isinstance(self.coef0, (int, float, np.integer, np.floating))
-            or not _finite_number(self.coef0)
-            or self.coef0 < 0
-        ):
+        if not _finite_real(self.coef0) or self.coef0 < 0:
             raise ValueError(
                 f"Polynomial: coef0 must be a finite number >= 0; got {self.coef0!r}. A "
                 "negative coef0 gives negative Maclaurin coefficients (no valid kernel)."

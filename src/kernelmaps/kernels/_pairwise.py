@@ -41,7 +41,7 @@ from .._validation import check_non_negative
 from ._base import (
     Kernel,
     _check_positive,
-    _finite_number,
+    _finite_real,
     _per_row,
     coordinatewise_sum,
     register_kernel,
@@ -106,11 +106,7 @@ class Sigmoid(Kernel):
 
     def __post_init__(self) -> None:
         _check_positive("Sigmoid", "gamma", self.gamma)
-        if (
-            isinstance(self.coef0, bool)
-            or not isinstance(self.coef0, (int, float, np.integer, np.floating))
-            or not _finite_number(self.coef0)
-        ):
+        if not _finite_real(self.coef0):
             raise ValueError(f"Sigmoid: coef0 must be a finite number; got {self.coef0!r}.")
 
     def _evaluate(self, xp: Any, X: Any, Y: Any) -> Any:

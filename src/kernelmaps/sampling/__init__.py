@@ -17,10 +17,10 @@
 """
 
 from ._kernel_blocks import kernel_block, kernel_diagonal, work_dtype
+from ._kmeans import KMEANS_MINIBATCH_THRESHOLD
 from ._landmark_finish import finish_landmarks
 from ._landmarks import (
     KERNEL_FREE_LANDMARK_METHODS,
-    KMEANS_MINIBATCH_THRESHOLD,
     LANDMARK_METHODS,
     LANDMARK_SAMPLE_SIZE,
     PREDRAWN_LANDMARK_METHODS,

@@ -82,13 +82,11 @@ import scipy.sparse as sp
 from .._array_api import to_numpy
 from .._rows import Rows, as_rows
 from ._arguments import check_count, check_generator, check_kernel, check_rows
-from ._kmeans import KMEANS_MINIBATCH_THRESHOLD
 from ._landmark_finish import finish_landmarks
 from ._rpcholesky import RPCHOLESKY_BLOCK_SIZE
 
 __all__ = [
     "KERNEL_FREE_LANDMARK_METHODS",
-    "KMEANS_MINIBATCH_THRESHOLD",
     "LANDMARK_METHODS",
     "LANDMARK_SAMPLE_SIZE",
     "PREDRAWN_LANDMARK_METHODS",
@@ -261,21 +259,17 @@ def _draw_method(
     if method == "uniform":
         idx = np.sort(rng.choice(n, size=n_landmarks, replace=False))
         return LandmarkDraw("uniform", n_landmarks, idx, dtype)
-    if method == "kmeans":
-        rows = _sample_rows(n, n_landmarks, rng)
-        seed = int(rng.integers(0, 2**31 - 1))
-        return LandmarkDraw("kmeans", n_landmarks, rows, dtype, seed=seed, options=dict(options))
-    if kernel is None:
+    if method != "kmeans" and kernel is None:
         raise ValueError(f"landmark method {method!r} needs the kernel; pass kernel=.")
     rows = _sample_rows(n, n_landmarks, rng)
     if method == "rpcholesky":
-        block_size = options.get("block_size", RPCHOLESKY_BLOCK_SIZE)
-        check_count(block_size, "block_size")
-        seed = int(rng.integers(0, 2**31 - 1))
-        return LandmarkDraw(
-            "rpcholesky", n_landmarks, rows, dtype, kernel=kernel, seed=seed, options=dict(options)
-        )
-    return LandmarkDraw("leverage", n_landmarks, rows, dtype, kernel=kernel, options=dict(options))
+        check_count(options.get("block_size", RPCHOLESKY_BLOCK_SIZE), "block_size")
+    # the seed of k-means and of rpcholesky's pivots; k-means keeps no kernel
+    seed = None if method == "leverage" else int(rng.integers(0, 2**31 - 1))
+    kernel = None if method == "kmeans" else kernel
+    return LandmarkDraw(
+        method, n_landmarks, rows, dtype, kernel=kernel, seed=seed, options=dict(options)
+    )
 
 
 def select_landmarks(
