@@ -163,13 +163,17 @@ def finite_rows(args: argparse.Namespace, *, for_fit: bool) -> tuple[Any, np.nda
     if for_fit and ds.y is None:
         raise UserError(f"{args.data}: no target; give it with --target.")
     X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X, dtype=np.float64)
+    refuse_nonfinite_rows(args.data, X, "feature values")
+    return found, X
+
+
+def refuse_nonfinite_rows(data: str, X: np.ndarray, what: str) -> None:
+    """Refuse the rows of ``X`` that hold a NaN or infinite value, by number."""
     bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
     if bad.size:
         raise UserError(
-            f"{args.data}: NaN or infinite feature values in {rows_text(bad)}; fill them in "
-            "or drop those rows."
+            f"{data}: NaN or infinite {what} in {rows_text(bad)}; fill them in or drop those rows."
         )
-    return found, X
 
 
 def _training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str, str]:

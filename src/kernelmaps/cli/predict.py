@@ -22,7 +22,7 @@ from ._common import (
     load_user_data,
     output_file,
 )
-from .fit import rows_text, score_text
+from .fit import refuse_nonfinite_rows, rows_text, score_text
 
 EXAMPLES = """examples:
   kernelmaps predict model.skops new.csv -o predictions.csv
@@ -137,12 +137,7 @@ def run(args: argparse.Namespace) -> int:
         out = output_file(args.output, "the predictions", "the predictions")
     saved = _load_model(args.model)
     X, y_true = _load_rows(saved, args)
-    bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
-    if bad.size:
-        raise UserError(
-            f"{args.data}: NaN or infinite values in {rows_text(bad)}; fill them in or "
-            "drop those rows."
-        )
+    refuse_nonfinite_rows(args.data, X, "values")
     try:
         pred = saved.predict(X)
     except NonFinitePredictionError as exc:
