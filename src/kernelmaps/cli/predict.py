@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import os
 import sys
 from typing import Any
 
@@ -13,7 +12,6 @@ import numpy as np
 
 from .._atomic import atomic_write
 from ._common import (
-    EXIT_FAILED,
     EXIT_OK,
     UserError,
     add_command,
@@ -155,21 +153,12 @@ def run(args: argparse.Namespace) -> int:
         if out is not None
         else contextlib.nullcontext(sys.stdout)
     )
-    try:
-        with target as fh:
-            writer = csv.writer(fh)
-            writer.writerow([name])
-            for value in pred:
-                writer.writerow([value if not isinstance(value, float) else f"{value:.10g}"])
-            fh.flush()
-    except BrokenPipeError:
-        if out is not None:
-            raise
-        # The reader of standard output stopped early (``| head``): stop quietly, and keep
-        # Python from reporting the pipe again when it flushes standard output at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_FAILED
+    with target as fh:  # a reader of standard output that stops early: main reports it
+        writer = csv.writer(fh)
+        writer.writerow([name])
+        for value in pred:
+            writer.writerow([value if not isinstance(value, float) else f"{value:.10g}"])
+        fh.flush()
     report = sys.stderr if not args.output else sys.stdout
     print(
         f"predicted {len(pred)} rows with {saved.info.get('method')} "
