@@ -16,7 +16,6 @@ from ._common import (
     add_command,
     add_data_options,
     data_text,
-    load_user_data,
     positive_float,
     positive_int,
     random_seed,
@@ -100,24 +99,9 @@ def _features(args: argparse.Namespace) -> tuple[np.ndarray, str]:
     """The feature rows of the data, finite, standardised as ``kernelmaps fit`` does, and
     the name of the data for messages."""
     from ..experiments import FiniteStandardScaler
-    from .fit import rows_text
+    from .fit import finite_rows
 
-    found = load_user_data(
-        args.data,
-        args.target,
-        data_home=args.data_home,
-        subset=args.subset,
-        default_subset="train",
-        for_fit=False,
-    )
-    ds = found.dataset
-    X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X, dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
-    if bad.size:
-        raise UserError(
-            f"{args.data}: NaN or infinite feature values in {rows_text(bad)}; fill them in "
-            "or drop those rows."
-        )
+    found, X = finite_rows(args, for_fit=False)
     if X.shape[0] < 2:
         raise UserError(f"{args.data}: {X.shape[0]} row; at least 2 are needed.")
     return np.asarray(FiniteStandardScaler().fit_transform(X)), found.label

@@ -147,28 +147,41 @@ def rows_text(rows: Any, total: int | None = None) -> str:
     return f"{word} {', '.join(map(str, listed))}{more} (counting data rows from 1)"
 
 
-def _training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str, str]:
-    """The data set, its features and target, its format and the task, checked; the name
-    of the data for messages is kept as ``args.data_label``."""
+def finite_rows(args: argparse.Namespace, *, for_fit: bool) -> tuple[Any, np.ndarray]:
+    """The data of ``args.data`` (:func:`load_user_data`, its training part by default) and
+    its feature rows, dense; refused when a fit's data has no target, then by row where a
+    feature value is not finite."""
     found = load_user_data(
         args.data,
         args.target,
         data_home=args.data_home,
         subset=args.subset,
         default_subset="train",
-        for_fit=True,
+        for_fit=for_fit,
     )
-    ds, fmt, args.data_label = found.dataset, found.format, found.label
-    if ds.y is None:
+    ds = found.dataset
+    if for_fit and ds.y is None:
         raise UserError(f"{args.data}: no target; give it with --target.")
     X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X, dtype=np.float64)
-    y = ds.y
+    refuse_nonfinite_rows(args.data, X, "feature values")
+    return found, X
+
+
+def refuse_nonfinite_rows(data: str, X: np.ndarray, what: str) -> None:
+    """Refuse the rows of ``X`` that hold a NaN or infinite value, by number."""
     bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
     if bad.size:
         raise UserError(
-            f"{args.data}: NaN or infinite feature values in {rows_text(bad)}; fill them in "
-            "or drop those rows."
+            f"{data}: NaN or infinite {what} in {rows_text(bad)}; fill them in or drop those rows."
         )
+
+
+def _training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str, str]:
+    """The data set, its features and target, its format and the task, checked; the name
+    of the data for messages is kept as ``args.data_label``."""
+    found, X = finite_rows(args, for_fit=True)
+    ds, fmt, args.data_label = found.dataset, found.format, found.label
+    y = ds.y
     task = {"ridge": "regression", "classifier": "classification"}.get(args.model, ds.task)
     if task == "regression":
         try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import os
 import sys
 from typing import Any
 
@@ -13,7 +12,6 @@ import numpy as np
 
 from .._atomic import atomic_write
 from ._common import (
-    EXIT_FAILED,
     EXIT_OK,
     UserError,
     add_command,
@@ -22,7 +20,7 @@ from ._common import (
     load_user_data,
     output_file,
 )
-from .fit import rows_text, score_text
+from .fit import refuse_nonfinite_rows, rows_text, score_text
 
 EXAMPLES = """examples:
   kernelmaps predict model.skops new.csv -o predictions.csv
@@ -137,12 +135,7 @@ def run(args: argparse.Namespace) -> int:
         out = output_file(args.output, "the predictions", "the predictions")
     saved = _load_model(args.model)
     X, y_true = _load_rows(saved, args)
-    bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
-    if bad.size:
-        raise UserError(
-            f"{args.data}: NaN or infinite values in {rows_text(bad)}; fill them in or "
-            "drop those rows."
-        )
+    refuse_nonfinite_rows(args.data, X, "values")
     try:
         pred = saved.predict(X)
     except NonFinitePredictionError as exc:
@@ -160,21 +153,12 @@ def run(args: argparse.Namespace) -> int:
         if out is not None
         else contextlib.nullcontext(sys.stdout)
     )
-    try:
-        with target as fh:
-            writer = csv.writer(fh)
-            writer.writerow([name])
-            for value in pred:
-                writer.writerow([value if not isinstance(value, float) else f"{value:.10g}"])
-            fh.flush()
-    except BrokenPipeError:
-        if out is not None:
-            raise
-        # The reader of standard output stopped early (``| head``): stop quietly, and keep
-        # Python from reporting the pipe again when it flushes standard output at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_FAILED
+    with target as fh:  # a reader of standard output that stops early: main reports it
+        writer = csv.writer(fh)
+        writer.writerow([name])
+        for value in pred:
+            writer.writerow([value if not isinstance(value, float) else f"{value:.10g}"])
+        fh.flush()
     report = sys.stderr if not args.output else sys.stdout
     print(
         f"predicted {len(pred)} rows with {saved.info.get('method')} "

@@ -39,6 +39,7 @@ from ..._validation import one_line_errors
 from ...exceptions import NonFiniteOutputError
 from .._base import FLOAT_DTYPES, as_row_sliceable
 from .._device import Placement, array_kernel_matrix, diagonal, plus_diagonal
+from .._ridge._pass import _add
 from ._cg import CGResult, conjugate_gradient
 
 __all__ = [
@@ -414,10 +415,6 @@ def _add_pairs(a: tuple[np.ndarray, int], b: tuple[np.ndarray, int]) -> tuple[np
 
 def _gram_product(part: MatvecPart, V: Any, progress: Callable[[int], None] | None = None) -> Any:
     return part.matvec(V, part.matvec.placement.zeros((V.shape[0], V.shape[1])), progress)
-
-
-def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a + b
 
 
 class RowsMatvec:

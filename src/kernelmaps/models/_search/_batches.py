@@ -12,8 +12,9 @@ which the final model is solved without another pass.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -344,7 +345,7 @@ class RidgeSearch:
         with counted_pass(self.progress, "leave-one-out", self.rows) as done:
             work = self._work(candidates, done, self._features)
             sums = self.rows.map_reduce(
-                _partial(work.loo_sums, terms=held), merge_nested, *self.aligned
+                functools.partial(work.loo_sums, terms=held), merge_nested, *self.aligned
             )
         return [
             loo_combine(t, np.asarray(to_numpy(s), dtype=np.float64))
@@ -390,7 +391,7 @@ class RidgeSearch:
         with counted_pass(self.progress, "held-out predictions", self.rows) as done:
             work = self._work(candidates, done, self._features)
             counts = self.rows.map_reduce(
-                _partial(work.class_counts, weights=weights), merge_nested, *self.aligned
+                functools.partial(work.class_counts, weights=weights), merge_nested, *self.aligned
             )
         return [np.asarray(n)[: self.spec.n_splits] for ns in counts for n in ns]
 
@@ -445,12 +446,6 @@ def _class_scores(counts: np.ndarray, scoring: str) -> np.ndarray:
     present = total > 0
     recall = np.divide(right, total, out=np.zeros_like(right), where=present)
     return recall.sum(axis=2) / np.maximum(present.sum(axis=2), 1)
-
-
-def _partial(function: Callable[..., Any], **kwargs: Any) -> Callable[..., Any]:
-    import functools
-
-    return functools.partial(function, **kwargs)
 
 
 def _never() -> bool:
