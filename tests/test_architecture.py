@@ -56,7 +56,7 @@ RANKS: dict[str, int] = {
     ),
     "kernels": 1,
     # beside the layers: the Dask implementation of the rows and of row-wise output, which
-    # knows no estimator (it may use the kernels' one-line errors, nothing later)
+    # knows no estimator (it may use the kernels' public names, nothing later)
     "_dask": 1,
     **dict.fromkeys(["sampling", "metrics", "bandwidth"], 2),
     "feature_maps": 3,

@@ -120,7 +120,9 @@ def is_numpy(xp: Any) -> bool:
     >>> is_numpy(get_namespace(np.ones(2))[0])
     True
     """
-    return xp is np or bool(compat_module().is_numpy_namespace(xp))
+    if xp is np or xp is numpy_namespace():
+        return True
+    return bool(compat_module().is_numpy_namespace(xp))
 
 
 def get_namespace(*arrays: Any) -> tuple[Any, Any]:
@@ -470,7 +472,7 @@ def warn_if_tf32(X: Any, what: str) -> None:
     """Warn once per ``what`` and process when float32 matrix products on ``X``'s device
     run in TF32 (10 bits of mantissa), which makes ``what`` (the phases ``w . x`` of a
     map, the kernel blocks, the Gram blocks) noise at the 1e-3 level."""
-    if what in _WARNED_TF32 or host_dtype(X.dtype) != np.float32:
+    if isinstance(X, np.ndarray) or what in _WARNED_TF32 or host_dtype(X.dtype) != np.float32:
         return
     compat = compat_module()
     reduced = False
