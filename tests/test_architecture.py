@@ -268,8 +268,8 @@ def _library_tests(modules: Modules) -> list[str]:
     ]
 
 
-#: The modules where ``isinstance(x, np.ndarray)`` in a condition asks what a value is, not
-#: which library computes (every other one asks ``is_numpy(get_namespace(x)[0])``).
+#: The modules where ``isinstance(x, np.ndarray)`` asks what a value is, not which library
+#: computes (every other one asks ``is_numpy(get_namespace(x)[0])``).
 NDARRAY_TYPE_CHECKS: dict[str, str] = {
     "kernelmaps._estimator_repr": "how print shows a parameter",
     "kernelmaps._rows": "labels that are not numbers stay NumPy arrays",
@@ -282,18 +282,15 @@ NDARRAY_TYPE_CHECKS: dict[str, str] = {
 
 
 def _ndarray_paths(modules: Modules) -> list[str]:
-    """``isinstance(x, np.ndarray)`` in a condition, outside the namespace helpers and the
-    modules of :data:`NDARRAY_TYPE_CHECKS`."""
+    """``isinstance(x, np.ndarray)`` outside the namespace helpers and the modules of
+    :data:`NDARRAY_TYPE_CHECKS`."""
     return [
-        f"{module}:{node.lineno}"
+        f"{module}:{call.lineno}"
         for module, tree in modules
         if not module.startswith(NAMESPACE_MODULES) and module not in NDARRAY_TYPE_CHECKS
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.If, ast.IfExp))
-        for call in _calls(node.test)
-        if _called(call) == "isinstance"
-        and len(call.args) == 2
-        and "ndarray" in _names(call.args[1])
+        for call in _calls(tree)
+        if _called(call) == "isinstance" and len(call.args) == 2
+        if "ndarray" in _names(call.args[1])
     ]
 
 
@@ -326,7 +323,7 @@ def test_no_array_library_is_tested_outside_the_namespace_helpers() -> None:
 
 
 def test_numpy_does_not_choose_a_path_by_its_class() -> None:
-    """``if isinstance(A, np.ndarray)`` choosing NumPy's route is ``is_numpy(xp)``."""
+    """Choosing NumPy's route by ``isinstance(A, np.ndarray)`` is ``is_numpy(xp)``."""
     assert _ndarray_paths(MODULES) == []
 
 

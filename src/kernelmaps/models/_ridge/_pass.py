@@ -95,7 +95,7 @@ def map_features(feature_map: Any, X: Any) -> Any:
         if is_numpy(xp):
             return feature_map.transform(X)
         fitted = fitted_array(feature_map)
-        there = fitted is not None and not isinstance(fitted, np.ndarray)
+        there = fitted is not None and not is_numpy(get_namespace(fitted)[0])
         if there and not dispatch_enabled() and getattr(feature_map, "_array_api", False):
             return feature_map._transform_validated(X)
         Z = feature_map.transform(X if there else to_numpy(X))
