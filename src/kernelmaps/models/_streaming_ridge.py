@@ -38,6 +38,7 @@ from .._validation import StrictInterval
 from ..feature_maps import RandomFourierFeatures
 from ._base import as_row_sliceable, predict_in_blocks
 from ._checks import check_solution, check_statistics, check_sums
+from ._ridge._dual import dual_problem, solve_dual
 from ._ridge._pass import (
     RowWork,
     feature_row_blocks,
@@ -46,7 +47,7 @@ from ._ridge._pass import (
     ridge_loo,
     ridge_statistics,
 )
-from ._ridge._solvers import dual_problem, solve_dual, solve_ridge
+from ._ridge._solvers import solve_ridge
 from ._ridge_statistics import RidgeStatistics
 
 __all__ = ["_StreamingRidgeMixin"]
