@@ -41,6 +41,7 @@ RANKS: dict[str, int] = {
             "_array_types",
             "_array_api",
             "_validation",
+            "_numerics",
             "_row_blocks",
             "_array_extras",
             "_devices",

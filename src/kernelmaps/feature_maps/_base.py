@@ -45,14 +45,7 @@ from .._array_api import (
 )
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
-from .._parallel import n_threads, run_blocks
-from .._random import check_random_state
-from .._row_blocks import row_blocks, stack_csr_rows
-from .._rows import TILE_ROWS, Rows, RowwiseWork, rowwise, validated_rows
-from .._validation import one_line_errors
-from ..exceptions import NonFiniteOutputError
-from ..kernels import Kernel
-from ._numerics import (
+from .._numerics import (
     LIMITS_PAGE,
     ignore_fp_warnings,
     is_finite,
@@ -60,6 +53,13 @@ from ._numerics import (
     non_finite_rows,
     row_list,
 )
+from .._parallel import n_threads, run_blocks
+from .._random import check_random_state
+from .._row_blocks import row_blocks, stack_csr_rows
+from .._rows import TILE_ROWS, Rows, RowwiseWork, rowwise, validated_rows
+from .._validation import one_line_errors
+from ..exceptions import NonFiniteOutputError
+from ..kernels import Kernel
 
 __all__ = ["BaseFeatureMap", "maps_supporting", "register_feature_map"]
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from .._numerics import largest_magnitude
 from .._row_blocks import row_blocks
 from .._rows import Rows
 from .._validation import StrictInterval
@@ -16,7 +17,6 @@ from ..exceptions import NonFiniteOutputError
 from ..kernels import BinnableKernel, Kernel, kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import BaseFeatureMap, register_feature_map
 from ._binning_keys import grid_keys, out_of_range_rows
-from ._numerics import largest_magnitude
 
 __all__ = ["RandomBinningFeatures", "merge_bin_keys"]
 

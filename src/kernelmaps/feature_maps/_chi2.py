@@ -20,13 +20,13 @@ from .._array_api import (
     to_numpy,
     warn_if_tf32,
 )
+from .._numerics import below_overflow, largest_magnitude
 from .._parallel import parallel_rows
 from .._row_blocks import cache_block_rows
 from .._rows import as_rows
 from .._validation import StrictInterval, check_above, check_non_negative
 from ..kernels import AdditiveChi2, Kernel, SkewedChi2
 from ._base import BaseFeatureMap, register_feature_map
-from ._numerics import below_overflow, largest_magnitude
 from ._trig import cos_shifted_into, cos_sin_into
 
 __all__ = ["AdditiveChi2Sampler", "SkewedChi2Sampler"]

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 
 from .._array_api import get_namespace, host_dtype, is_numpy, to_numpy, warn_if_tf32
+from .._numerics import LIMITS_PAGE, below_overflow, ignore_fp_warnings, largest_magnitude, row_list
 from .._row_blocks import cache_block_rows
 from .._rows import Rows
 from .._validation import StrictInterval
@@ -32,7 +33,6 @@ from ..sampling import (
 )
 from ._base import BaseFeatureMap, register_feature_map
 from ._fourier_layout import FourierLayout, fourier_features_into
-from ._numerics import LIMITS_PAGE, below_overflow, ignore_fp_warnings, largest_magnitude, row_list
 
 __all__ = ["RandomFourierFeatures"]
 

@@ -24,6 +24,7 @@ from .._array_api import (
     to_namespace,
     to_numpy,
 )
+from .._numerics import is_finite, largest_magnitude
 from .._row_blocks import row_blocks
 from .._rows import Rows
 from .._validation import StrictInterval
@@ -43,7 +44,6 @@ from ..sampling import (
     kernel_block,
 )
 from ._base import BaseFeatureMap, register_feature_map
-from ._numerics import is_finite, largest_magnitude
 from ._nystroem_kernels import landmark_kernel
 from ._nystroem_normalization import (
     check_symmetric,

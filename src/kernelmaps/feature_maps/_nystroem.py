@@ -28,6 +28,7 @@ from .._array_api import (
     to_namespace,
     to_numpy,
 )
+from .._numerics import ignore_fp_warnings
 from .._rows import Rows, as_rows
 from .._validation import StrictInterval, one_line_errors
 from ..kernels import (
@@ -45,7 +46,6 @@ from ..sampling import (
     kernel_free_landmarks,
 )
 from ._base import BaseFeatureMap, register_feature_map
-from ._numerics import ignore_fp_warnings
 from ._nystroem_kernels import _callable_gram, _PrecomputedIndexKernel, landmark_kernel
 from ._nystroem_normalization import symmetric_normalization
 

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from .._array_api import get_namespace, host_dtype, is_numpy
 from .._array_extras import fft_pair
 from .._memory import check_memory
+from .._numerics import largest_magnitude
 from .._validation import StrictInterval
 from ..kernels import (
     HomogeneousPolynomial,
@@ -22,7 +23,6 @@ from ..kernels import (
     resolve_estimator_kernel,
 )
 from ._base import BaseFeatureMap, register_feature_map
-from ._numerics import largest_magnitude
 from ._sketch_kernels import (
     count_sketches,
     direct_bytes_per_row,

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
 from .._array_api import get_namespace, is_numpy
+from .._numerics import below_overflow, largest_magnitude
 from .._row_blocks import cache_block_rows
 from .._validation import StrictInterval
 from ..kernels import (
@@ -32,7 +33,6 @@ from ..kernels import (
 from ._base import BaseFeatureMap, register_feature_map
 from ._fourier_layout import FourierLayout, fourier_features_into
 from ._hadamard import fastfood_projection, next_power_of_two, sorf_projection
-from ._numerics import below_overflow, largest_magnitude
 
 __all__ = ["Fastfood", "StructuredOrthogonalFeatures"]
 

@@ -21,13 +21,13 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import InvalidParameterError, StrOptions
 
 from .._array_api import get_namespace, host_dtype, supports_float64
+from .._numerics import is_finite
 from .._suggest import did_you_mean
 from .._validation import StrictInterval
 from ..exceptions import NonFiniteOutputError
 from ._base import (
     AMBIGUOUS_NAMES,
     Kernel,
-    _all_finite,
     get_kernel_class,
     kernel_names,
     resolve_kernel,
@@ -244,7 +244,7 @@ def check_kernel_matrix(
             f"{source} returned an array of shape {K.shape} for {inputs}; it must return "
             f"{expected}."
         )
-    if finite and not _all_finite(K):
+    if finite and not is_finite(K):
         raise NonFiniteOutputError(
             f"{source} returned NaN or infinite values in the {what} ({K.shape[0]} x "
             f"{K.shape[1]}); a kernel must give finite values: check the kernel and the "

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from sklearn.utils import gen_batches
 
 from .._array_api import device_of, get_namespace, host_dtype, is_numpy, on_host, warn_if_tf32
+from .._numerics import is_finite, largest_magnitude
 from .._suggest import did_you_mean
 from ..exceptions import NonFiniteOutputError
 
@@ -133,7 +134,7 @@ def _as_float_array(X: Any, name: str = "X") -> np.ndarray | sp.spmatrix:
 
 def _check_finite_input(values: Any, name: str) -> None:
     """Refuse NaN or infinite input values (any library), with the one message."""
-    if _all_finite(values):
+    if is_finite(values):
         return
     xp, _ = get_namespace(values)
     what = "NaN" if bool(xp.any(xp.isnan(values))) else "infinity"
@@ -185,30 +186,6 @@ def _check_pair(kernel: Kernel, X: Any, Y: Any) -> None:
             f"{kernel!r}: X has {X.shape[0]} rows and Y has {Y.shape[0]}; a kernel matrix "
             "needs at least one row in each."
         )
-
-
-def _largest_magnitude(X: Any) -> float:
-    """``max |x|`` over the (stored) values of a dense or sparse ``X`` of any library; 0
-    when empty."""
-    if sp.issparse(X):
-        X = X.data
-    xp, _ = get_namespace(X)
-    if not is_numpy(xp):
-        return float(xp.max(xp.abs(X))) if math.prod(X.shape) else 0.0
-    values = np.asarray(X)
-    if values.size == 0:
-        return 0.0
-    return float(max(values.max(), -values.min()))
-
-
-def _all_finite(K: Any) -> bool:
-    """Whether every entry of ``K`` (any library) is finite: on NumPy one sum, element-wise
-    only if it is not."""
-    xp, _ = get_namespace(K)
-    if not is_numpy(xp):
-        return bool(xp.all(xp.isfinite(K)))
-    with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.isfinite(K.sum()) or np.isfinite(K).all())
 
 
 def _result_dtype(X: Any, Y: Any) -> type[np.floating]:
@@ -333,14 +310,14 @@ class Kernel(ABC):
             K = kernel._evaluate(xp, X_, Y_)
             if is_numpy(xp):
                 K = K.astype(dtype, copy=False)
-        if not _all_finite(K):
+        if not is_finite(K):
             kernel._refuse_overflow(X_, Y_, dtype)
         return K
 
     def _refuse_overflow(self, X: Any, Y: Any, dtype: Any = np.float64) -> None:
         """Raise :class:`~kernelmaps.exceptions.NonFiniteOutputError` for a kernel matrix
         that overflowed on the inputs ``X`` and ``Y`` (of any library)."""
-        largest = max(_largest_magnitude(X), _largest_magnitude(Y))
+        largest = max(largest_magnitude(X), largest_magnitude(Y))
         dtype = host_dtype(dtype)
         fixes = "rescale the data"
         if hasattr(self, "gamma"):
@@ -370,7 +347,7 @@ class Kernel(ABC):
         kernel = self.resolve(int(X_.shape[1]))
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             out = kernel._diag(xp, X_)
-        if not _all_finite(out):
+        if not is_finite(out):
             kernel._refuse_overflow(X_, X_, X_.dtype)
         return out
 

@@ -36,10 +36,10 @@ import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
 from .._array_api import get_namespace, is_numpy, numpy_namespace, on_host
+from .._numerics import is_finite
 from ..exceptions import NonFiniteOutputError
 from ._base import (
     Kernel,
-    _all_finite,
     _check_positive,
     _diag_input,
     _finite_number,
@@ -100,7 +100,7 @@ def squared_row_norms(X: Any) -> np.ndarray:
     [1.0, 2.0]
     """
     out = raw_squared_row_norms(_diag_input(numpy_namespace(), X))
-    if not _all_finite(out):
+    if not is_finite(out):
         row = int(np.flatnonzero(~np.isfinite(out))[0])
         raise NonFiniteOutputError(
             f"The squared norm of row {row} of X overflows float64 (|x|^2 beyond "

@@ -33,12 +33,12 @@ from sklearn.metrics.pairwise import euclidean_distances, manhattan_distances
 from sklearn.utils import gen_batches
 
 from .._array_api import is_numpy
+from .._numerics import largest_magnitude
 from ._base import (
     BinnableKernel,
     ShiftInvariantKernel,
     _check_n_features,
     _check_positive,
-    _largest_magnitude,
     coordinatewise_sum,
     on_host_float64,
     register_kernel,
@@ -82,7 +82,7 @@ def scaled_squared_distances(
     (True, 1e+300)
     """
     same = X is Y
-    largest = max(_largest_magnitude(X), _largest_magnitude(Y))
+    largest = max(largest_magnitude(X), largest_magnitude(Y))
     d = max(X.shape[1], 1)
     precise = gamma is None or (
         4.0 * d * float(np.finfo(np.float64).eps) * gamma * largest * largest <= _EXPONENT_TOLERANCE

@@ -32,6 +32,7 @@ from ... import _progress
 from ..._array_api import get_namespace, is_numpy, placed, to_numpy
 from ..._array_extras import cholesky, solve_triangular
 from ..._memory import check_device_memory
+from ..._numerics import is_finite
 from ..._progress import Progress, RowCounter, counted_pass
 from ..._row_blocks import row_blocks
 from ..._rows import Parts, Rows
@@ -77,12 +78,6 @@ def _upper_cholesky(M: Any) -> Any:
         # the column-major copy of M that SciPy made before (the same factor, bit for bit)
         return scipy.linalg.cholesky(M.T, lower=False, overwrite_a=True, check_finite=False)
     return xp.matrix_transpose(cholesky(xp, M, "The matrix", overwrite=True))
-
-
-def _all_finite(A: Any) -> bool:
-    """Whether every entry of ``A`` (any library) is finite."""
-    xp = get_namespace(A)[0]
-    return bool(xp.all(xp.isfinite(A)))
 
 
 def _like(V: np.ndarray, A: Any) -> Any:
@@ -131,7 +126,7 @@ def landmark_gram(kernel: Callable[..., Any], L: Any) -> Any:
     place = Placement.of(L)
     wide = place.widened(L)
     K_mm = place.float64(array_kernel_matrix(kernel, wide, wide))
-    if not _all_finite(K_mm):
+    if not is_finite(K_mm):
         raise NonFiniteOutputError(
             "The landmark kernel matrix K_mm holds inf or NaN (the kernel overflowed float64 "
             "for these inputs); rescale X (e.g. standardise its columns) or use a smaller "
@@ -351,7 +346,7 @@ def _checked_part(X: Any, Y: Any, name: str) -> tuple[Any, Any]:
     messages; a part on a device is checked there, and copied to the host for the
     message only when it holds NaN or inf."""
     if not is_numpy(get_namespace(X)[0]):
-        if _all_finite(X) and (Y is None or _all_finite(Y)):
+        if is_finite(X) and (Y is None or is_finite(Y)):
             return X, Y
         _checked_part(to_numpy(X), None if Y is None else to_numpy(Y), name)
         return X, Y
@@ -610,7 +605,7 @@ class FalkonSolver:
         """
         with np.errstate(over="ignore", invalid="ignore"):
             rhs = self.matvec.rhs(Y)
-        if not _all_finite(rhs):
+        if not is_finite(rhs):
             raise NonFiniteOutputError(
                 f"{self.name}: K_nm^T y, the right-hand side of the Nystroem system, holds "
                 "inf or NaN: it overflowed float64 (the targets or the kernel values are too "

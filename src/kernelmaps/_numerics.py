@@ -1,18 +1,19 @@
-"""The numerical guards of the feature maps: finiteness, magnitudes, overflow bounds.
+"""The numerical guards: finiteness, magnitudes, overflow bounds, for arrays of any library.
 
-Every output of a map is finite or the call raises (see :class:`BaseFeatureMap
-<kernelmaps.feature_maps.BaseFeatureMap>`): these are the checks and the bounds it and the
-maps use, and the words of their messages.
+Every output of a kernel or a map is finite or the call raises (see :class:`BaseFeatureMap
+<kernelmaps.feature_maps.BaseFeatureMap>` and ``Kernel.__call__``): these are the checks
+and the bounds they use, and the words of their messages.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import host_dtype, is_numpy, to_numpy
+from ._array_api import get_namespace, host_dtype, is_numpy, to_numpy
 
 __all__ = [
     "LIMITS_PAGE",
@@ -35,7 +36,7 @@ def ignore_fp_warnings() -> Any:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.feature_maps._numerics import ignore_fp_warnings
+    >>> from kernelmaps._numerics import ignore_fp_warnings
     >>> with ignore_fp_warnings():
     ...     float(np.float64(1e308) * 10)
     inf
@@ -46,7 +47,7 @@ def ignore_fp_warnings() -> Any:
 def is_finite(a: Any, xp: Any = None) -> bool:
     """Whether every value of the array (or of a sparse matrix's stored values) is finite.
 
-    ``xp`` is the namespace of ``a`` (None: NumPy).  On NumPy, one sum first (a pass that
+    ``xp`` is the namespace of ``a`` (None: ``a``'s own).  On NumPy, one sum first (a pass that
     stays in the cache for a block just written); the element-wise check only when the
     sum is not finite, which also happens when finite values add up beyond the float
     range.  Other libraries reduce the element-wise check on their device.
@@ -54,10 +55,12 @@ def is_finite(a: Any, xp: Any = None) -> bool:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.feature_maps._numerics import is_finite
+    >>> from kernelmaps._numerics import is_finite
     >>> is_finite(np.array([1e308, 1e308])), is_finite(np.array([1.0, np.nan]))
     (True, False)
     """
+    if xp is None and not sp.issparse(a):
+        xp = get_namespace(a)[0]
     if xp is not None and not is_numpy(xp):
         return bool(xp.all(xp.isfinite(a)))
     if sp.issparse(a):
@@ -86,17 +89,19 @@ def largest_magnitude(X: Any, xp: Any = None) -> float:
     """``max |x|`` over the values of ``X`` (dense or sparse), 0 when empty.
 
     Two reductions and no temporary (no ``abs`` array), on ``X``'s device for the arrays
-    of another library (``xp`` their namespace; None: NumPy).
+    of another library (``xp`` their namespace; None: ``X``'s own).
 
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.feature_maps._numerics import largest_magnitude
+    >>> from kernelmaps._numerics import largest_magnitude
     >>> largest_magnitude(np.array([[1.0, -3.0]]))
     3.0
     """
+    if xp is None and not sp.issparse(X):
+        xp = get_namespace(X)[0]
     if xp is not None and not is_numpy(xp):
-        if X.shape[0] * X.shape[1] == 0:
+        if math.prod(X.shape) == 0:
             return 0.0
         return float(max(float(xp.max(X)), -float(xp.min(X))))
     values = X.data if sp.issparse(X) else np.asarray(X)
@@ -112,7 +117,7 @@ def below_overflow(bound: float, dtype: Any) -> bool:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.feature_maps._numerics import below_overflow
+    >>> from kernelmaps._numerics import below_overflow
     >>> below_overflow(1e30, np.float32), below_overflow(1e39, np.float32)
     (True, False)
     """
