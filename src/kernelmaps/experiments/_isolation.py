@@ -15,7 +15,7 @@ import contextvars
 import threading
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any, TextIO
+from typing import TextIO
 
 from .._parallel import threadpool_controller
 
@@ -68,11 +68,6 @@ _CAUGHT: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
 )
 
 
-#: The libraries found by the last scan of a calling thread (:func:`limit_threads` with
-#: ``blas=True``), for the cells that run in threads beside it.
-_RUN_SCAN: Any = None
-
-
 @contextlib.contextmanager
 def limit_threads(threads: int | None, blas: bool = True) -> Iterator[None]:
     """BLAS and OpenMP pools limited to ``threads`` threads while inside.
@@ -88,17 +83,11 @@ def limit_threads(threads: int | None, blas: bool = True) -> Iterator[None]:
     if threads is None:
         yield
         return
-    global _RUN_SCAN
-    if blas:
-        controller = _RUN_SCAN = threadpool_controller()
-    else:
-        # A cell beside others that compute: no new scan of the loaded libraries (a scan
-        # while another thread runs a BLAS kernel can crash the process), the scan of the
-        # run's calling thread, made before its cells started; and a controller of the
-        # OpenMP libraries only (a limiter restores every library of its controller on
-        # leaving).
-        scan = _RUN_SCAN if _RUN_SCAN is not None else threadpool_controller()
-        controller = scan.select(user_api="openmp")
+    controller = threadpool_controller()
+    if not blas:
+        # A controller of the OpenMP libraries only: a limiter restores every library
+        # of its controller on leaving.
+        controller = controller.select(user_api="openmp")
     with controller.limit(limits=threads):
         yield
 
