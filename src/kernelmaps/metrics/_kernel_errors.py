@@ -1,11 +1,5 @@
-"""Kernel approximation error: relative Frobenius, spectral and max-abs norms.
-
-:func:`kernel_approximation_error` compares two given matrices.
-:func:`kernel_errors_from_features` measures features already computed against the exact
-kernel in several norms at once, forming at most ``block_rows`` rows of the kernel matrix
-at a time, so it runs on data whose kernel matrix would not fit in memory.
-:func:`feature_map_error` does the same for a fitted feature map and one norm.
-"""
+"""Kernel approximation error: relative Frobenius, spectral and max-abs norms (see the
+package's docstring)."""
 
 from __future__ import annotations
 
@@ -20,10 +14,10 @@ from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh, svds
 from sklearn import get_config
 from sklearn.utils import check_array, gen_batches
 
-from ._random import check_random_state
-from ._validation import one_line_errors
-from .exceptions import NonFiniteOutputError
-from .kernels import check_kernel_matrix
+from .._random import check_random_state
+from .._validation import one_line_errors
+from ..exceptions import NonFiniteOutputError
+from ..kernels import check_kernel_matrix
 
 __all__ = [
     "NORMS",
