@@ -209,16 +209,16 @@ def test_ece_input_errors():
 
     P = [[0.9, 0.1], [0.2, 0.8]]
     for bad, message in [
-        (dict(y_prob=[[0.9, 0.2], [0.2, 0.8]]), "sum to 1 only within"),
-        (dict(y_prob=[[1.2, -0.2], [0.2, 0.8]]), r"outside \[0, 1\]"),
-        (dict(y_prob=[[0.5], [0.5]]), "one column per class"),
-        (dict(y_prob=[0.5, 0.5, 0.5]), "y_true has 2 rows but y_prob has 3"),
-        (dict(n_bins=0), "n_bins must be an integer >= 1"),
-        (dict(strategy="equal"), "strategy must be one of"),
-        (dict(kind="marginal"), "kind must be one of"),
-        (dict(labels=[0, 2]), "the class 1, not among labels"),
-        (dict(y_prob=[[0.5, 0.3, 0.2], [0.2, 0.2, 0.6]]), "give every class"),
-        (dict(sample_weight=[-1, 1]), "non-negative"),
+        ({"y_prob": [[0.9, 0.2], [0.2, 0.8]]}, "sum to 1 only within"),
+        ({"y_prob": [[1.2, -0.2], [0.2, 0.8]]}, r"outside \[0, 1\]"),
+        ({"y_prob": [[0.5], [0.5]]}, "one column per class"),
+        ({"y_prob": [0.5, 0.5, 0.5]}, "y_true has 2 rows but y_prob has 3"),
+        ({"n_bins": 0}, "n_bins must be an integer >= 1"),
+        ({"strategy": "equal"}, "strategy must be one of"),
+        ({"kind": "marginal"}, "kind must be one of"),
+        ({"labels": [0, 2]}, "the class 1, not among labels"),
+        ({"y_prob": [[0.5, 0.3, 0.2], [0.2, 0.2, 0.6]]}, "give every class"),
+        ({"sample_weight": [-1, 1]}, "non-negative"),
     ]:
         kwargs = {"y_prob": P} | bad
         with pytest.raises(ValueError, match=message) as info:

@@ -249,3 +249,43 @@ def test_labelled_and_unknown_methods(tmp_path):
     assert style["label"] == "not-registered" and set(style) == {
         "color", "linestyle", "marker", "label"
     }  # fmt: skip
+
+
+def test_reliability_diagram_curve_counts_and_ece(tmp_path):
+    from kernelmaps.metrics import expected_calibration_error, reliability_bins
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet([1.0, 1.0, 1.0], size=600)
+    y = rng.integers(0, 3, size=600)
+    path = tmp_path / "reliability.png"
+    fig = plotting.plot_reliability_diagram(y, P, n_bins=10, label="toy", title="t", path=path)
+    assert path.stat().st_size > 1000
+    curve, counts = fig.axes
+    diagonal, line = curve.get_lines()
+    assert list(diagonal.get_xdata()) == [0, 1] and list(diagonal.get_ydata()) == [0, 1]
+    bins = reliability_bins(y, P, n_bins=10)
+    full = bins.weight > 0
+    np.testing.assert_array_equal(line.get_xdata(), bins.confidence[full])
+    np.testing.assert_array_equal(line.get_ydata(), bins.accuracy[full])
+    np.testing.assert_array_equal([bar.get_height() for bar in counts.patches], bins.weight)
+    ece = expected_calibration_error(y, P, n_bins=10)
+    legend = [t.get_text() for t in curve.get_legend().get_texts()]
+    assert legend == ["perfectly calibrated", f"toy (ECE {ece:.3f})"]
+    assert curve.get_title() == "t"
+
+
+def test_reliability_diagrams_of_two_models_on_one_axes():
+    from matplotlib.figure import Figure
+
+    rng = np.random.default_rng(1)
+    p = rng.random(400)
+    y = (rng.random(400) < p).astype(int)
+    ax = Figure().add_subplot()
+    plotting.plot_reliability_diagram(y, p, column=1, ax=ax, label="calibrated")
+    fig = plotting.plot_reliability_diagram(y, p**3, column=1, ax=ax, label="too low")
+    assert fig is ax.figure
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0] == "perfectly calibrated" and len(labels) == 3  # one diagonal
+    assert labels[1].startswith("calibrated (ECE") and labels[2].startswith("too low (ECE")
+    with pytest.raises(ValueError, match="column must be a column index"):
+        plotting.plot_reliability_diagram(y, p, column=2)

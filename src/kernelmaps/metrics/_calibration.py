@@ -56,12 +56,22 @@ class ReliabilityBins(NamedTuple):
     >>> bins = reliability_bins([0, 1, 1], [0.2, 0.9, 0.4], n_bins=2, column=1)
     >>> bins.edges.tolist(), bins.weight.round(3).tolist(), bins.accuracy.tolist()
     ([0.0, 0.5, 1.0], [0.667, 0.333], [0.5, 1.0])
+    >>> round(bins.calibration_error, 4)  # (2/3) |0.5 - 0.3| + (1/3) |1 - 0.9|
+    0.1667
     """
 
     edges: np.ndarray
     weight: np.ndarray
     confidence: np.ndarray
     accuracy: np.ndarray
+
+    @property
+    def calibration_error(self) -> float:
+        """``sum_b weight_b |accuracy_b - confidence_b|`` over the bins that hold rows:
+        the expected calibration error of these bins."""
+        full = self.weight > 0
+        gaps = np.abs(self.accuracy[full] - self.confidence[full])
+        return float(np.sum(self.weight[full] * gaps))
 
 
 def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> None:
@@ -167,12 +177,6 @@ def _confidence(
         top = np.argmax(P, axis=1)
         return P[np.arange(P.shape[0]), top], (top == index).astype(np.float64)
     return P[:, column], (index == column).astype(np.float64)
-
-
-def _gap(bins: ReliabilityBins) -> float:
-    """``sum_b w_b |frequency_b - confidence_b|`` over the bins that hold rows."""
-    full = bins.weight > 0
-    return float(np.sum(bins.weight[full] * np.abs(bins.accuracy[full] - bins.confidence[full])))
 
 
 def _prepared(
@@ -329,5 +333,8 @@ def expected_calibration_error(
     _check_choice(kind, "kind", CALIBRATION_KINDS)
     P, index, weight = _prepared(y_true, y_prob, n_bins, strategy, sample_weight, labels)
     columns: list[int | None] = [None] if kind == "top_label" else list(range(P.shape[1]))
-    gaps = [_gap(_binned(*_confidence(P, index, k), weight, n_bins, strategy)) for k in columns]
+    gaps = [
+        _binned(*_confidence(P, index, k), weight, n_bins, strategy).calibration_error
+        for k in columns
+    ]
     return float(np.mean(gaps))

@@ -1,4 +1,5 @@
-"""Figures drawn from tidy result tables only (the output of the experiment runner).
+"""Figures drawn from tidy result tables (the output of the experiment runner), and the
+reliability diagram of predicted probabilities.
 
 matplotlib is an optional dependency (``pip install "kernelmaps[plot]"``), imported when a
 figure is drawn; the figures are rendered with the Agg canvas, so no display is needed.
@@ -10,7 +11,9 @@ PNG files are written at 200 dpi; a ``.pdf`` or ``.svg`` path gives a vector fig
 * :func:`plot_score_curves` -- test accuracy (or RMSE) against the number of features;
 * :func:`method_style` -- the colour (one per family of methods), line style, marker and
   label (with the kernel) of a method in these figures, to draw others alike;
-* :func:`plot_cv_curve` -- the cross-validation curves of a search (``cv_results_``).
+* :func:`plot_cv_curve` -- the cross-validation curves of a search (``cv_results_``);
+* :func:`plot_reliability_diagram` -- the calibration of a classifier's probabilities:
+  observed frequency against predicted probability, with the expected calibration error.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from ._curves import plot_error_curves, plot_score_curves
 from ._cv import plot_cv_curve
 from ._figure import matplotlib_available
+from ._reliability import plot_reliability_diagram
 from ._style import method_style
 
 __all__ = [
@@ -25,5 +29,6 @@ __all__ = [
     "method_style",
     "plot_cv_curve",
     "plot_error_curves",
+    "plot_reliability_diagram",
     "plot_score_curves",
 ]
