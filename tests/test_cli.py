@@ -505,3 +505,82 @@ def test_tune_report_of_a_classifier_names_its_number(cv, name):
     assert f"({name}" in lines[0] and "R^2" not in text
     values = [float(c) for row in lines[3:5] for c in row.split()[1:]]
     assert all(0.0 <= v <= (1.0 if cv else 4.0) for v in values)  # accuracy; MSE of +-1
+
+
+def _circle_csv(path: Path, n: int, rng: np.random.Generator) -> None:
+    X = rng.normal(size=(n, 2))
+    labels = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 < 1.0, "inside", "outside")
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["u", "v", "kind"])
+        writer.writerows(zip(X[:, 0], X[:, 1], labels, strict=True))
+
+
+def test_fit_task_option_and_its_alias(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    _circle_csv(tmp_path / "cls.csv", 80, rng)
+    model = tmp_path / "m.skops"
+    common = [str(tmp_path / "cls.csv"), "--target", "kind", "--n-components", "16", "-o",
+              str(model)]  # fmt: skip
+    proc = run_inprocess(capsys, "fit", *common, "--task", "classification")
+    assert proc.returncode == 0, proc.stderr
+    assert "task: classification (2 classes), from --task" in proc.stdout
+    proc = run_inprocess(capsys, "fit", *common, "--model", "classifier")
+    assert "task: classification (2 classes), from --model" in proc.stdout
+    _assert_user_error(
+        run_inprocess(capsys, "fit", *common, "--task", "regression"),
+        "cls.csv: the target holds text labels", "use --task classification",
+    )  # fmt: skip
+    _assert_user_error(
+        run_inprocess(capsys, "fit", *common, "--task", "regression", "--model", "classifier"),
+        "--task regression and --model classifier name different tasks; give only --task.",
+    )  # fmt: skip
+
+
+def test_predict_proba_of_a_regression_model_is_one_line_error(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    _regression_csv(tmp_path / "train.csv", 60, rng)
+    model = tmp_path / "m.skops"
+    proc = run_inprocess(capsys, "fit", str(tmp_path / "train.csv"), "--target", "price",
+                         "--n-components", "16", "-o", str(model))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    _assert_user_error(
+        run_inprocess(capsys, "predict", str(model), str(tmp_path / "train.csv"), "--proba"),
+        "m.skops: a regression model has no class probabilities; drop --proba",
+    )  # fmt: skip
+
+
+def _has_proba() -> bool:
+    import kernelmaps
+
+    return hasattr(kernelmaps.FeatureRidgeClassifier, "predict_proba")
+
+
+@pytest.mark.xfail(not _has_proba(), reason="FeatureRidgeClassifier.predict_proba", strict=False)
+def test_predict_proba_writes_one_column_per_class(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    _circle_csv(tmp_path / "cls.csv", 200, rng)
+    model = tmp_path / "m.skops"
+    proc = run_inprocess(capsys, "fit", str(tmp_path / "cls.csv"), "--target", "kind",
+                         "--n-components", "64", "-o", str(model))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "p.csv"
+    proc = run_inprocess(capsys, "predict", str(model), str(tmp_path / "cls.csv"), "--proba",
+                         "-o", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "predicted probabilities of 200 rows" in proc.stdout
+    assert "log-loss = " in proc.stdout and "expected calibration error = " in proc.stdout
+    with open(out, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == ["proba_inside", "proba_outside"]
+    P = np.array([[float(r["proba_inside"]), float(r["proba_outside"])] for r in rows])
+    assert P.shape == (200, 2) and np.all((P >= 0) & (P <= 1))
+    # written to 10 significant digits: each row sums to 1 within that rounding
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=2e-10)
+    # the model's own predict_proba, columns in the order of its classes_, to 10 digits
+    from kernelmaps.experiments import load_model
+
+    saved = load_model(model)
+    X = np.loadtxt(tmp_path / "cls.csv", delimiter=",", skiprows=1, usecols=(0, 1))
+    assert list(saved.pipeline.classes_) == ["inside", "outside"]
+    np.testing.assert_allclose(P, saved.pipeline.predict_proba(X), rtol=1e-9, atol=1e-12)

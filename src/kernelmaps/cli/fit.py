@@ -28,7 +28,7 @@ from ._progress_bar import terminal_progress
 EXAMPLES = """examples:
   kernelmaps fit train.csv --target price -o model.skops
   kernelmaps fit train.csv --target species --method nystroem --n-components 512 \\
-      --model classifier -o model.skops
+      --task classification -o model.skops
   kernelmaps fit data.svm -o model.skops           # svmlight files carry their target
   kernelmaps fit train.csv --target price --tune -o model.skops   # gamma, alpha, D chosen
   kernelmaps fit usps --data-home DIR -o usps.skops  # a data-home set: its training part
@@ -36,7 +36,10 @@ EXAMPLES = """examples:
 {data}
 
 The task is inferred from the target (text labels, or at most 50 distinct integers:
-classification; other numbers: regression) unless --model says it.  The features are
+classification; other numbers: regression) unless --task says it (--model ridge /
+classifier is the older spelling of --task regression / classification).  A classifier
+gives probabilities, calibrated on its leave-one-out decision values: 'kernelmaps predict
+--proba' writes them.  The features are
 standardised; gamma is set by the median heuristic on the standardised training rows
 unless --gamma gives it; the ridge penalty is chosen by leave-one-out error among
 1e-6 ... 1e2.  With --tune, gamma, the penalty and the number of features (D/8 ... D,
@@ -96,10 +99,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="number of features (default: 2048; with --tune the largest searched, default 1024)",
     )
     add(
+        "--task",
+        choices=("auto", "classification", "regression"),
+        default="auto",
+        help="classification (ridge classifier) or regression (ridge regression); default: "
+        "inferred from the target",
+    )
+    add(
         "--model",
         choices=("auto", "ridge", "classifier"),
         default="auto",
-        help="ridge regression or ridge classifier (default: inferred from the target)",
+        help="an alias of --task: ridge = regression, classifier = classification",
     )
     add(
         "--gamma",
@@ -176,20 +186,42 @@ def refuse_nonfinite_rows(data: str, X: np.ndarray, what: str) -> None:
         )
 
 
+def asked_task(args: argparse.Namespace) -> str | None:
+    """The task that ``--task`` (or its alias ``--model``) names, ``None`` for "auto"; the
+    two options naming different tasks are refused.
+
+    Examples
+    --------
+    >>> from argparse import Namespace
+    >>> from kernelmaps.cli.fit import asked_task
+    >>> asked_task(Namespace(task="auto", model="classifier"))
+    'classification'
+    >>> asked_task(Namespace(task="regression", model="auto"))
+    'regression'
+    """
+    alias = {"ridge": "regression", "classifier": "classification"}.get(args.model)
+    task = None if args.task == "auto" else args.task
+    if task and alias and task != alias:
+        raise UserError(
+            f"--task {task} and --model {args.model} name different tasks; give only --task."
+        )
+    return task or alias
+
+
 def _training_data(args: argparse.Namespace) -> tuple[Any, np.ndarray, Any, str, str]:
     """The data set, its features and target, its format and the task, checked; the name
     of the data for messages is kept as ``args.data_label``."""
     found, X = finite_rows(args, for_fit=True)
     ds, fmt, args.data_label = found.dataset, found.format, found.label
     y = ds.y
-    task = {"ridge": "regression", "classifier": "classification"}.get(args.model, ds.task)
+    task = asked_task(args) or ds.task
     if task == "regression":
         try:
             y = np.asarray(y, dtype=np.float64)
         except (TypeError, ValueError):
             raise UserError(
                 f"{args.data}: the target holds text labels, so it cannot be a regression "
-                "target; use --model classifier."
+                "target; use --task classification."
             ) from None
         bad = np.flatnonzero(~np.isfinite(y))
         if bad.size:
@@ -248,7 +280,9 @@ def _fit(
     gamma, rule = choose_gamma(spec.name, X, gamma=args.gamma)
     if args.gamma is not None:
         rule = "given with --gamma"
-    how = "from --model" if args.model != "auto" else "inferred from the target"
+    how = "inferred from the target"
+    if asked_task(args):
+        how = "from --task" if args.task != "auto" else "from --model"
     n_classes = len(np.unique(y)) if task == "classification" else None
     what = f"classification ({n_classes} classes)" if n_classes else "regression"
     print(

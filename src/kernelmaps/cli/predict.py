@@ -26,12 +26,16 @@ EXAMPLES = """examples:
   kernelmaps predict model.skops new.csv -o predictions.csv
   kernelmaps predict model.skops new.csv             # predictions to standard output
   kernelmaps predict usps.skops usps --data-home DIR  # usps's test part, scored
+  kernelmaps predict model.skops new.csv --proba -o probabilities.csv
 
 {data}
 
 CSV columns are matched by name to those of the training file (missing ones are an
 error, extra ones are ignored); when the target column is present, the score on those
-rows is printed as well.  Rows with NaN or infinite values, and rows whose prediction
+rows is printed as well.  With --proba, a classifier's probabilities are written instead
+of its predictions: one column per class, named proba_CLASS (proba_setosa, proba_-1,
+...), in the order of the sorted classes; with the target present, the log-loss and the
+expected calibration error are printed too.  Rows with NaN or infinite values, and rows whose prediction
 overflows, are refused by number; nothing is written then.
 
 Only model files written by 'kernelmaps fit' (skops format) are read, and reading one
@@ -67,6 +71,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="the rows to predict: a file, a bundled name or a data-home name (see below)",
     )
     add_data_options(parser, "test")
+    parser.add_argument(
+        "--proba",
+        action="store_true",
+        help="write the probability of each class (a classifier's), one column per class "
+        "named proba_CLASS, instead of the predicted class",
+    )
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="CSV of predictions (default: standard output)"
     )
@@ -134,10 +144,12 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:  # else: to standard output
         out = output_file(args.output, "the predictions", "the predictions")
     saved = _load_model(args.model)
+    if args.proba:
+        _check_proba(saved, args.model)
     X, y_true = _load_rows(saved, args)
     refuse_nonfinite_rows(args.data, X, "values")
     try:
-        pred = saved.predict(X)
+        pred = saved.predict_proba(X) if args.proba else saved.predict(X)
     except NonFinitePredictionError as exc:
         where = rows_text(exc.rows, exc.n_rows if exc.n_rows is not None else len(exc.rows))
         where += ", among others" if exc.n_rows is None else ""
@@ -147,7 +159,60 @@ def run(args: argparse.Namespace) -> int:
             "far outside the rows the model was fitted on); rescale these rows as the "
             "training rows were, or drop them."
         ) from None
-    name = f"predicted_{saved.target}" if saved.target else "prediction"
+    classes = saved.pipeline.classes_ if args.proba else None
+    _write(out, _header(saved, classes), pred if args.proba else pred[:, None])
+    report = sys.stderr if not args.output else sys.stdout
+    what = "probabilities of " if args.proba else ""
+    print(
+        f"predicted {what}{len(pred)} rows with {saved.info.get('method')} "
+        f"({saved.task})" + (f"; wrote {args.output}" if args.output else ""),
+        file=report,
+    )
+    if y_true is not None and args.proba:
+        _score_proba(pred, classes, y_true, report)
+    elif y_true is not None:
+        _score(saved.task, pred, y_true, report)
+    return EXIT_OK
+
+
+def _check_proba(saved: Any, path: str) -> None:
+    """Refuse ``--proba`` for a model without probabilities, in one line."""
+    if saved.task != "classification":
+        raise UserError(
+            f"{path}: a {saved.task} model has no class probabilities; drop --proba, or fit "
+            "a classifier (kernelmaps fit ... --task classification)."
+        )
+    if not hasattr(saved.pipeline, "predict_proba"):
+        raise UserError(
+            f"{path}: this classifier gives no probabilities (a model file of an earlier "
+            "kernelmaps); fit it again with 'kernelmaps fit' to have them."
+        )
+
+
+def class_name(value: Any) -> str:
+    """A class as it reads in a column name: integral numbers without ``.0``.
+
+    Examples
+    --------
+    >>> from kernelmaps.cli.predict import class_name
+    >>> class_name(-1.0), class_name(2.5), class_name("setosa")
+    ('-1', '2.5', 'setosa')
+    """
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    return str(value.item() if isinstance(value, np.generic) else value)
+
+
+def _header(saved: Any, classes: Any) -> list[str]:
+    """The columns written: ``proba_CLASS`` per class, or the one predicted column."""
+    if classes is not None:
+        return [f"proba_{class_name(c)}" for c in classes]
+    return [f"predicted_{saved.target}" if saved.target else "prediction"]
+
+
+def _write(out: Any, header: list[str], rows: Any) -> None:
+    """The CSV of ``header`` and ``rows`` to ``out`` (whole or not at all), else standard
+    output; numbers to 10 significant digits."""
     target: Any = (
         atomic_write(out, "w", newline="")
         if out is not None
@@ -155,19 +220,34 @@ def run(args: argparse.Namespace) -> int:
     )
     with target as fh:  # a reader of standard output that stops early: main reports it
         writer = csv.writer(fh)
-        writer.writerow([name])
-        for value in pred:
-            writer.writerow([value if not isinstance(value, float) else f"{value:.10g}"])
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow(
+                [v if not isinstance(v, float | np.floating) else f"{v:.10g}" for v in row]
+            )
         fh.flush()
-    report = sys.stderr if not args.output else sys.stdout
+
+
+def _score_proba(proba: np.ndarray, classes: Any, y_true: Any, report: Any) -> None:
+    """Print the accuracy, the log-loss and the ECE of probabilities on rows whose target
+    is present (as text, like the classes of :func:`score_text`)."""
+    from sklearn.metrics import log_loss
+
+    from ..metrics import expected_calibration_error
+
+    names = np.asarray([class_name(c) for c in classes])
+    truth = np.asarray([class_name(v) for v in np.asarray(y_true)])
+    if not np.isin(truth, names).all():  # a target of other classes than the model's
+        return
+    accuracy = score_text("classification", names[np.argmax(proba, axis=1)], truth)
+    order = np.argsort(names)  # the metrics take the columns in the sorted order of labels
+    loss = log_loss(truth, proba[:, order], labels=names[order])
+    ece = expected_calibration_error(truth, proba[:, order], labels=names[order])
     print(
-        f"predicted {len(pred)} rows with {saved.info.get('method')} "
-        f"({saved.task})" + (f"; wrote {args.output}" if args.output else ""),
+        f"score on these rows (their target is present): {accuracy}, log-loss = {loss:.4f}, "
+        f"expected calibration error = {ece:.4f}",
         file=report,
     )
-    if y_true is not None:
-        _score(saved.task, pred, y_true, report)
-    return EXIT_OK
 
 
 def _score(task: str, pred: np.ndarray, y_true: Any, report: Any) -> None:

@@ -166,6 +166,18 @@ class SavedModel:
             return np.asarray(classes[(scores > 0).astype(int)])
         return np.asarray(classes[np.argmax(scores, axis=1)])
 
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """The class probabilities of a classifier's pipeline for rows already checked by
+        :meth:`check_columns`: one column per class, in the order of ``classes_``; the
+        rows whose values overflow are refused as by :meth:`predict`.
+
+        Raises
+        ------
+        NonFinitePredictionError
+            When the probabilities of some rows are not finite, naming those rows.
+        """
+        return self._finite(self.pipeline.predict_proba, X)
+
     def _finite(self, compute: Callable[[Any], Any], X: Any) -> np.ndarray:
         """``compute(X)`` when every row's value is finite; else the rows, in an error."""
         try:
