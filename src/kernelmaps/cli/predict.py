@@ -35,8 +35,8 @@ error, extra ones are ignored); when the target column is present, the score on 
 rows is printed as well.  With --proba, a classifier's probabilities are written instead
 of its predictions: one column per class, named proba_CLASS (proba_setosa, proba_-1,
 ...), in the order of the sorted classes; with the target present, the log-loss and the
-expected calibration error are printed too.  Rows with NaN or infinite values, and rows whose prediction
-overflows, are refused by number; nothing is written then.
+expected calibration error are printed too.  Rows with NaN or infinite values, and rows
+whose prediction overflows, are refused by number; nothing is written then.
 
 Only model files written by 'kernelmaps fit' (skops format) are read, and reading one
 cannot run code: pickle and joblib files are refused without being opened as such.
