@@ -22,7 +22,10 @@ def _axes(ax: Any) -> tuple[Any, Any]:
         Canvas(fig)
         curve, counts = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
         return curve, counts
-    return ax, ax.twinx()
+    counts = ax.twinx()
+    counts.set_zorder(ax.get_zorder() - 1)  # the bars behind the curve
+    ax.patch.set_visible(False)
+    return ax, counts
 
 
 def _draw(curve: Any, counts: Any, bins: Any, label: str, own_panel: bool) -> None:
