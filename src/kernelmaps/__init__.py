@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         KernelRidge,
         NystroemKernelRidge,
         NystroemKernelRidgeCV,
+        NystroemKernelRidgeClassifier,
         feature_budget,
     )
 
@@ -71,6 +72,7 @@ _LAZY = {
             "NystroemKernelRidge",
             "feature_budget",
             "NystroemKernelRidgeCV",
+            "NystroemKernelRidgeClassifier",
         ),
         ".models",
     ),
@@ -108,6 +110,7 @@ __all__ = [
     "Nystroem",
     "NystroemKernelRidge",
     "NystroemKernelRidgeCV",
+    "NystroemKernelRidgeClassifier",
     "RandomBinningFeatures",
     "RandomFourierFeatures",
     "RandomMaclaurinFeatures",
