@@ -79,6 +79,8 @@ tol, cache_size, random_state, device, verbose
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        After a fit on the arrays of another library, an array of ``X``'s namespace on
+        its device when the labels are numbers (NumPy for other labels, e.g. strings).
     kernel_ : Kernel or callable
     landmarks_ : ndarray of shape (m, n_features)
     landmark_indices_ : ndarray of int or None
@@ -162,7 +164,8 @@ tol, cache_size, random_state, device, verbose
                 "The classifier needs samples of at least 2 classes in the data; got only "
                 f"one class: {classes[0]!r}."
             )
-        self.classes_ = classes
+        # numbers as labels follow X (the labels of a fit on another library's arrays)
+        self.classes_ = placed(classes, *rows.fitted_place()) if classes.dtype.kind in "biuf" else classes
         y = rows.align(y)
         coef = self._fit_targets(rows, _class_targets(_class_indicator(y, classes)))
         self.dual_coef_ = coef[:, 0] if classes.shape[0] == 2 else coef
@@ -183,7 +186,7 @@ tol, cache_size, random_state, device, verbose
         with warnings.catch_warnings():  # the rows read are validated, without their names
             warnings.filterwarnings("ignore", "X does not have valid feature names")
             scores = self._class_scores(self.decision_function(X_picked))
-        indicator = _class_indicator(to_numpy(y_picked), np.asarray(to_numpy(self.classes_)))
+        indicator = _class_indicator(to_numpy(y_picked), to_numpy(self.classes_))
         beta = fit_temperature(scores, indicator)
         return float("inf") if beta == 0.0 else 1.0 / beta
 
@@ -229,10 +232,9 @@ tol, cache_size, random_state, device, verbose
         scores = self.decision_function(X)
         xp = get_namespace(scores)[0]
         index = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)
-        if is_numpy(xp) or self.classes_.dtype.kind not in "biuf":
+        if isinstance(self.classes_, np.ndarray):
             return self.classes_[to_numpy(index)]
-        # numbers as labels: where the scores are
-        return xp.take(placed(self.classes_, xp, get_namespace(scores)[1]), index, axis=0)
+        return xp.take(self.classes_, index, axis=0)  # numbers as labels, where X is
 
     @rowwise
     def predict_proba(self, X: Any) -> Any:

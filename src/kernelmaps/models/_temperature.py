@@ -78,7 +78,8 @@ def fit_temperature(scores: Any, indicator: Any, weights: Any = None) -> float:
         0 when the scores carry no information about the classes (``L'(0) >= 0``: the
         uniform probabilities are best); the point where ``L' = 0`` otherwise, found by
         Newton's method safeguarded by bisection on a bracket; for scores that separate
-        the classes (``L' < 0`` everywhere) the point where the probabilities saturate,
+        the classes (``L' < 0`` everywhere) the point where ``L'`` vanishes to rounding
+        (the probabilities are 0 and 1 to rounding), at most where they saturate,
         ``beta * max_i (max_k s_ik - min_k s_ik) = 50``.
 
     Notes
