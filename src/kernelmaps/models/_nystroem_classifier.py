@@ -10,7 +10,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import get_namespace, is_numpy, placed, to_numpy
+from .._array_api import check_place, get_namespace, placed, to_numpy
 from .._array_types import is_dask_array
 from .._random import check_random_state
 from .._rows import Rows, rowwise
@@ -213,6 +213,8 @@ tol, cache_size, random_state, device, verbose
             One column per class; one value for two classes, positive for
             ``classes_[1]``.  float32 for float32 ``X``.
         """
+        check_is_fitted(self)
+        check_place(self, X, "decision_function")
         return NystroemKernelRidge.predict(self, X)
 
     @rowwise
@@ -229,6 +231,8 @@ tol, cache_size, random_state, device, verbose
         labels : ndarray of shape (n_samples,)
             One of ``classes_`` per row.
         """
+        check_is_fitted(self)
+        check_place(self, X, "predict")
         scores = self.decision_function(X)
         xp = get_namespace(scores)[0]
         index = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)
@@ -253,6 +257,7 @@ tol, cache_size, random_state, device, verbose
             on its device for such an ``X``.
         """
         check_is_fitted(self, "temperature_")
+        check_place(self, X, "predict_proba")
         scores = self._class_scores(self.decision_function(X))
         return apply_temperature(scores, 1.0 / self.temperature_)
 
@@ -269,6 +274,8 @@ tol, cache_size, random_state, device, verbose
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
         """
+        check_is_fitted(self, "temperature_")
+        check_place(self, X, "predict_log_proba")
         proba = self.predict_proba(X)
         xp = get_namespace(proba)[0]
         with warnings.catch_warnings(), np.errstate(divide="ignore"):
