@@ -34,8 +34,8 @@ if TYPE_CHECKING:
         FeatureRidgeCV,
         KernelRidge,
         NystroemKernelRidge,
-        NystroemKernelRidgeCV,
         NystroemKernelRidgeClassifier,
+        NystroemKernelRidgeCV,
         feature_budget,
     )
 

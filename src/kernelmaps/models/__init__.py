@@ -34,8 +34,8 @@ from ._falkon._solver import FalkonPreconditioner, FalkonSolver, NystroemMatvec
 from ._feature_ridge import FeatureRidge
 from ._feature_ridge_cv import FeatureRidgeClassifierCV, FeatureRidgeCV
 from ._kernel_ridge import KernelRidge
-from ._nystroem_ridge import NystroemKernelRidge
 from ._nystroem_classifier import NystroemKernelRidgeClassifier
+from ._nystroem_ridge import NystroemKernelRidge
 from ._nystroem_ridge_cv import NystroemKernelRidgeCV
 from ._ridge_statistics import RidgeStatistics
 

@@ -165,7 +165,9 @@ tol, cache_size, random_state, device, verbose
                 f"one class: {classes[0]!r}."
             )
         # numbers as labels follow X (the labels of a fit on another library's arrays)
-        self.classes_ = placed(classes, *rows.fitted_place()) if classes.dtype.kind in "biuf" else classes
+        self.classes_ = (
+            placed(classes, *rows.fitted_place()) if classes.dtype.kind in "biuf" else classes
+        )
         y = rows.align(y)
         coef = self._fit_targets(rows, _class_targets(_class_indicator(y, classes)))
         self.dual_coef_ = coef[:, 0] if classes.shape[0] == 2 else coef

@@ -429,7 +429,6 @@ class NystroemKernelRidge(
             )
         return home.fitted(coef)
 
-
     def fit(self, X: Any, y: Any) -> NystroemKernelRidge:
         """Choose the landmarks and solve the Nyström system by preconditioned CG.
 
