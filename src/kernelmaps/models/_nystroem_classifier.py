@@ -10,7 +10,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import check_place, get_namespace, placed, to_numpy
+from .._array_api import check_place, get_namespace, is_numpy, placed, to_numpy
 from .._array_types import is_dask_array
 from .._random import check_random_state
 from .._rows import Rows, rowwise
@@ -29,9 +29,11 @@ def _class_indicator(y: Any, classes: np.ndarray) -> Any:
     """``1.0`` where row ``i`` has class ``classes[k]``, ``0.0`` elsewhere, shape
     (n, n_classes), where ``y`` is (NumPy, a lazy Dask array, or an array of another
     library on its device, the classes moved there when they are numbers)."""
-    if is_dask_array(y) or isinstance(y, np.ndarray):
+    if is_dask_array(y):
         return (y[:, None] == classes[None, :]).astype(np.float64)
     xp, device = get_namespace(y)
+    if is_numpy(xp):
+        return (np.asarray(y)[:, None] == classes[None, :]).astype(np.float64)
     equal = y[:, None] == placed(classes, xp, device)[None, :]
     return xp.astype(equal, y.dtype if xp.isdtype(y.dtype, "real floating") else xp.float32)
 
@@ -41,10 +43,8 @@ def _take_rows(values: Any, picked: np.ndarray) -> Any:
     is (computed for a Dask array)."""
     if is_dask_array(values):
         return values[picked].compute()
-    if isinstance(values, np.ndarray) or hasattr(values, "tocsr"):
-        return values[picked]
     xp, device = get_namespace(values)
-    return xp.take(values, placed(picked, xp, device), axis=0)
+    return values[picked] if is_numpy(xp) else xp.take(values, placed(picked, xp, device), axis=0)
 
 
 def _class_targets(indicator: Any) -> Any:
@@ -238,7 +238,7 @@ tol, cache_size, random_state, device, verbose
         scores = self.decision_function(X)
         xp = get_namespace(scores)[0]
         index = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)
-        if isinstance(self.classes_, np.ndarray):
+        if is_numpy(get_namespace(self.classes_)[0]):
             return self.classes_[to_numpy(index)]
         return xp.take(self.classes_, index, axis=0)  # numbers as labels, where X is
 
