@@ -149,7 +149,8 @@ class NystroemKernelRidge(
         same either way.  For a Dask array ``X`` this is the total over the cluster:
         the blocks of the first ``cache_size / (m * itemsize)`` rows are persisted on
         the workers that hold those rows, and with a ``distributed`` client at most
-        half of the workers' total ``memory_limit``, less the size of ``X``, is used.
+        half of the workers' total ``memory_limit``, less the size of ``X``, is used
+        (``"auto"``: that share, within half of the memory available here).
         For an array of another library the cache is in its device's memory; with
         ``device`` (streamed rows) there is no cache: every block is formed at every
         iteration.
