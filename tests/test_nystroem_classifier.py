@@ -219,3 +219,46 @@ def test_array_api_equals_numpy(place: Place, seed) -> None:
     )
     assert_close(model.dual_coef_, expected.dual_coef_, coef_tol, "dual_coef_")
     assert np.mean(host(labels) == expected.predict(X)) >= 0.95
+
+
+def test_streamed_rows_and_sparse_rows_equal_numpy(seed) -> None:
+    """Rows streamed to a device, and sparse rows: the same classifier to the bound of
+    the solutions (both stopped at their residuals)."""
+    import scipy.sparse as sp
+
+    array_api_strict = pytest.importorskip("array_api_strict")
+    X, y = _data(3, seed, n=80)
+    params = {**PARAMS, "n_components": 10, "tol": 1e-12}
+    expected = NystroemKernelRidgeClassifier(**params).fit(X, y)
+    kernel = Gaussian(gamma=PARAMS["gamma"])
+    bound = nystroem_bound(kernel, X, _indicator(y, np.arange(3)), expected.landmarks_)
+    eps = float(np.finfo(np.float64).eps)
+    e_k = _kernel_error(kernel, X, expected.landmarks_, eps)
+    device = array_api_strict.Device("device1")
+    for model in (
+        NystroemKernelRidgeClassifier(**params, device=device).fit(X, y),
+        NystroemKernelRidgeClassifier(**params).fit(sp.csr_matrix(X), y),
+    ):
+        np.testing.assert_array_equal(model.landmarks_, expected.landmarks_)
+        coef_tol = bound.coef(model.residual_, model.n_iter_, eps, e_k) + bound.coef(
+            expected.residual_, expected.n_iter_, eps, e_k
+        )
+        assert_close(model.dual_coef_, expected.dual_coef_, coef_tol, "dual_coef_")
+        assert isinstance(model.predict_proba(X), np.ndarray)
+
+
+def test_works_with_scikit_learn_tools(seed) -> None:
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import cross_val_predict
+
+    X, y = _data(2, seed)
+    clf = NystroemKernelRidgeClassifier(**PARAMS)
+    proba = cross_val_predict(clf, X, y, cv=3, method="predict_proba")
+    assert proba.shape == (X.shape[0], 2) and roc_auc_score(y, proba[:, 1]) > 0.8
+    calibrated = CalibratedClassifierCV(clf, cv=3).fit(X, y)
+    assert calibrated.predict_proba(X).shape == (X.shape[0], 2)
+    # the ranking of predict_proba is that of the decision values
+    fitted = clf.fit(X, y)
+    auc = roc_auc_score(y, fitted.decision_function(X))
+    assert roc_auc_score(y, fitted.predict_proba(X)[:, 1]) == auc
