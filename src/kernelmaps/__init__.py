@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         FeatureRidgeCV,
         KernelRidge,
         NystroemKernelRidge,
+        NystroemKernelRidgeClassifier,
         NystroemKernelRidgeCV,
         feature_budget,
     )
@@ -71,6 +72,7 @@ _LAZY = {
             "NystroemKernelRidge",
             "feature_budget",
             "NystroemKernelRidgeCV",
+            "NystroemKernelRidgeClassifier",
         ),
         ".models",
     ),
@@ -108,6 +110,7 @@ __all__ = [
     "Nystroem",
     "NystroemKernelRidge",
     "NystroemKernelRidgeCV",
+    "NystroemKernelRidgeClassifier",
     "RandomBinningFeatures",
     "RandomFourierFeatures",
     "RandomMaclaurinFeatures",

@@ -21,6 +21,9 @@
 * :class:`FeatureRidgeClassifier` -- one-vs-rest ridge classification on a feature map (the
   module ``kernelmaps.models._classifiers`` also gives the recipe with scikit-learn's
   linear classifiers).
+* :class:`NystroemKernelRidgeClassifier` -- FALKON's classification: every class's
+  indicator solved as one right-hand side of the same conjugate gradient, probabilities
+  by temperature scaling of the decision values.
 """
 
 from ._budget._feature_budget import BudgetRow, FeatureBudget, feature_budget
@@ -31,6 +34,7 @@ from ._falkon._solver import FalkonPreconditioner, FalkonSolver, NystroemMatvec
 from ._feature_ridge import FeatureRidge
 from ._feature_ridge_cv import FeatureRidgeClassifierCV, FeatureRidgeCV
 from ._kernel_ridge import KernelRidge
+from ._nystroem_classifier import NystroemKernelRidgeClassifier
 from ._nystroem_ridge import NystroemKernelRidge
 from ._nystroem_ridge_cv import NystroemKernelRidgeCV
 from ._ridge_statistics import RidgeStatistics
@@ -48,6 +52,7 @@ __all__ = [
     "KernelRidge",
     "NystroemKernelRidge",
     "NystroemKernelRidgeCV",
+    "NystroemKernelRidgeClassifier",
     "NystroemMatvec",
     "RidgeStatistics",
     "StatisticalDimension",

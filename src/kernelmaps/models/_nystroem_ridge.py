@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import get_namespace, host_dtype, is_numpy, to_numpy
 from .._estimator_repr import CompactArrayReprMixin
-from .._memory import check_memory
+from .._memory import available_memory, check_memory
 from .._progress import Progress
 from .._random import check_random_state
 from .._row_blocks import row_blocks
@@ -50,6 +50,9 @@ from ._falkon._solver import (
 __all__ = ["NystroemKernelRidge"]
 
 
+#: ``cache_size="auto"``'s budget in MiB on a device, or where the free memory is unknown.
+_DEFAULT_CACHE_MIB = 2048
+
 #: Largest row block of a kernel evaluation (fewer rows if ``working_memory`` demands).
 _MAX_BLOCK_ROWS = 2048
 
@@ -77,6 +80,16 @@ def _landmark_kernel(kernel: Any, L: Any, dtype: np.dtype) -> Any:
     if isinstance(kernel, Kernel) and is_numpy(get_namespace(L)[0]):
         return LandmarkKernel(kernel, L, dtype)
     return functools.partial(_kernel_against, kernel, L)
+
+
+def _cache_bytes(cache_size: float | str, on_device: bool) -> float:
+    """Bytes of the ``K_nm`` cache: ``cache_size`` MiB, or for ``"auto"`` half of the
+    memory available now on the host (:data:`_DEFAULT_CACHE_MIB` on a device, or where
+    the available memory is unknown)."""
+    if cache_size != "auto":
+        return float(cache_size) * 2**20
+    available = None if on_device else available_memory()
+    return _DEFAULT_CACHE_MIB * 2**20 if available is None else 0.5 * available
 
 
 def _block_bytes_per_row(m: int, n_features: int, n_targets: int) -> float:
@@ -124,15 +137,20 @@ class NystroemKernelRidge(
         Largest number of conjugate-gradient iterations.
     tol : float, default=1e-6
         Stop when the relative residual of the preconditioned system is ``<= tol``.
-    cache_size : float, default=2048
-        Memory budget in MiB for keeping ``K_nm`` between conjugate-gradient iterations.
+    cache_size : float or "auto", default="auto"
+        Memory budget in MiB for keeping ``K_nm`` between conjugate-gradient iterations;
+        ``"auto"`` is half of the memory available when ``fit`` starts (2048 MiB for rows
+        on a device, or where the available memory is unknown): ``K_nm`` takes as much
+        memory as scikit-learn's ``Nystroem`` features, and when it is all kept each
+        iteration reads it once instead of evaluating the kernel again.
         Row blocks of ``K_nm`` (``m`` values of the working dtype per row) are kept while
         they fit in the budget, the others are recomputed at every iteration; ``0``
         recomputes every block (memory ``O(m^2 + block m)`` only).  The solution is the
         same either way.  For a Dask array ``X`` this is the total over the cluster:
         the blocks of the first ``cache_size / (m * itemsize)`` rows are persisted on
         the workers that hold those rows, and with a ``distributed`` client at most
-        half of the workers' total ``memory_limit``, less the size of ``X``, is used.
+        half of the workers' total ``memory_limit``, less the size of ``X``, is used
+        (``"auto"``: that share, within half of the memory available here).
         For an array of another library the cache is in its device's memory; with
         ``device`` (streamed rows) there is no cache: every block is formed at every
         iteration.
@@ -270,7 +288,7 @@ class NystroemKernelRidge(
         "alpha": [StrictInterval(Real, 0.0, None, closed="neither")],
         "max_iter": [StrictInterval(Integral, 1, None, closed="left")],
         "tol": [StrictInterval(Real, 0.0, None, closed="neither")],
-        "cache_size": [StrictInterval(Real, 0.0, None, closed="left")],
+        "cache_size": [StrictInterval(Real, 0.0, None, closed="left"), StrOptions({"auto"})],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         # a device's name or a library's device object, resolved by resolve_device at fit
         "device": [None, str, object],
@@ -290,7 +308,7 @@ class NystroemKernelRidge(
         alpha: float = 1.0,
         max_iter: int = 100,
         tol: float = 1e-6,
-        cache_size: float = 2048,
+        cache_size: float | str = "auto",
         random_state: Any = None,
         device: Any = None,
         verbose: int = 0,
@@ -353,7 +371,8 @@ class NystroemKernelRidge(
         work = _work_dtype(kernel, rows)
         # at most every row (a huge cache_size means all of them); Python floats do not
         # overflow to a warning
-        cache_rows = int(min(float(self.cache_size) * 2**20 / (m * work.itemsize), n))
+        budget = _cache_bytes(self.cache_size, Placement.of(rows).on_device)
+        cache_rows = int(min(budget / (m * work.itemsize), n))
         room = rows.cache_budget()
         if room is not None:
             cache_rows = min(cache_rows, room // (m * work.itemsize))
@@ -371,6 +390,45 @@ class NystroemKernelRidge(
         )
 
     # -- fit / predict ------------------------------------------------------------------
+
+    def _fit_targets(self, rows: Rows, y: Any) -> Any:
+        """Choose the landmarks and solve the Nyström system for the targets ``y`` (1-D
+        or 2-D, not yet aligned on ``rows``); sets every fitted attribute but
+        ``dual_coef_`` and returns ``c`` of shape (m, t), where ``X`` is."""
+        # the blocks are formed where the rows are; the fitted arrays go where X is
+        where, home = Placement.of(rows), Placement(*rows.fitted_place())
+        kernel = resolve_estimator_kernel(self, rows.n_features)
+        progress = Progress(type(self).__name__, self.verbose)
+        start = time.perf_counter()
+        L, idx = self._select_landmarks(rows, kernel)
+        if progress.enabled:
+            how = self.landmarks if isinstance(self.landmarks, str) else "given"
+            seconds = time.perf_counter() - start
+            progress.log(f"landmarks: m = {L.shape[0]:,} ({how}) in {seconds:.2f} s")
+        n_targets = 1 if y.ndim == 1 else int(y.shape[1])
+        solver = self._solver(rows, kernel, where.data(L), n_targets, progress)
+        try:
+            coef, result = solver.solve(rows.align(y), tol=self.tol, max_iter=self.max_iter)
+        finally:
+            solver.matvec.release()
+        check_solution(type(self).__name__, float(self.alpha), to_numpy(coef))
+        self.kernel_ = kernel
+        self.landmarks_ = home.data(L)
+        self.landmark_indices_ = None if idx is None else home.data(idx)
+        self.n_iter_ = result.n_iter
+        self.residual_ = float(np.max(result.residual))
+        self.converged_ = result.converged
+        self.n_cached_rows_ = solver.matvec.n_cached_rows
+        if not result.converged:
+            warnings.warn(
+                f"{type(self).__name__} did not converge: relative residual "
+                f"{self.residual_:.3g} > tol={self.tol:g} after max_iter={self.max_iter} "
+                "conjugate-gradient iterations. Increase max_iter, raise alpha or tol, or use "
+                "more landmarks.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        return home.fitted(coef)
 
     def fit(self, X: Any, y: Any) -> NystroemKernelRidge:
         """Choose the landmarks and solve the Nyström system by preconditioned CG.
@@ -393,43 +451,8 @@ class NystroemKernelRidge(
         """
         self._validate_params()
         rows, y = regression_rows(self, X, y, reset=True)
-        rows = stream_rows(rows, self.device)
-        # the blocks are formed where the rows are; the fitted arrays go where X is
-        where, home = Placement.of(rows), Placement(*rows.fitted_place())
-        y_ndim = y.ndim
-        kernel = resolve_estimator_kernel(self, rows.n_features)
-        progress = Progress(type(self).__name__, self.verbose)
-        start = time.perf_counter()
-        L, idx = self._select_landmarks(rows, kernel)
-        if progress.enabled:
-            how = self.landmarks if isinstance(self.landmarks, str) else "given"
-            seconds = time.perf_counter() - start
-            progress.log(f"landmarks: m = {L.shape[0]:,} ({how}) in {seconds:.2f} s")
-        n_targets = 1 if y_ndim == 1 else int(y.shape[1])
-        solver = self._solver(rows, kernel, where.data(L), n_targets, progress)
-        try:
-            coef, result = solver.solve(rows.align(y), tol=self.tol, max_iter=self.max_iter)
-        finally:
-            solver.matvec.release()
-        check_solution(type(self).__name__, float(self.alpha), to_numpy(coef))
-        coef = home.fitted(coef)
-
-        self.kernel_ = kernel
-        self.landmarks_ = home.data(L)
-        self.landmark_indices_ = None if idx is None else home.data(idx)
-        self.dual_coef_ = coef[:, 0] if y_ndim == 1 else coef
-        self.n_iter_ = result.n_iter
-        self.residual_ = float(np.max(result.residual))
-        self.converged_ = result.converged
-        self.n_cached_rows_ = solver.matvec.n_cached_rows
-        if not result.converged:
-            warnings.warn(
-                f"NystroemKernelRidge did not converge: relative residual {self.residual_:.3g} "
-                f"> tol={self.tol:g} after max_iter={self.max_iter} conjugate-gradient "
-                "iterations. Increase max_iter, raise alpha or tol, or use more landmarks.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+        coef = self._fit_targets(stream_rows(rows, self.device), y)
+        self.dual_coef_ = coef[:, 0] if y.ndim == 1 else coef
         return self
 
     @rowwise
