@@ -36,10 +36,13 @@ __all__ = [
     "choose_alpha",
     "eigen_ridge",
     "gcv_errors",
+    "loo_block_rows",
     "loo_block_sums",
     "loo_combine",
     "loo_errors",
     "loo_terms",
+    "loo_values",
+    "penalty_terms",
     "ridge_inverse",
     "rounding_level",
     "solve_cholesky",
@@ -181,12 +184,22 @@ def cholesky_solve_clear(A: np.ndarray, C: np.ndarray, level: float) -> np.ndarr
     ``level`` (the rounding level ``n eps max A_ii`` of the caller): the caller then
     solves by an eigendecomposition.
     """
+    L = _cholesky_clear(A, level)
+    if L is None:
+        return None
+    return scipy.linalg.cho_solve((L, True), C, check_finite=False)
+
+
+def _cholesky_clear(A: np.ndarray, level: float) -> np.ndarray | None:
+    """The lower Cholesky factor of ``A`` (overwritten; its upper triangle is not
+    zeroed), or None when the factorisation fails or a squared pivot is at or below
+    ``level`` (:func:`cholesky_solve_clear`)."""
     try:
-        factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+        L, _ = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
     except scipy.linalg.LinAlgError:
         return None
-    if float(np.min(np.diag(factor[0]))) ** 2 > level:
-        return scipy.linalg.cho_solve(factor, C, check_finite=False)
+    if float(np.min(np.diag(L))) ** 2 > level:
+        return L
     return None
 
 
@@ -508,6 +521,42 @@ def _loo_sum(xp: Any, residuals: Any, one_minus_h: Any, w: Any) -> Any:
     return xp.where(xp.any(counted & exact), math.inf, total)
 
 
+def loo_block_rows(terms: LooTerms, Z: Any, Y: Any, w: Any) -> tuple[Any, Any, Any]:
+    """The leave-one-out terms of every row of one block: ``(xp, e, 1 - h)``.
+
+    ``e`` of shape (n_rows, t, n_alphas) holds the residuals ``y_i - yhat_i`` of the fit
+    on all the rows (centred targets less centred fitted values) and ``1 - h`` of shape
+    (n_rows, n_alphas) the leverage complements (without cancellation,
+    :func:`complement_terms`), for every alpha; the leave-one-out residual of row ``i`` is
+    ``r_i = e_i / (1 - h_i)`` (:func:`loo_errors`).  Arrays of the namespace ``xp`` of
+    ``Z`` (NumPy for NumPy and sparse blocks), on its device, in the features' dtype there.
+    """
+    eig, alphas = terms.eig, terms.alphas
+    xp = get_namespace(Z)[0]
+    if is_numpy(xp):  # NumPy's own functions (and sparse blocks) on the host
+        xp = np
+        P = np.asarray(as_float64(Z) @ eig.V) - terms.shift
+        Q, inv, lev, tail, y_mean = eig.Q, terms.inv, terms.lev, terms.tail, eig.y_mean
+    else:
+        V, Q, inv, lev, tail, shift, y_mean, Y, w = (
+            xp.astype(a, Z.dtype, copy=False)
+            for a in (eig.V, eig.Q, terms.inv, terms.lev, terms.tail, terms.shift, eig.y_mean, Y, w)
+        )
+        P = Z @ V - shift
+    PP = P * P
+    one_minus_h = PP @ tail * w[:, None]
+    if not terms.interpolates:  # the complement of the least-squares leverage
+        base = 1.0 - PP @ lev * w
+        if terms.fit_intercept:
+            base = base - w / terms.weight_sum
+        one_minus_h = one_minus_h + xp.where(base > 0, base, 0.0)[:, None]
+    # the fitted values of every alpha in one product: P read once, not once per alpha
+    n_alphas, t = alphas.shape[0], Q.shape[1]
+    coef = xp.reshape(Q[:, :, None] * inv[:, None, :], (Q.shape[0], t * n_alphas))
+    fitted = xp.reshape(P @ coef, (P.shape[0], t, n_alphas))
+    return xp, (Y - y_mean)[:, :, None] - fitted, one_minus_h
+
+
 def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     """``sum_i w_i |r_i(alpha)|^2`` over the rows of one block, for every alpha.
 
@@ -543,36 +592,89 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     >>> bool(np.allclose(whole, halves, rtol=1e-12))
     True
     """
-    eig, alphas = terms.eig, terms.alphas
-    xp, device = get_namespace(Z)
-    if is_numpy(xp):  # NumPy's own functions (and sparse blocks) on the host
-        xp, device = np, None
-        P = np.asarray(as_float64(Z) @ eig.V) - terms.shift
-        Q, inv, lev, tail, y_mean = eig.Q, terms.inv, terms.lev, terms.tail, eig.y_mean
-    else:
-        V, Q, inv, lev, tail, shift, y_mean, Y, w = (
-            xp.astype(a, Z.dtype, copy=False)
-            for a in (eig.V, eig.Q, terms.inv, terms.lev, terms.tail, terms.shift, eig.y_mean, Y, w)
-        )
-        P = Z @ V - shift
-    sums = xp.zeros(alphas.shape[0], dtype=P.dtype, device=device)
-    Yc = Y - y_mean
-    root_w = xp.sqrt(w)
-    PP = P * P
-    one_minus_h = PP @ tail * w[:, None]
-    if not terms.interpolates:  # the complement of the least-squares leverage
-        base = 1.0 - PP @ lev * w
-        if terms.fit_intercept:
-            base = base - w / terms.weight_sum
-        one_minus_h = one_minus_h + xp.where(base > 0, base, 0.0)[:, None]
-    # the fitted values of every alpha in one product: P read once, not once per alpha
-    n_alphas, t = alphas.shape[0], Q.shape[1]
-    coef = xp.reshape(Q[:, :, None] * inv[:, None, :], (Q.shape[0], t * n_alphas))
-    fitted = xp.reshape(P @ coef, (P.shape[0], t, n_alphas))
-    for j in range(n_alphas):
-        residuals = (Yc - fitted[:, :, j]) * root_w[:, None]
-        sums[j] = _loo_sum(xp, residuals, one_minus_h[:, j], w)
+    xp, residuals, one_minus_h = loo_block_rows(terms, Z, Y, w)
+    sums = xp.zeros(terms.alphas.shape[0], dtype=residuals.dtype, device=_device_of(residuals))
+    root_w = xp.sqrt(xp.astype(w, residuals.dtype, copy=False))
+    for j in range(terms.alphas.shape[0]):
+        sums[j] = _loo_sum(xp, residuals[:, :, j] * root_w[:, None], one_minus_h[:, j], w)
     return sums
+
+
+def loo_values(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
+    """The leave-one-out fitted values ``y_i - r_i`` of the rows of one block, at the one
+    penalty of ``terms``.
+
+    The value of row ``i`` under the model fitted on all the rows but ``i``
+    (:func:`loo_errors`): ``y_i - e_i / (1 - h_i)``, from :func:`loo_block_rows`; NaN
+    where it is undefined (``h_i >= 1``, the row fitted exactly).
+
+    Parameters
+    ----------
+    terms : LooTerms
+        Of one penalty (:func:`penalty_terms`), where ``Z`` is.
+    Z : {ndarray, sparse matrix} of shape (n_rows, D)
+    Y : ndarray of shape (n_rows, t)
+    w : ndarray of shape (n_rows,)
+
+    Returns
+    -------
+    ndarray of shape (n_rows, t)
+        In the namespace of ``Z``, on its device.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import RidgeStatistics
+    >>> from kernelmaps.models._ridge._solvers import loo_values, penalty_terms
+    >>> Z, Y, w = np.arange(6.0).reshape(3, 2), np.array([[1.0], [2.0], [4.0]]), np.ones(3)
+    >>> terms = penalty_terms(RidgeStatistics(2, 1).update(Z, Y, w), 1e-3, True)
+    >>> loo_values(terms, Z, Y, w).round(3).ravel().tolist()
+    [0.001, 2.5, 3.0]
+    """
+    xp, residuals, one_minus_h = loo_block_rows(terms, Z, Y, w)
+    defined = one_minus_h[:, :1] > 0
+    r = residuals[:, :, 0] / xp.where(defined, one_minus_h[:, :1], 1.0)
+    return xp.where(defined, xp.astype(Y, r.dtype, copy=False) - r, math.nan)
+
+
+def _device_of(a: Any) -> Any:
+    """The device of an array (None for NumPy's)."""
+    return None if isinstance(a, np.ndarray) else get_namespace(a)[1]
+
+
+def penalty_terms(
+    stats: RidgeStatistics, alpha: float, fit_intercept: bool, eig: EigenRidge | None = None
+) -> LooTerms:
+    """The :class:`LooTerms` of the one penalty ``alpha`` (for :func:`loo_values`).
+
+    From the eigendecomposition ``eig`` when a choice of penalty made it; else from the
+    Cholesky factor ``G_c + alpha I = L L^T``: in the basis ``B = L^{-T}``,
+    ``B^T (G_c + alpha I) B = I``, so the problem is the ridge problem of eigenvalues 0
+    and penalty 1 (``W = B B^T C_c``, ``h_i = w_i |B^T (z_i - zbar)|^2 [+ w_i / S_w]``):
+    ``O(D^3 / 3)``, not an eigendecomposition.  A numerically singular ``G_c + alpha I``
+    (see :func:`solve_cholesky`) falls back to the eigendecomposition.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import RidgeStatistics
+    >>> from kernelmaps.models._ridge._solvers import penalty_terms
+    >>> stats = RidgeStatistics(2, 1).update(np.eye(2), np.ones((2, 1)), np.ones(2))
+    >>> penalty_terms(stats, 1.0, False).eig.weights(1.0).ravel().round(12).tolist()
+    [0.5, 0.5]
+    """
+    if eig is None:
+        G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
+        dim = G.shape[0]
+        level = dim * _EPS * max(float(np.max(np.diag(G))), 0.0) if dim else 0.0
+        G[np.diag_indices(dim)] += alpha
+        L = _cholesky_clear(G, level)
+        if L is not None:
+            B = scipy.linalg.solve_triangular(L, np.eye(dim), lower=True, check_finite=False).T
+            whitened = EigenRidge(np.zeros(dim), B, B.T @ C, z_mean, y_mean)
+            return loo_terms(stats, whitened, np.array([1.0]), fit_intercept)
+        eig = eigen_ridge(stats, fit_intercept)
+    return loo_terms(stats, eig, np.array([float(alpha)]), fit_intercept)
 
 
 def loo_combine(terms: LooTerms, totals: np.ndarray) -> np.ndarray:
