@@ -66,6 +66,11 @@ class RidgeSolution:
         The error of each candidate penalty when one was chosen.
     selection : str or None
         ``"loo"`` or ``"gcv"`` when a penalty was chosen.
+    loo : ndarray of shape (n, t) or None
+        The leave-one-out fitted values of the rows at ``alpha`` (a dual solve asked
+        for them: :func:`~kernelmaps.models._ridge._dual.dual_loo_values`).
+    eig : EigenRidge or None
+        The eigendecomposition a primal choice of penalty made (for :func:`penalty_terms`).
 
     Examples
     --------
@@ -82,6 +87,8 @@ class RidgeSolution:
     alpha: float
     cv_errors: np.ndarray | None = None
     selection: str | None = None
+    loo: np.ndarray | None = None
+    eig: EigenRidge | None = dataclasses.field(default=None, repr=False)
 
 
 def rounding_level(evals: np.ndarray) -> float:
@@ -824,7 +831,7 @@ def solve_ridge(
     >>> solution.coef.round(6).tolist(), solution.intercept.round(6).tolist()
     ([[1.0, 2.0]], [3.0])
     """
-    cv_errors = None
+    cv_errors, kept = None, None
     if alphas is None:
         G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
         W = solve_cholesky(G, C, float(alpha))
@@ -849,6 +856,6 @@ def solve_ridge(
         else:
             cv_errors = gcv_errors(stats, eig, alphas, fit_intercept)
         chosen = choose_alpha(alphas, cv_errors, selection)
-        W = eig.weights(chosen)
+        W, kept = eig.weights(chosen), eig
     coef = W.T
-    return RidgeSolution(coef, y_mean - coef @ z_mean, chosen, cv_errors, selection)
+    return RidgeSolution(coef, y_mean - coef @ z_mean, chosen, cv_errors, selection, eig=kept)
