@@ -306,7 +306,8 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         model.n_features_in_ = self.n_features_in_
         if hasattr(self, "feature_names_in_"):
             model.feature_names_in_ = self.feature_names_in_
-        model._adopt(best.feature_map, best.statistics, rows, self._y_1d, largest_weight)
+        y, w = search.aligned[:2]
+        model._adopt(best.feature_map, best.statistics, rows, self._y_1d, largest_weight, (y, w))
         self.best_estimator_ = model
         self.feature_map_ = model.feature_map_
         self.coef_, self.intercept_ = model.coef_, model.intercept_
