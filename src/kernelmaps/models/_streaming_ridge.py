@@ -455,10 +455,8 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         """:meth:`_calibrate` after a primal solve from the statistics ``stats`` of
         ``rows`` (their aligned targets and weights ``targets``): the leave-one-out
         values of a sample of them (:func:`loo_sample`) from the choice of penalty's
-        eigendecomposition, else the Cholesky factor (:func:`penalty_terms`)."""
-        if not self._wants_loo():
-            return
-
+        eigendecomposition, else the Cholesky factor (:func:`penalty_terms`), computed
+        only when asked for."""
         def sample(index: np.ndarray) -> tuple[np.ndarray, ...]:
             terms = penalty_terms(stats.to_host(), solution.alpha, self.fit_intercept, solution.eig)
             return loo_sample(rows, work, *targets, terms, index)
