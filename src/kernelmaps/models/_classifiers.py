@@ -156,7 +156,10 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     the model fitted on every row but ``i``; for ridge regression it comes without a refit
     (Allen 1974): ``s_(-i) = y_i - e_i / (1 - h_i)`` with ``e_i = y_i - s_i`` the residual of
     the full fit and ``h_i = w_i (z_i - zbar)^T (Z_c^T W Z_c + alpha I)^{-1} (z_i - zbar)
-    [+ w_i / S_w]`` the leverage, for every class at once.  The calibration map is fitted
+    [+ w_i / S_w]`` the leverage, for every class at once.  A weight counts observations
+    (a row of weight 2 is two copies of it), so one observation is left out:
+    ``s_(-i) = y_i - e_i / (1 - h_i / max(w_i, 1))``, and rows count by their weight in
+    the calibration's likelihood.  The calibration map is fitted
     by weighted maximum likelihood on these values of at most 4096 training rows (every
     row, else a uniform draw of a fixed seed: the same fit gives the same probabilities),
     at a cost of ``O(4096 D^2 + D^3 / 3)`` after the fit, or from the eigendecomposition
@@ -384,6 +387,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             One column per class of ``classes_``, in the namespace of the decision values.
         """
         check_is_fitted(self, "calibrator_")
+        check_place(self, X, "predict_log_proba")
         return self.calibrator_.log_proba(self.decision_function(X))
 
     @available_if(_check_proba)
@@ -403,6 +407,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             One column per class of ``classes_``; rows sum to 1.
         """
         check_is_fitted(self, "calibrator_")
+        check_place(self, X, "predict_proba")
         return self.calibrator_.proba(self.decision_function(X))
 
     @rowwise

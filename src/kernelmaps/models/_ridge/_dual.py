@@ -29,6 +29,7 @@ from ._solvers import (
     ridge_inverse,
     rounding_level,
     solve_cholesky,
+    unit_loo_values,
 )
 
 __all__ = ["DualRidge", "dual_loo_values", "dual_problem", "solve_dual"]
@@ -195,9 +196,10 @@ class _DualEigen:
     U: np.ndarray
     R: np.ndarray
 
-    def loo_rows(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-        """``(sqrt(w_i) e_i, 1 - h_i)`` of every row at the penalty ``alpha`` (with the
-        factor ``alpha`` taken out of both when the resolved directions fit every row)."""
+    def loo_rows(self, alpha: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """``(sqrt(w_i) e_i, 1 - h_i, scale)`` of every row at the penalty ``alpha``, both
+        divided by ``scale``: ``alpha`` when the resolved directions fit every row (the
+        factor they share, taken out), else 1."""
         U, R, evals = self.U, self.R, self.evals
         U2 = U * U
         resolved = evals > self.level
@@ -208,9 +210,9 @@ class _DualEigen:
             # (R and l are 0 there in exact arithmetic), and the residual and 1 - h_i
             # share the factor alpha, taken out (finite down to the smallest penalty)
             kept = np.where(resolved, inv, 0.0)
-            return U @ (R * kept[:, None]), U2 @ kept
+            return U @ (R * kept[:, None]), U2 @ kept, alpha
         residuals = U @ (R * np.where(inv > 0, alpha * inv, 1.0)[:, None])
-        return residuals, base + U2 @ np.where(resolved, alpha * inv, -evals * inv)
+        return residuals, base + U2 @ np.where(resolved, alpha * inv, -evals * inv), 1.0
 
 
 def _dual_loo(eigen: _DualEigen, alphas: np.ndarray) -> np.ndarray:
@@ -227,21 +229,24 @@ def _dual_loo(eigen: _DualEigen, alphas: np.ndarray) -> np.ndarray:
     w = dual.root_w**2
     totals = np.empty(alphas.shape[0])
     for j, a in enumerate(alphas):
-        totals[j] = _loo_sum(np, *eigen.loo_rows(float(a)), w)
+        residuals, one_minus_h, _ = eigen.loo_rows(float(a))  # the ratio has no scale
+        totals[j] = _loo_sum(np, residuals, one_minus_h, w)
     return totals / (max(dual.weight_sum, 1e-300) * dual.B.shape[1])
 
 
 def dual_loo_values(eigen: _DualEigen, alpha: float) -> np.ndarray:
-    """The leave-one-out fitted values ``y_i - e_i / (1 - h_i)`` of every row at
-    ``alpha`` (:func:`~kernelmaps.models._ridge._solvers.loo_values` in the dual), shape
-    (n, t); NaN where undefined (``h_i >= 1``, or a zero weight: not in the problem)."""
+    """The leave-one-out fitted values of every row at ``alpha``, shape (n, t)
+    (:func:`~kernelmaps.models._ridge._solvers.loo_values`, one observation of each row
+    left out, in the dual); NaN where undefined (the row fitted exactly, or a zero
+    weight: not in the problem)."""
     dual = eigen.dual
-    scaled, one_minus_h = eigen.loo_rows(alpha)
-    defined = (one_minus_h > 0) & (dual.root_w > 0)
-    # sqrt(w_i) (y_i - ybar - r_i) = B_i - sqrt(w_i) e_i / (1 - h_i)
-    centred = dual.B - scaled / np.where(defined, one_minus_h, 1.0)[:, None]
-    values = centred / np.where(defined, dual.root_w, 1.0)[:, None] + dual.y_mean
-    return np.where(defined[:, None], values, np.nan)
+    scaled, one_minus_h, scale = eigen.loo_rows(alpha)
+    w = dual.root_w**2
+    positive = dual.root_w > 0
+    divisor = np.where(positive, dual.root_w, 1.0)[:, None]
+    # Y - ybar = B / sqrt(w), e = sqrt(w) e / sqrt(w)
+    centred = unit_loo_values(np, dual.B / divisor, scaled / divisor, one_minus_h, w, scale)
+    return np.where(positive[:, None], centred + dual.y_mean, np.nan)
 
 
 def solve_dual(

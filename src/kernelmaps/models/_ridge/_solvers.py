@@ -43,6 +43,7 @@ __all__ = [
     "loo_terms",
     "loo_values",
     "penalty_terms",
+    "unit_loo_values",
     "ridge_inverse",
     "rounding_level",
     "solve_cholesky",
@@ -608,12 +609,18 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
 
 
 def loo_values(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
-    """The leave-one-out fitted values ``y_i - r_i`` of the rows of one block, at the one
-    penalty of ``terms``.
+    """The leave-one-out fitted values of the rows of one block, at the one penalty of
+    ``terms``: the value of each row under the model fitted without one observation of it.
 
-    The value of row ``i`` under the model fitted on all the rows but ``i``
-    (:func:`loo_errors`): ``y_i - e_i / (1 - h_i)``, from :func:`loo_block_rows`; NaN
-    where it is undefined (``h_i >= 1``, the row fitted exactly).
+    A weight counts observations (scikit-learn's convention: a row of weight 2 is two
+    copies of it), so leaving one out lowers the weight ``w_i`` of row ``i`` by
+    ``d_i = min(w_i, 1)`` (the whole row when ``w_i <= 1``).  By the Sherman-Morrison
+    formula on the weighted normal equations the fitted value of row ``i`` is then
+    ``y_i - e_i / (1 - h_i d_i / w_i)``, with the residual ``e_i`` and the leverage ``h_i``
+    of the full fit (:func:`loo_block_rows`; :func:`loo_errors` for ``d_i = w_i``).  The
+    complement is taken from ``1 - h_i`` without cancellation as
+    ``(m_i - 1 + (1 - h_i)) / m_i``, ``m_i = max(w_i, 1)``.  NaN where the value is
+    undefined (the complement is 0: the row fitted exactly).
 
     Parameters
     ----------
@@ -639,9 +646,23 @@ def loo_values(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     [0.001, 2.5, 3.0]
     """
     xp, residuals, one_minus_h = loo_block_rows(terms, Z, Y, w)
-    defined = one_minus_h[:, :1] > 0
-    r = residuals[:, :, 0] / xp.where(defined, one_minus_h[:, :1], 1.0)
-    return xp.where(defined, xp.astype(Y, r.dtype, copy=False) - r, math.nan)
+    return unit_loo_values(xp, Y, residuals[:, :, 0], one_minus_h[:, 0], w)
+
+
+def unit_loo_values(
+    xp: Any, Y: Any, residuals: Any, one_minus_h: Any, w: Any, scale: float = 1.0
+) -> Any:
+    """``y_i - e_i / (1 - h_i d_i / w_i)`` (:func:`loo_values`) of rows of targets ``Y``,
+    residuals ``e`` of shape (n, t), leverage complements ``1 - h`` and weights ``w``,
+    arrays of ``xp`` (``e`` and ``1 - h`` both divided by ``scale`` when given so); NaN
+    where undefined."""
+    dtype = residuals.dtype
+    m = xp.astype(w, dtype, copy=False)
+    m = xp.where(m > 1.0, m, 1.0)
+    complement = ((m - 1.0) / scale + one_minus_h) / m
+    defined = complement[:, None] > 0
+    r = residuals / xp.where(defined, complement[:, None], 1.0)
+    return xp.where(defined, xp.astype(Y, dtype, copy=False) - r, math.nan)
 
 
 def _device_of(a: Any) -> Any:
