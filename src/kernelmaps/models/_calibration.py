@@ -16,7 +16,7 @@ import numpy as np
 import scipy.optimize
 from scipy.special import log_expit, log_softmax
 
-from .._array_api import get_namespace, is_numpy
+from .._array_api import get_namespace, to_namespace
 
 __all__ = ["CALIBRATIONS", "CALIBRATION_ROWS", "Calibrator", "fit_calibrator"]
 
@@ -70,11 +70,9 @@ class Calibrator:
         if dtype is None:
             dtype = xp.float64
             S = xp.astype(S, dtype)
-
-        def there(a: np.ndarray) -> Any:
-            return xp.asarray(a, dtype=dtype, device=device) if not is_numpy(xp) else a.astype(dtype)
-
-        t = S * there(self.slope) + there(self.offset)
+        pair = (self.slope, self.offset)
+        slope, offset = (to_namespace(a, xp, device, dtype=dtype) for a in pair)
+        t = S * slope + offset
         if binary:
             t = xp.concat([xp.zeros_like(t), t], axis=1)
         elif self.method == "sigmoid":

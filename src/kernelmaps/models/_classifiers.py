@@ -55,7 +55,7 @@ from .._array_api import check_place, get_namespace, is_numpy, to_numpy
 from .._rows import rowwise
 from .._streamed_rows import stream_rows
 from ._base import classification_rows
-from ._calibration import CALIBRATION_ROWS, CALIBRATIONS, fit_calibrator
+from ._calibration import CALIBRATION_ROWS, CALIBRATIONS, Calibrator, fit_calibrator
 from ._ridge._pass import checked_weights, sample_rows
 from ._streaming_ridge import _StreamingRidgeMixin
 
@@ -198,6 +198,8 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     """
 
     _follows_x: ClassVar[tuple[str, ...]] = (*_StreamingRidgeMixin._follows_x, "classes_")
+
+    calibrator_: Calibrator | None
 
     _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
         **_StreamingRidgeMixin._parameter_constraints,
@@ -370,6 +372,16 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             )
         return True
 
+    def _fitted_calibrator(self) -> Calibrator:
+        """``calibrator_``; a clear error when the fit had ``calibration=None``."""
+        check_is_fitted(self, "calibrator_")
+        if self.calibrator_ is None:
+            raise ValueError(
+                f"{type(self).__name__} was fitted with calibration=None, which fits no "
+                "probabilities; fit again with the calibration set."
+            )
+        return self.calibrator_
+
     @available_if(_check_proba)
     @rowwise
     def predict_log_proba(self, X: Any) -> Any:
@@ -386,9 +398,8 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         log_proba : ndarray of shape (n_samples, n_classes)
             One column per class of ``classes_``, in the namespace of the decision values.
         """
-        check_is_fitted(self, "calibrator_")
         check_place(self, X, "predict_log_proba")
-        return self.calibrator_.log_proba(self.decision_function(X))
+        return self._fitted_calibrator().log_proba(self.decision_function(X))
 
     @available_if(_check_proba)
     @rowwise
@@ -406,9 +417,8 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         proba : ndarray of shape (n_samples, n_classes)
             One column per class of ``classes_``; rows sum to 1.
         """
-        check_is_fitted(self, "calibrator_")
         check_place(self, X, "predict_proba")
-        return self.calibrator_.proba(self.decision_function(X))
+        return self._fitted_calibrator().proba(self.decision_function(X))
 
     @rowwise
     def predict(self, X: Any) -> np.ndarray:

@@ -719,7 +719,7 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         return model
 
     def _check_proba(self) -> bool:
-        return FeatureRidgeClassifier._check_proba(self)  # type: ignore[arg-type]
+        return FeatureRidgeClassifier._check_proba(self)
 
     @available_if(_check_proba)
     def predict_proba(self, X: Any) -> Any:

@@ -457,6 +457,7 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         values of a sample of them (:func:`loo_sample`) from the choice of penalty's
         eigendecomposition, else the Cholesky factor (:func:`penalty_terms`), computed
         only when asked for."""
+
         def sample(index: np.ndarray) -> tuple[np.ndarray, ...]:
             terms = penalty_terms(stats.to_host(), solution.alpha, self.fit_intercept, solution.eig)
             return loo_sample(rows, work, *targets, terms, index)

@@ -43,11 +43,11 @@ __all__ = [
     "loo_terms",
     "loo_values",
     "penalty_terms",
-    "unit_loo_values",
     "ridge_inverse",
     "rounding_level",
     "solve_cholesky",
     "solve_ridge",
+    "unit_loo_values",
 ]
 
 _EPS = float(np.finfo(np.float64).eps)
