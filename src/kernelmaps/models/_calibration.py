@@ -28,8 +28,13 @@ CALIBRATIONS = ("auto", "temperature", "sigmoid")
 #: likelihood are known to a relative standard error of about ``1 / sqrt(4096) = 1.6 %``.
 CALIBRATION_ROWS = 4096
 
-#: The bounds of ``log a`` in the search of the temperature's slope ``a = 1 / T``.
+#: The bounds of ``log a`` in the search of the temperature's slope ``a = 1 / T``, and the
+#: search's tolerance on it (Newton's steps then take it to rounding).
 _LOG_SLOPE_BOUNDS = (-12.0, 12.0)
+_LOG_SLOPE_TOLERANCE = 1e-6
+#: Newton's steps after the search, at most (quadratic convergence: a few reach rounding).
+_NEWTON_STEPS = 20
+_EPS = float(np.finfo(np.float64).eps)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,16 +103,33 @@ def _nll(logp: np.ndarray, labels: np.ndarray, w: np.ndarray) -> float:
 
 
 def _temperature(S: np.ndarray, labels: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """The slope ``a = 1 / T`` of largest likelihood, over ``log a`` (Brent's bounded
-    search; the negative log-likelihood of ``softmax(a S)`` is convex in ``a``)."""
+    """The slope ``a = 1 / T`` of largest likelihood: Brent's bounded search over
+    ``u = log a``, then Newton's steps on ``u`` to the root of the derivative (the
+    negative log-likelihood ``f(a) = mean w (logsumexp(a l) - a l_y)`` of the logits
+    ``l`` is convex in ``a``: ``f' = mean w (E_p l - l_y)``, ``f'' = mean w Var_p l``),
+    so that the slope is the minimizer to rounding, not to the search's tolerance."""
     logits = np.concatenate([np.zeros_like(S), S], axis=1) if S.shape[1] == 1 else S
     result = scipy.optimize.minimize_scalar(
-        lambda log_a: _nll(log_softmax(np.exp(log_a) * logits, axis=1), labels, w),
+        lambda u: _nll(log_softmax(np.exp(u) * logits, axis=1), labels, w),
         bounds=_LOG_SLOPE_BOUNDS,
         method="bounded",
-        options={"xatol": 1e-6},
+        options={"xatol": _LOG_SLOPE_TOLERANCE},
     )
-    return np.full(S.shape[1], float(np.exp(result.x)))
+    u, share, observed = float(result.x), w / np.sum(w), logits[np.arange(labels.shape[0]), labels]
+    for _ in range(_NEWTON_STEPS):
+        a = np.exp(u)
+        p = np.exp(log_softmax(a * logits, axis=1))
+        mean = np.sum(p * logits, axis=1)
+        slope = float(share @ (mean - observed))
+        curvature = float(share @ (np.sum(p * logits**2, axis=1) - mean**2))
+        derivative = a * slope + a * a * curvature  # d(a f'(a)) / du
+        if not derivative > 0:
+            break
+        step = a * slope / derivative
+        u = float(np.clip(u - step, *_LOG_SLOPE_BOUNDS))
+        if abs(step) <= 4 * _EPS * max(1.0, abs(u)):
+            break
+    return np.full(S.shape[1], float(np.exp(u)))
 
 
 def _platt(s: np.ndarray, positive: np.ndarray, w: np.ndarray) -> tuple[float, float]:
