@@ -395,9 +395,11 @@ def _pick(values: Any, index: np.ndarray) -> Any:
     """The entries ``index`` of a part's rows or companion (a number or None as is)."""
     if values is None or not np.ndim(values):
         return values
-    if isinstance(values, np.ndarray) or sp.issparse(values):
+    if sp.issparse(values):
         return values[index]
     xp, device = get_namespace(values)
+    if is_numpy(xp):
+        return values[index]
     return xp.take(values, to_namespace(index, xp, device), axis=0)
 
 

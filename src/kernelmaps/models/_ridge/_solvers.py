@@ -601,7 +601,8 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     True
     """
     xp, residuals, one_minus_h = loo_block_rows(terms, Z, Y, w)
-    sums = xp.zeros(terms.alphas.shape[0], dtype=residuals.dtype, device=_device_of(residuals))
+    device = None if is_numpy(xp) else get_namespace(residuals)[1]
+    sums = xp.zeros(terms.alphas.shape[0], dtype=residuals.dtype, device=device)
     root_w = xp.sqrt(xp.astype(w, residuals.dtype, copy=False))
     for j in range(terms.alphas.shape[0]):
         sums[j] = _loo_sum(xp, residuals[:, :, j] * root_w[:, None], one_minus_h[:, j], w)
@@ -663,11 +664,6 @@ def unit_loo_values(
     defined = complement[:, None] > 0
     r = residuals / xp.where(defined, complement[:, None], 1.0)
     return xp.where(defined, xp.astype(Y, dtype, copy=False) - r, math.nan)
-
-
-def _device_of(a: Any) -> Any:
-    """The device of an array (None for NumPy's)."""
-    return None if isinstance(a, np.ndarray) else get_namespace(a)[1]
 
 
 def penalty_terms(
