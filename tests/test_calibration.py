@@ -200,7 +200,7 @@ def _assert_same_probabilities(got, ref, X, y, w=None, X_got=None) -> None:
     (a primal fit on ``X``, ``y``, ``w``) when their leave-one-out values differ by
     rounding (module docstring)."""
     w = np.ones(X.shape[0]) if w is None else w
-    rows = sample_rows(X.shape[0], _classifiers.CALIBRATION_ROWS)
+    rows = sample_rows(X.shape[0], _classifiers.calibration_size(X.shape[0]))
     stats = ref.statistics_.to_host()
     terms = penalty_terms(stats, ref.alpha_, ref.fit_intercept)
     Y = ref._binarizer.transform(y[rows]).astype(float)
@@ -275,9 +275,9 @@ def test_partial_fit_calibrates_on_its_latest_block(seed) -> None:
 
 
 def test_a_sample_beyond_the_cap(monkeypatch) -> None:
-    """Beyond ``CALIBRATION_ROWS`` a fixed uniform sample: the same probabilities twice,
+    """Beyond ``calibration_size`` rows a fixed uniform sample: the same probabilities twice,
     the calibrator of those rows' values."""
-    monkeypatch.setattr(_classifiers, "CALIBRATION_ROWS", 40)
+    monkeypatch.setattr(_classifiers, "calibration_size", lambda n: min(n, 40))
     X, y = _classes(0, 150, 3)
     a = FeatureRidgeClassifier(_rff(), alpha=0.5).fit(X, y)
     b = FeatureRidgeClassifier(_rff(), alpha=0.5).fit(X, y)
@@ -317,7 +317,8 @@ def test_dask_equals_numpy(monkeypatch, chunking) -> None:
     da = pytest.importorskip("dask.array")
     from tests._dask import as_dask
 
-    monkeypatch.setattr(_classifiers, "CALIBRATION_ROWS", 60)  # a sample across chunks
+    # a sample across the chunks
+    monkeypatch.setattr(_classifiers, "calibration_size", lambda n: min(n, 60))
     X, y = _classes(0, 150, 3)
     w = np.random.default_rng(0).integers(1, 3, size=150).astype(float)
     for params in ({"alpha": 0.5}, {"alphas": [0.1, 1.0]}):
@@ -334,7 +335,7 @@ def test_array_api_strict_equals_numpy(monkeypatch) -> None:
     xp = pytest.importorskip("array_api_strict")
     import sklearn
 
-    monkeypatch.setattr(_classifiers, "CALIBRATION_ROWS", 60)
+    monkeypatch.setattr(_classifiers, "calibration_size", lambda n: min(n, 60))
     X, y = _classes(0, 150, 3)
     ref = FeatureRidgeClassifier(_rff(), alpha=0.5).fit(X, y)
     with sklearn.config_context(array_api_dispatch=True):

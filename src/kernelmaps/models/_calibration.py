@@ -18,15 +18,38 @@ from scipy.special import log_expit, log_softmax
 
 from .._array_api import get_namespace, to_namespace
 
-__all__ = ["CALIBRATIONS", "CALIBRATION_ROWS", "Calibrator", "fit_calibrator"]
+__all__ = [
+    "CALIBRATIONS",
+    "CALIBRATION_ROWS",
+    "Calibrator",
+    "calibration_size",
+    "fit_calibrator",
+]
 
 #: The calibration methods; ``"auto"`` is ``"temperature"``.
 CALIBRATIONS = ("auto", "temperature", "sigmoid")
 
-#: The training rows whose leave-one-out values a calibrator is fitted on, at most (a
-#: uniform sample of a fixed seed beyond): a few parameters fitted on 4096 rows by maximum
-#: likelihood are known to a relative standard error of about ``1 / sqrt(4096) = 1.6 %``.
-CALIBRATION_ROWS = 4096
+#: The fewest and the most training rows whose leave-one-out values a calibrator is
+#: fitted on (:func:`calibration_size`): one parameter fitted on 1024 rows by maximum
+#: likelihood has a relative standard error of about ``1 / sqrt(1024) = 3 %``.
+CALIBRATION_ROWS = (1024, 4096)
+
+
+def calibration_size(n_rows: int) -> int:
+    """How many of ``n_rows`` training rows calibrate: a tenth of them, between 1024 and
+    4096, and every row below 1024.  The leave-one-out value of a row costs about what
+    its share of the fit's statistics does (``D^2``), so the calibration costs at most a
+    tenth of the pass over the rows once they number 10 240 or more.
+
+    Examples
+    --------
+    >>> from kernelmaps.models._calibration import calibration_size
+    >>> [calibration_size(n) for n in (500, 5000, 20000, 10**6)]
+    [500, 1024, 2000, 4096]
+    """
+    fewest, most = CALIBRATION_ROWS
+    return min(n_rows, max(fewest, min(most, n_rows // 10)))
+
 
 #: The bounds of ``log a`` in the search of the temperature's slope ``a = 1 / T``, and the
 #: search's tolerance on it (Newton's steps then take it to rounding).

@@ -55,7 +55,7 @@ from .._array_api import check_place, get_namespace, is_numpy, to_numpy
 from .._rows import rowwise
 from .._streamed_rows import stream_rows
 from ._base import classification_rows
-from ._calibration import CALIBRATION_ROWS, CALIBRATIONS, Calibrator, fit_calibrator
+from ._calibration import CALIBRATIONS, Calibrator, calibration_size, fit_calibrator
 from ._ridge._pass import checked_weights, sample_rows
 from ._streaming_ridge import _StreamingRidgeMixin
 
@@ -160,10 +160,12 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     (a row of weight 2 is two copies of it), so one observation is left out:
     ``s_(-i) = y_i - e_i / (1 - h_i / max(w_i, 1))``, and rows count by their weight in
     the calibration's likelihood.  The calibration map is fitted
-    by weighted maximum likelihood on these values of at most 4096 training rows (every
-    row, else a uniform draw of a fixed seed: the same fit gives the same probabilities),
-    at a cost of ``O(4096 D^2 + D^3 / 3)`` after the fit, or from the eigendecomposition
-    already made when ``alphas`` are compared; a dual fit has the values of every row from
+    by weighted maximum likelihood on these values of ``m`` training rows, a tenth of them
+    between 1024 and 4096 (every row below 1024; a uniform draw of a fixed seed: the same
+    fit gives the same probabilities), at a cost of ``O(m D^2)`` after the fit, from the
+    Cholesky factor of the solve or the eigendecomposition made when ``alphas`` are
+    compared (at most a tenth of the pass over the rows from 10 240 rows on); a dual fit
+    has the values of every row from
     the eigendecomposition of the kernel matrix (which a given ``alpha`` then uses instead
     of its Cholesky factor).  ``partial_fit`` calibrates on the rows of its latest block,
     exactly (their leave-one-out values under the model of everything seen).
@@ -356,12 +358,12 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     def _calibrate(
         self, n_rows: int, sample: Callable[[np.ndarray], tuple[np.ndarray, ...]]
     ) -> None:
-        """``calibrator_`` from the leave-one-out decision values of at most
-        ``CALIBRATION_ROWS`` of the ``n_rows`` training rows (:func:`sample_rows`)."""
+        """``calibrator_`` from the leave-one-out decision values of a sample of the
+        ``n_rows`` training rows (:func:`calibration_size`, :func:`sample_rows`)."""
         if self.calibration is None:
             self.calibrator_ = None
             return
-        values, targets, weights = sample(sample_rows(n_rows, CALIBRATION_ROWS))
+        values, targets, weights = sample(sample_rows(n_rows, calibration_size(n_rows)))
         self.calibrator_ = fit_calibrator(self.calibration, values, targets, weights)
 
     def _check_proba(self) -> bool:

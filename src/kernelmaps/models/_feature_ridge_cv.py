@@ -611,7 +611,7 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
     calibration : {"auto", "temperature", "sigmoid"} or None, default="auto"
         How the best model's :meth:`predict_proba` maps decision values to
         probabilities (:class:`FeatureRidgeClassifier`'s ``calibration``): fitted on the
-        exact leave-one-out decision values, at the chosen penalty, of at most 4096
+        exact leave-one-out decision values, at the chosen penalty, of a sample of the
         training rows under the final model (solved from the statistics of every row,
         after a K-fold search too: no refit).  None: no probabilities.
 

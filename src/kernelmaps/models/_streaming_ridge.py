@@ -459,7 +459,10 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         only when asked for."""
 
         def sample(index: np.ndarray) -> tuple[np.ndarray, ...]:
-            terms = penalty_terms(stats.to_host(), solution.alpha, self.fit_intercept, solution.eig)
+            host = stats.to_host()
+            terms = penalty_terms(
+                host, solution.alpha, self.fit_intercept, solution.eig, solution.factor
+            )
             return loo_sample(rows, work, *targets, terms, index)
 
         self._calibrate(rows.n_rows, sample)

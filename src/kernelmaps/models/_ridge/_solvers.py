@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
 
 from ..._array_api import accumulator_dtype, get_namespace, is_numpy, to_namespace
 from .._ridge_statistics import RidgeStatistics, as_float64
@@ -72,6 +73,9 @@ class RidgeSolution:
         for them: :func:`~kernelmaps.models._ridge._dual.dual_loo_values`).
     eig : EigenRidge or None
         The eigendecomposition a primal choice of penalty made (for :func:`penalty_terms`).
+    factor : ndarray or None
+        The lower Cholesky factor of ``G_c + alpha I`` a primal solve at a given penalty
+        made (for :func:`penalty_terms`).
 
     Examples
     --------
@@ -90,6 +94,7 @@ class RidgeSolution:
     selection: str | None = None
     loo: np.ndarray | None = None
     eig: EigenRidge | None = dataclasses.field(default=None, repr=False)
+    factor: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
 
 def rounding_level(evals: np.ndarray) -> float:
@@ -172,17 +177,23 @@ def solve_cholesky(G: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
     >>> solve_cholesky(np.ones((2, 2)), np.ones((2, 1)), 1e-300).ravel().round(6).tolist()
     [0.5, 0.5]
     """
+    return cholesky_ridge(G, C, alpha)[0]
+
+
+def cholesky_ridge(G: np.ndarray, C: np.ndarray, alpha: float) -> tuple[np.ndarray, Any]:
+    """:func:`solve_cholesky`, with the lower Cholesky factor of ``G + alpha I`` (its
+    upper triangle not zeroed), or None where the eigendecomposition solved instead."""
     dim = G.shape[0]
     if dim == 0:
-        return np.zeros_like(C, dtype=np.float64)
+        return np.zeros_like(C, dtype=np.float64), None
     level = dim * _EPS * max(float(np.max(np.diag(G))), 0.0)
     A = G.copy()
     A[np.diag_indices(dim)] += alpha
-    solution = cholesky_solve_clear(A, C, level)
-    if solution is not None:
-        return solution
+    L = _cholesky_clear(A, level)
+    if L is not None:
+        return scipy.linalg.cho_solve((L, True), C, check_finite=False), L
     del A
-    return _eigen_solve(G, C, alpha)
+    return _eigen_solve(G, C, alpha), None
 
 
 def cholesky_solve_clear(A: np.ndarray, C: np.ndarray, level: float) -> np.ndarray | None:
@@ -227,6 +238,10 @@ class EigenRidge:
     level : float, default=0.0
         The rounding level of ``G_c`` (:func:`rounding_level`); directions of
         eigenvalues below it are left out for penalties below it (:func:`ridge_inverse`).
+    triangular : bool, default=False
+        ``V`` holds the lower Cholesky factor ``L`` of ``G_c + alpha I`` (its upper
+        triangle unread) and the basis is ``L^{-T}``, applied by triangular solves
+        (:func:`penalty_terms`).
 
     Examples
     --------
@@ -244,6 +259,25 @@ class EigenRidge:
     z_mean: np.ndarray
     y_mean: np.ndarray
     level: float = 0.0
+    triangular: bool = False
+
+    def project(self, A: Any) -> np.ndarray:
+        """``A`` (rows of features, NumPy or sparse) in the basis: ``A V``, or
+        ``A L^{-T}`` by a triangular solve (half the product's work)."""
+        if not self.triangular:
+            return np.asarray(A @ self.V)
+        dense = A.toarray() if scipy.sparse.issparse(A) else np.asarray(A)
+        solved = scipy.linalg.solve_triangular(self.V, dense.T, lower=True, check_finite=False)
+        return np.asarray(solved.T)
+
+    def basis(self) -> np.ndarray:
+        """The basis as a matrix: ``V``, or ``L^{-T}`` formed (``D^3 / 3``)."""
+        if not self.triangular:
+            return self.V
+        inverse, info = scipy.linalg.lapack.dtrtri(self.V, lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError("the Cholesky factor of a ridge problem is singular")
+        return np.asarray(np.tril(inverse).T)
 
     def inverse(self, alphas: np.ndarray) -> np.ndarray:
         """``1 / (l_k + alpha_j)``, shape (D, n_alphas) (:func:`ridge_inverse`)."""
@@ -251,7 +285,10 @@ class EigenRidge:
 
     def weights(self, alpha: float) -> np.ndarray:
         """``W = V diag(1 / (l + alpha)) Q``, shape (D, t)."""
-        return self.V @ (self.Q * self.inverse(np.array([alpha])))
+        scaled = self.Q * self.inverse(np.array([alpha]))
+        if self.triangular:
+            return scipy.linalg.solve_triangular(self.V, scaled, lower=True, trans="T")
+        return self.V @ scaled
 
 
 def _problem(
@@ -403,7 +440,11 @@ class LooTerms:
             return to_namespace(a, xp, device, dtype=dtype)
 
         eig = dataclasses.replace(
-            self.eig, V=move(self.eig.V), Q=move(self.eig.Q), y_mean=move(self.eig.y_mean)
+            self.eig,
+            V=move(self.eig.basis()),
+            Q=move(self.eig.Q),
+            y_mean=move(self.eig.y_mean),
+            triangular=False,
         )
         return dataclasses.replace(
             self,
@@ -508,7 +549,7 @@ def loo_terms(
         lev=lev,
         tail=tail,
         interpolates=free_directions(stats.n_samples, lev > 0, fit_intercept) == 0,
-        shift=eig.z_mean @ eig.V,
+        shift=eig.project(eig.z_mean[None, :])[0],
         weight_sum=float(stats.weight_sum),
         n_targets=stats.n_targets,
         fit_intercept=bool(fit_intercept),
@@ -543,7 +584,7 @@ def loo_block_rows(terms: LooTerms, Z: Any, Y: Any, w: Any) -> tuple[Any, Any, A
     xp = get_namespace(Z)[0]
     if is_numpy(xp):  # NumPy's own functions (and sparse blocks) on the host
         xp = np
-        P = np.asarray(as_float64(Z) @ eig.V) - terms.shift
+        P = eig.project(as_float64(Z)) - terms.shift
         Q, inv, lev, tail, y_mean = eig.Q, terms.inv, terms.lev, terms.tail, eig.y_mean
     else:
         V, Q, inv, lev, tail, shift, y_mean, Y, w = (
@@ -667,16 +708,21 @@ def unit_loo_values(
 
 
 def penalty_terms(
-    stats: RidgeStatistics, alpha: float, fit_intercept: bool, eig: EigenRidge | None = None
+    stats: RidgeStatistics,
+    alpha: float,
+    fit_intercept: bool,
+    eig: EigenRidge | None = None,
+    factor: np.ndarray | None = None,
 ) -> LooTerms:
     """The :class:`LooTerms` of the one penalty ``alpha`` (for :func:`loo_values`).
 
     From the eigendecomposition ``eig`` when a choice of penalty made it; else from the
-    Cholesky factor ``G_c + alpha I = L L^T``: in the basis ``B = L^{-T}``,
-    ``B^T (G_c + alpha I) B = I``, so the problem is the ridge problem of eigenvalues 0
-    and penalty 1 (``W = B B^T C_c``, ``h_i = w_i |B^T (z_i - zbar)|^2 [+ w_i / S_w]``):
-    ``O(D^3 / 3)``, not an eigendecomposition.  A numerically singular ``G_c + alpha I``
-    (see :func:`solve_cholesky`) falls back to the eigendecomposition.
+    Cholesky factor ``G_c + alpha I = L L^T`` (``factor``, the solve's, or made here): in
+    the basis ``B = L^{-T}``, ``B^T (G_c + alpha I) B = I``, so the problem is the ridge
+    problem of eigenvalues 0 and penalty 1 (``W = B B^T C_c``, ``h_i = w_i |B^T (z_i -
+    zbar)|^2 [+ w_i / S_w]``), a row projected by a triangular solve (``D^2``): no
+    eigendecomposition.  A numerically singular ``G_c + alpha I`` (see
+    :func:`solve_cholesky`) falls back to the eigendecomposition.
 
     Examples
     --------
@@ -689,13 +735,14 @@ def penalty_terms(
     """
     if eig is None:
         G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
-        dim = G.shape[0]
-        level = dim * _EPS * max(float(np.max(np.diag(G))), 0.0) if dim else 0.0
-        G[np.diag_indices(dim)] += alpha
-        L = _cholesky_clear(G, level)
-        if L is not None:
-            B = scipy.linalg.solve_triangular(L, np.eye(dim), lower=True, check_finite=False).T
-            whitened = EigenRidge(np.zeros(dim), B, B.T @ C, z_mean, y_mean)
+        if factor is None:
+            dim = G.shape[0]
+            level = dim * _EPS * max(float(np.max(np.diag(G))), 0.0) if dim else 0.0
+            G[np.diag_indices(dim)] += alpha
+            factor = _cholesky_clear(G, level)
+        if factor is not None:
+            Q = scipy.linalg.solve_triangular(factor, C, lower=True, check_finite=False)
+            whitened = EigenRidge(np.zeros(C.shape[0]), factor, Q, z_mean, y_mean, triangular=True)
             return loo_terms(stats, whitened, np.array([1.0]), fit_intercept)
         eig = eigen_ridge(stats, fit_intercept)
     return loo_terms(stats, eig, np.array([float(alpha)]), fit_intercept)
@@ -848,10 +895,10 @@ def solve_ridge(
     >>> solution.coef.round(6).tolist(), solution.intercept.round(6).tolist()
     ([[1.0, 2.0]], [3.0])
     """
-    cv_errors, kept = None, None
+    cv_errors, kept, factor = None, None, None
     if alphas is None:
         G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
-        W = solve_cholesky(G, C, float(alpha))
+        W, factor = cholesky_ridge(G, C, float(alpha))
         del G
         chosen = float(alpha)
     else:
@@ -875,4 +922,6 @@ def solve_ridge(
         chosen = choose_alpha(alphas, cv_errors, selection)
         W, kept = eig.weights(chosen), eig
     coef = W.T
-    return RidgeSolution(coef, y_mean - coef @ z_mean, chosen, cv_errors, selection, eig=kept)
+    return RidgeSolution(
+        coef, y_mean - coef @ z_mean, chosen, cv_errors, selection, eig=kept, factor=factor
+    )
