@@ -431,7 +431,8 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         self.n_features_out_ = stats.n_features
         solution = self._checked_solve(stats, largest_weight, None)
         self._store(solution, "primal")
-        work = self._row_work(rows, getattr(self, "_binarizer", None))
+        encoder = getattr(self, "_binarizer", None)
+        work = self._row_work(rows, encoder) if self._wants_loo() else None
         self._calibrate_primal(rows, work, targets, solution, stats)
         self._drop_unless_kept()
         self._follow_x(rows)
@@ -450,7 +451,12 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         their targets and weights (NumPy).  Nothing for a regressor."""
 
     def _calibrate_primal(
-        self, rows: Rows, work: RowWork, targets: tuple[Any, Any], solution: Any, stats: Any
+        self,
+        rows: Rows,
+        work: RowWork | None,
+        targets: tuple[Any, Any],
+        solution: Any,
+        stats: Any,
     ) -> None:
         """:meth:`_calibrate` after a primal solve from the statistics ``stats`` of
         ``rows`` (their aligned targets and weights ``targets``): the leave-one-out
@@ -459,6 +465,7 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         only when asked for."""
 
         def sample(index: np.ndarray) -> tuple[np.ndarray, ...]:
+            assert work is not None  # made whenever the values are wanted
             host = stats.to_host()
             terms = penalty_terms(
                 host, solution.alpha, self.fit_intercept, solution.eig, solution.factor
