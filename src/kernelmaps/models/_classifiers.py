@@ -171,9 +171,13 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     exactly (their leave-one-out values under the model of everything seen).
     Temperature scaling (Guo et al. 2017) is ``p = softmax(s / T)`` (for two classes
     ``p_1 = sigmoid(s / T)``): one parameter, so it keeps the order of the decision values
-    and the binary threshold at 0, and on held-out data of digits, ijcnn1 and MNIST it
-    gave a lower log-loss than Platt's per-class sigmoids (Platt 1999; normalized as
-    scikit-learn's ``CalibratedClassifierCV`` does), which is offered as ``"sigmoid"``.
+    and the binary threshold at 0 (scikit-learn's contract: ``predict`` is the most
+    probable class).  On held-out rows of digits and of 20 000 MNIST digits (random
+    Fourier features, ``D`` = 1024 and 2048) it gave a lower log-loss and calibration
+    error than Platt's per-class sigmoids (Platt 1999; normalized as scikit-learn's
+    ``CalibratedClassifierCV`` does), offered as ``"sigmoid"``; on the imbalanced binary
+    ijcnn1 the sigmoid, which may move the threshold, did better (log-loss 0.229 against
+    0.245, expected calibration error 0.010 against 0.030).
 
     References
     ----------
