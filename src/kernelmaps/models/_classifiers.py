@@ -207,6 +207,9 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
 
     calibrator_: Calibrator | None
 
+    #: The internal types of the fitted state (a model file may hold them).
+    _state_types: ClassVar[tuple[type, ...]] = (Calibrator,)
+
     _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
         **_StreamingRidgeMixin._parameter_constraints,
         "calibration": [StrOptions(set(CALIBRATIONS)), None],
