@@ -146,3 +146,17 @@ def test_many_classes_warn_only_when_they_outnumber_half_the_rows(make) -> None:
         make().fit(X, np.arange(520) % 26)
     with pytest.warns(UserWarning, match=r"unique classes \(100\) is greater than 50% .* \(100\)"):
         make().fit(X[:100], np.arange(100))
+
+
+def test_probabilities_survive_pickling_and_follow_the_classes(digits) -> None:
+    import pickle
+
+    X, y = digits
+    labels = np.array(list("abcdefghij"))[y]
+    clf = FeatureRidgeClassifier(_rff(), alpha=0.5).fit(X, labels)
+    P = clf.predict_proba(X)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).predict_proba(X), P)
+    np.testing.assert_array_equal(clf.classes_[np.argmax(P, axis=1)], clf.predict(X))
+    search = FeatureRidgeClassifierCV(_rff(), gammas=[0.05], criterion="gcv").fit(X, labels)
+    assert search.predict_proba(X).shape == (600, 10)
+    assert search.calibrator_ is search.best_estimator_.calibrator_

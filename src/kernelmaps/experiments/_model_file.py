@@ -96,7 +96,8 @@ def trusted_model_types() -> tuple[str, ...]:
 
     Computed from kernelmaps' public estimators (every feature map and model class) and
     registered kernels, with the internal state they keep when fitted
-    (``RidgeStatistics``), :class:`FiniteStandardScaler`, scikit-learn's ``Pipeline``,
+    (``RidgeStatistics``, and the types an estimator names in ``_state_types``),
+    :class:`FiniteStandardScaler`, scikit-learn's ``Pipeline``,
     ``StandardScaler`` and ``LabelBinarizer``, scipy's CSR matrix, numpy arrays, dtypes
     and scalars, and Python's containers and scalars.  Nothing else is loaded.
 
@@ -131,6 +132,8 @@ def trusted_model_types() -> tuple[str, ...]:
             if isinstance(obj, type) and issubclass(obj, BaseEstimator) and concrete:
                 classes.add(obj)
     classes.add(models.RidgeStatistics)
+    # the internal types an estimator's fitted state holds, as it declares them
+    classes.update(t for cls in list(classes) for t in getattr(cls, "_state_types", ()))
     classes.update(get_kernel_class(name) for name in kernel_names())
     classes.update({FiniteStandardScaler, Pipeline, StandardScaler, LabelBinarizer})
     classes.update({csr_matrix, np.ndarray, np.dtype})

@@ -40,11 +40,14 @@ solution of everything seen so far instead of stochastic steps.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils._available_if import available_if
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -52,7 +55,8 @@ from .._array_api import check_place, get_namespace, is_numpy, to_numpy
 from .._rows import rowwise
 from .._streamed_rows import stream_rows
 from ._base import classification_rows
-from ._ridge._pass import checked_weights
+from ._calibration import CALIBRATIONS, Calibrator, calibration_size, fit_calibrator
+from ._ridge._pass import checked_weights, sample_rows
 from ._streaming_ridge import _StreamingRidgeMixin
 
 __all__ = ["FeatureRidgeClassifier"]
@@ -99,6 +103,14 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         Reports of the fit on standard output, as in :class:`FeatureRidge`: 0 silent;
         1 each pass over the rows when it ends and the solve; 2 also the rows done
         within a pass (about one line a second).
+    calibration : {"auto", "temperature", "sigmoid"} or None, default="auto"
+        How :meth:`predict_proba` turns decision values into probabilities, fitted on
+        the exact leave-one-out decision values of the training rows (no refit; see
+        Notes).  ``"temperature"`` (``"auto"``): ``softmax(s / T)``, one parameter,
+        order-preserving (``predict`` is the class of largest probability).
+        ``"sigmoid"``: Platt's ``sigmoid(a_c s_c + b_c)`` per class, normalized; it may
+        move the threshold, and ``predict`` follows the decision values.  None: no
+        probabilities (no ``predict_proba``).
 
     Attributes
     ----------
@@ -118,6 +130,9 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         The sufficient statistics of every row seen, with the ``{-1, 1}`` class
         indicators as targets (see :class:`FeatureRidge`; None after a dual fit and with
         ``keep_statistics=False``).
+    calibrator_ : Calibrator or None
+        The map from decision values to probabilities (None with ``calibration=None``):
+        its ``method``, ``slope`` and ``offset`` (``1 / T`` and 0 for the temperature).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -137,10 +152,43 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     module docstring for the recipe with :class:`~sklearn.linear_model.LogisticRegression`,
     :class:`~sklearn.svm.LinearSVC` and :class:`~sklearn.linear_model.SGDClassifier`.
 
+    **Probabilities.**  The leave-one-out decision value of a training row ``i`` is that of
+    the model fitted on every row but ``i``; for ridge regression it comes without a refit
+    (Allen 1974): ``s_(-i) = y_i - e_i / (1 - h_i)`` with ``e_i = y_i - s_i`` the residual of
+    the full fit and ``h_i = w_i (z_i - zbar)^T (Z_c^T W Z_c + alpha I)^{-1} (z_i - zbar)
+    [+ w_i / S_w]`` the leverage, for every class at once.  A weight counts observations
+    (a row of weight 2 is two copies of it), so one observation is left out:
+    ``s_(-i) = y_i - e_i / (1 - h_i / max(w_i, 1))``, and rows count by their weight in
+    the calibration's likelihood.  The calibration map is fitted
+    by weighted maximum likelihood on these values of ``m`` training rows, a tenth of them
+    between 1024 and 4096 (every row below 1024; a uniform draw of a fixed seed: the same
+    fit gives the same probabilities), at a cost of ``O(m D^2)`` after the fit, from the
+    Cholesky factor of the solve or the eigendecomposition made when ``alphas`` are
+    compared (at most a tenth of the pass over the rows from 10 240 rows on); a dual fit
+    has the values of every row from
+    the eigendecomposition of the kernel matrix (which a given ``alpha`` then uses instead
+    of its Cholesky factor).  ``partial_fit`` calibrates on the rows of its latest block,
+    exactly (their leave-one-out values under the model of everything seen).
+    Temperature scaling (Guo et al. 2017) is ``p = softmax(s / T)`` (for two classes
+    ``p_1 = sigmoid(s / T)``): one parameter, so it keeps the order of the decision values
+    and the binary threshold at 0 (scikit-learn's contract: ``predict`` is the most
+    probable class).  On held-out rows of digits and of 20 000 MNIST digits (random
+    Fourier features, ``D`` = 1024 and 2048) it gave a lower log-loss and calibration
+    error than Platt's per-class sigmoids (Platt 1999; normalized as scikit-learn's
+    ``CalibratedClassifierCV`` does), offered as ``"sigmoid"``; on the imbalanced binary
+    ijcnn1 the sigmoid, which may move the threshold, did better (log-loss 0.229 against
+    0.245, expected calibration error 0.010 against 0.030).
+
     References
     ----------
     Rifkin, R. and Klautau, A. (2004). In defense of one-vs-all classification. JMLR 5.
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
+    Allen, D. M. (1974). The relationship between variable selection and data augmentation
+    and a method for prediction. Technometrics 16(1).
+    Platt, J. (1999). Probabilistic outputs for support vector machines and comparisons to
+    regularized likelihood methods. Advances in Large Margin Classifiers.
+    Guo, C., Pleiss, G., Sun, Y. and Weinberger, K. Q. (2017). On calibration of modern
+    neural networks. ICML.
 
     Examples
     --------
@@ -151,9 +199,48 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     >>> clf = FeatureRidgeClassifier(rff, alpha=1e-2).fit(X, y)
     >>> clf.predict(X[:2]).shape
     (2,)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 10)
     """
 
     _follows_x: ClassVar[tuple[str, ...]] = (*_StreamingRidgeMixin._follows_x, "classes_")
+
+    calibrator_: Calibrator | None
+
+    #: The internal types of the fitted state (a model file may hold them).
+    _state_types: ClassVar[tuple[type, ...]] = (Calibrator,)
+
+    _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
+        **_StreamingRidgeMixin._parameter_constraints,
+        "calibration": [StrOptions(set(CALIBRATIONS)), None],
+    }
+
+    def __init__(
+        self,
+        feature_map: Any = None,
+        *,
+        alpha: float = 1.0,
+        alphas: Any = None,
+        alpha_selection: str = "auto",
+        fit_intercept: bool = True,
+        keep_statistics: bool = True,
+        random_state: Any = None,
+        device: Any = None,
+        verbose: int = 0,
+        calibration: str | None = "auto",
+    ) -> None:
+        super().__init__(
+            feature_map,
+            alpha=alpha,
+            alphas=alphas,
+            alpha_selection=alpha_selection,
+            fit_intercept=fit_intercept,
+            keep_statistics=keep_statistics,
+            random_state=random_state,
+            device=device,
+            verbose=verbose,
+        )
+        self.calibration = calibration
 
     def _set_classes(self, labels: Any, n_samples: int | None = None) -> None:
         """``classes_`` and the +1/-1 encoder from the labels ``labels`` of ``fit``
@@ -271,6 +358,76 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
         if scores.ndim == 2 and scores.shape[1] == 1:
             return scores[:, 0]
         return scores
+
+    def _wants_loo(self) -> bool:
+        return self.calibration is not None
+
+    def _calibrate(
+        self, n_rows: int, sample: Callable[[np.ndarray], tuple[np.ndarray, ...]]
+    ) -> None:
+        """``calibrator_`` from the leave-one-out decision values of a sample of the
+        ``n_rows`` training rows (:func:`calibration_size`, :func:`sample_rows`)."""
+        if self.calibration is None:
+            self.calibrator_ = None
+            return
+        values, targets, weights = sample(sample_rows(n_rows, calibration_size(n_rows)))
+        self.calibrator_ = fit_calibrator(self.calibration, values, targets, weights)
+
+    def _check_proba(self) -> bool:
+        if self.calibration is None:
+            raise AttributeError(
+                f"{type(self).__name__} has no probabilities with calibration=None; set "
+                "calibration='auto' (the default) and fit again."
+            )
+        return True
+
+    def _fitted_calibrator(self) -> Calibrator:
+        """``calibrator_``; a clear error when the fit had ``calibration=None``."""
+        check_is_fitted(self, "calibrator_")
+        if self.calibrator_ is None:
+            raise ValueError(
+                f"{type(self).__name__} was fitted with calibration=None, which fits no "
+                "probabilities; fit again with the calibration set."
+            )
+        return self.calibrator_
+
+    @available_if(_check_proba)
+    @rowwise
+    def predict_log_proba(self, X: Any) -> Any:
+        """Log-probabilities of the classes, calibrated on the leave-one-out decision
+        values of the training rows (see Notes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            One column per class of ``classes_``, in the namespace of the decision values.
+        """
+        check_place(self, X, "predict_log_proba")
+        return self._fitted_calibrator().log_proba(self.decision_function(X))
+
+    @available_if(_check_proba)
+    @rowwise
+    def predict_proba(self, X: Any) -> Any:
+        """Probabilities of the classes, calibrated on the leave-one-out decision values
+        of the training rows (see Notes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            One column per class of ``classes_``; rows sum to 1.
+        """
+        check_place(self, X, "predict_proba")
+        return self._fitted_calibrator().proba(self.decision_function(X))
 
     @rowwise
     def predict(self, X: Any) -> np.ndarray:

@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
 from sklearn.model_selection import check_cv
 from sklearn.utils import get_tags
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -30,6 +31,7 @@ from .._rows import Rows
 from ..bandwidth import gamma_from_data
 from ..feature_maps import RandomFourierFeatures
 from ._base import classification_rows, regression_rows
+from ._calibration import CALIBRATIONS
 from ._classifiers import FeatureRidgeClassifier
 from ._feature_ridge import FeatureRidge
 from ._ridge._pass import RowWork, checked_weights
@@ -306,7 +308,8 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         model.n_features_in_ = self.n_features_in_
         if hasattr(self, "feature_names_in_"):
             model.feature_names_in_ = self.feature_names_in_
-        model._adopt(best.feature_map, best.statistics, rows, self._y_1d, largest_weight)
+        y, w = search.aligned[:2]
+        model._adopt(best.feature_map, best.statistics, rows, self._y_1d, largest_weight, (y, w))
         self.best_estimator_ = model
         self.feature_map_ = model.feature_map_
         self.coef_, self.intercept_ = model.coef_, model.intercept_
@@ -605,11 +608,19 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         As :class:`FeatureRidgeCV`'s.
     scoring : {"accuracy", "balanced_accuracy"} or None
         With ``cv``: the score of a split (default ``"accuracy"``).
+    calibration : {"auto", "temperature", "sigmoid"} or None, default="auto"
+        How the best model's :meth:`predict_proba` maps decision values to
+        probabilities (:class:`FeatureRidgeClassifier`'s ``calibration``): fitted on the
+        exact leave-one-out decision values, at the chosen penalty, of a sample of the
+        training rows under the final model (solved from the statistics of every row,
+        after a K-fold search too: no refit).  None: no probabilities.
 
     Attributes
     ----------
     best_estimator_ : FeatureRidgeClassifier
     classes_ : ndarray
+    calibrator_ : Calibrator or None
+        The best model's (:class:`FeatureRidgeClassifier`).
     best_params_, best_score_, best_index_, cv_results_
         As :class:`FeatureRidgeCV`'s.
     gamma_, alpha_, n_components_, feature_map_, coef_, intercept_
@@ -626,7 +637,47 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
     ...                                cv=3, refine_gamma=0).fit(X, y)
     >>> clf.predict(X[:2]).shape
     (2,)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 10)
     """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
+        **_RidgeSearchCV._parameter_constraints,
+        "calibration": [StrOptions(set(CALIBRATIONS)), None],
+    }
+
+    def __init__(
+        self,
+        feature_map: Any = None,
+        *,
+        gammas: Any = "auto",
+        alphas: Any = "auto",
+        n_components_grid: Any = None,
+        cv: Any = None,
+        criterion: str = "loo",
+        scoring: str | None = None,
+        refine_gamma: int = 3,
+        fit_intercept: bool = True,
+        keep_statistics: bool = True,
+        random_state: Any = None,
+        verbose: int = 0,
+        calibration: str | None = "auto",
+    ) -> None:
+        super().__init__(
+            feature_map,
+            gammas=gammas,
+            alphas=alphas,
+            n_components_grid=n_components_grid,
+            cv=cv,
+            criterion=criterion,
+            scoring=scoring,
+            refine_gamma=refine_gamma,
+            fit_intercept=fit_intercept,
+            keep_statistics=keep_statistics,
+            random_state=random_state,
+            verbose=verbose,
+        )
+        self.calibration = calibration
 
     def fit(
         self, X: Any, y: Any, sample_weight: Any = None, groups: Any = None
@@ -652,6 +703,7 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         self._y_1d = False
         search, largest_weight = self._search(rows, y, sample_weight, groups, self._binarizer)
         self._finish(search, rows, largest_weight)
+        self.calibrator_ = self.best_estimator_.calibrator_
         return self
 
     def _n_targets(self, y: Any) -> int:
@@ -662,8 +714,24 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
 
     def _final_estimator(self, best: Any) -> Any:
         model = super()._final_estimator(best)
+        model.set_params(calibration=self.calibration)
         model._binarizer, model.classes_ = self._binarizer, self.classes_
         return model
+
+    def _check_proba(self) -> bool:
+        return FeatureRidgeClassifier._check_proba(self)
+
+    @available_if(_check_proba)
+    def predict_proba(self, X: Any) -> Any:
+        """The best model's calibrated class probabilities
+        (:meth:`FeatureRidgeClassifier.predict_proba`) for rows ``X`` of shape
+        (n_samples, n_features); one column per class of ``classes_``."""
+        return self._best("predict_proba", X)
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X: Any) -> Any:
+        """The logarithms of :meth:`predict_proba`, computed without underflow."""
+        return self._best("predict_log_proba", X)
 
     def decision_function(self, X: Any) -> Any:
         """The best model's decision values, ``w_c^T z(x) + b_c``

@@ -43,11 +43,12 @@ from ._ridge._pass import (
     RowWork,
     feature_row_blocks,
     feature_width,
+    loo_sample,
     map_features,
     ridge_loo,
     ridge_statistics,
 )
-from ._ridge._solvers import solve_ridge
+from ._ridge._solvers import penalty_terms, solve_ridge
 from ._ridge_statistics import RidgeStatistics
 
 __all__ = ["_StreamingRidgeMixin"]
@@ -65,6 +66,7 @@ _FITTED_STATE = (
     "solver_",
     "statistics_",
     "_training_rows",
+    "calibrator_",
 )
 
 
@@ -312,6 +314,8 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
             w = np.ones(X.shape[0]) if w is None else to_numpy(w)
             solution = self._fit_dual(X, Y, w, [first], largest_weight)
             del first
+            loo = solution.loo
+            self._calibrate(X.shape[0], lambda index: (loo[index], Y[index], w[index]))
             self.statistics_ = None
             if self.keep_statistics:
                 # partial_fit continues from the statistics of these rows: built from
@@ -323,7 +327,9 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
             progress = self._progress()
             stats = ridge_statistics(rows, dataclasses.replace(work, head=head), y, w, progress)
             loo = ridge_loo(rows, work, y, w, progress)
-            self._store(self._checked_solve(stats, largest_weight, loo), "primal")
+            solution = self._checked_solve(stats, largest_weight, loo)
+            self._store(solution, "primal")
+            self._calibrate_primal(rows, work, (y, w), solution, stats)
         self._drop_unless_kept()
         self._follow_x(rows)
 
@@ -348,7 +354,9 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         stats = ridge_statistics(rows, head_work, y, w, self._progress())
         if not first:
             stats = self._live_statistics().merge(stats)
-        self._store(self._checked_solve(stats, largest_weight, None), "primal")
+        solution = self._checked_solve(stats, largest_weight, None)
+        self._store(solution, "primal")
+        self._calibrate_primal(rows, work, (y, w), solution, stats)
         self._drop_unless_kept()
         self._follow_x(rows)
 
@@ -399,6 +407,7 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
             alpha=float(self.alpha),
             alphas=self._check_alphas(),
             selection=self.alpha_selection,
+            loo_values=self._wants_loo(),
         )
         self._report_solve(progress, f"dual, n = {n:,}", solution, time.perf_counter() - start)
         return solution
@@ -410,17 +419,60 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
         rows: Rows,
         y_1d: bool,
         largest_weight: float | None,
+        targets: tuple[Any, Any],
     ) -> None:
         """Become the model of a fitted ``feature_map`` (None: "passthrough") solved at
         ``alpha`` from the statistics ``stats`` of its features on ``rows`` (a search's
-        final model: no pass over the rows)."""
+        final model: no pass over the rows); ``targets``, the aligned targets (or labels)
+        and weights of ``rows``, for a classifier's calibration."""
         self._reset()
         self._y_1d, self._n_targets = y_1d, stats.n_targets
         self.feature_map_ = feature_map
         self.n_features_out_ = stats.n_features
-        self._store(self._checked_solve(stats, largest_weight, None), "primal")
+        solution = self._checked_solve(stats, largest_weight, None)
+        self._store(solution, "primal")
+        encoder = getattr(self, "_binarizer", None)
+        work = self._row_work(rows, encoder) if self._wants_loo() else None
+        self._calibrate_primal(rows, work, targets, solution, stats)
         self._drop_unless_kept()
         self._follow_x(rows)
+
+    # -- leave-one-out values of the training rows ----------------------------------------
+
+    def _wants_loo(self) -> bool:
+        """Whether a fit needs the leave-one-out values of its rows (:meth:`_calibrate`)."""
+        return False
+
+    def _calibrate(
+        self, n_rows: int, sample: Callable[[np.ndarray], tuple[np.ndarray, ...]]
+    ) -> None:
+        """What the classifier does with the leave-one-out values of the fit's ``n_rows``
+        training rows: ``sample(index)`` gives those of the rows ``index`` (sorted), with
+        their targets and weights (NumPy).  Nothing for a regressor."""
+
+    def _calibrate_primal(
+        self,
+        rows: Rows,
+        work: RowWork | None,
+        targets: tuple[Any, Any],
+        solution: Any,
+        stats: Any,
+    ) -> None:
+        """:meth:`_calibrate` after a primal solve from the statistics ``stats`` of
+        ``rows`` (their aligned targets and weights ``targets``): the leave-one-out
+        values of a sample of them (:func:`loo_sample`) from the choice of penalty's
+        eigendecomposition, else the Cholesky factor (:func:`penalty_terms`), computed
+        only when asked for."""
+
+        def sample(index: np.ndarray) -> tuple[np.ndarray, ...]:
+            assert work is not None  # made whenever the values are wanted
+            host = stats.to_host()
+            terms = penalty_terms(
+                host, solution.alpha, self.fit_intercept, solution.eig, solution.factor
+            )
+            return loo_sample(rows, work, *targets, terms, index)
+
+        self._calibrate(rows.n_rows, sample)
 
     def _check_same_targets(self, n_targets: int, y_1d: bool) -> None:
         if n_targets != self._n_targets or y_1d != self._y_1d:

@@ -29,9 +29,10 @@ from ._solvers import (
     ridge_inverse,
     rounding_level,
     solve_cholesky,
+    unit_loo_values,
 )
 
-__all__ = ["DualRidge", "dual_problem", "solve_dual"]
+__all__ = ["DualRidge", "dual_loo_values", "dual_problem", "solve_dual"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,14 +185,37 @@ def _dual_complement(dual: DualRidge, U2: np.ndarray, resolved: np.ndarray) -> n
     return np.clip(base - w / dual.weight_sum if dual.fit_intercept else base, 0.0, None)
 
 
-def _dual_loo(
-    dual: DualRidge,
-    evals: np.ndarray,
-    level: float,
-    U: np.ndarray,
-    R: np.ndarray,
-    alphas: np.ndarray,
-) -> np.ndarray:
+@dataclasses.dataclass(frozen=True)
+class _DualEigen:
+    """The eigenpairs ``(l_k, u_k)`` of ``K`` (``l`` clipped at 0) with ``R = U^T B``,
+    its rounding level and what leave-one-out needs of them for every penalty."""
+
+    dual: DualRidge
+    evals: np.ndarray
+    level: float
+    U: np.ndarray
+    R: np.ndarray
+
+    def loo_rows(self, alpha: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """``(sqrt(w_i) e_i, 1 - h_i, scale)`` of every row at the penalty ``alpha``, both
+        divided by ``scale``: ``alpha`` when the resolved directions fit every row (the
+        factor they share, taken out), else 1."""
+        U, R, evals = self.U, self.R, self.evals
+        U2 = U * U
+        resolved = evals > self.level
+        base = _dual_complement(self.dual, U2, resolved)
+        inv = ridge_inverse(evals, np.array([alpha]), self.level)[:, 0]
+        if base is None:
+            # every row fitted by the resolved directions: the others are the constant's
+            # (R and l are 0 there in exact arithmetic), and the residual and 1 - h_i
+            # share the factor alpha, taken out (finite down to the smallest penalty)
+            kept = np.where(resolved, inv, 0.0)
+            return U @ (R * kept[:, None]), U2 @ kept, alpha
+        residuals = U @ (R * np.where(inv > 0, alpha * inv, 1.0)[:, None])
+        return residuals, base + U2 @ np.where(resolved, alpha * inv, -evals * inv), 1.0
+
+
+def _dual_loo(eigen: _DualEigen, alphas: np.ndarray) -> np.ndarray:
     """Exact leave-one-out from the eigenpairs ``(l_k, u_k)`` of ``K``.
 
     The hat matrix of ``A`` is ``K (K + alpha I)^{-1} = U diag(l / (l + alpha)) U^T``, so
@@ -201,24 +225,28 @@ def _dual_loo(
     least-squares complement apart (:func:`_dual_complement`), ``1 - h_i`` is taken
     without cancellation (:func:`complement_terms` is the primal's).
     """
+    dual = eigen.dual
     w = dual.root_w**2
-    U2 = U * U
-    resolved = evals > level
-    base = _dual_complement(dual, U2, resolved)
     totals = np.empty(alphas.shape[0])
     for j, a in enumerate(alphas):
-        inv = ridge_inverse(evals, np.array([a]), level)[:, 0]
-        if base is None:
-            # every row fitted by the resolved directions: the others are the constant's
-            # (R and l are 0 there in exact arithmetic), and the residual and 1 - h_i
-            # share the factor alpha, taken out (finite down to the smallest penalty)
-            kept = np.where(resolved, inv, 0.0)
-            residuals, one_minus_h = U @ (R * kept[:, None]), U2 @ kept
-        else:
-            residuals = U @ (R * np.where(inv > 0, a * inv, 1.0)[:, None])
-            one_minus_h = base + U2 @ np.where(resolved, a * inv, -evals * inv)
+        residuals, one_minus_h, _ = eigen.loo_rows(float(a))  # the ratio has no scale
         totals[j] = _loo_sum(np, residuals, one_minus_h, w)
     return totals / (max(dual.weight_sum, 1e-300) * dual.B.shape[1])
+
+
+def dual_loo_values(eigen: _DualEigen, alpha: float) -> np.ndarray:
+    """The leave-one-out fitted values of every row at ``alpha``, shape (n, t)
+    (:func:`~kernelmaps.models._ridge._solvers.loo_values`, one observation of each row
+    left out, in the dual); NaN where undefined (the row fitted exactly, or a zero
+    weight: not in the problem)."""
+    dual = eigen.dual
+    scaled, one_minus_h, scale = eigen.loo_rows(alpha)
+    w = dual.root_w**2
+    positive = dual.root_w > 0
+    divisor = np.where(positive, dual.root_w, 1.0)[:, None]
+    # Y - ybar = B / sqrt(w), e = sqrt(w) e / sqrt(w)
+    centred = unit_loo_values(np, dual.B / divisor, scaled / divisor, one_minus_h, w, scale)
+    return np.where(positive[:, None], centred + dual.y_mean, np.nan)
 
 
 def solve_dual(
@@ -227,6 +255,7 @@ def solve_dual(
     alpha: float,
     alphas: np.ndarray | None = None,
     selection: str = "auto",
+    loo_values: bool = False,
 ) -> RidgeSolution:
     """Solve the ridge problem of :func:`solve_ridge` in the dual, from :func:`dual_problem`.
 
@@ -245,6 +274,10 @@ def solve_dual(
         Candidate penalties.
     selection : {"auto", "loo", "gcv"}, default="auto"
         ``"auto"`` is ``"loo"`` (the rows are at hand).
+    loo_values : bool, default=False
+        Also the leave-one-out fitted values of every row at the chosen penalty
+        (:func:`dual_loo_values`; the solution's ``loo``).  A given ``alpha`` is then
+        solved from the eigendecomposition of ``K`` instead of its Cholesky factor.
 
     Returns
     -------
@@ -274,21 +307,25 @@ def solve_dual(
     True
     """
     cv_errors = None
-    if alphas is None:
+    if alphas is None and not loo_values:
         chosen = float(alpha)
         V = solve_cholesky(dual.K, dual.B, chosen)
     else:
-        selection = "loo" if selection == "auto" else selection
         evals, U = scipy.linalg.eigh(dual.K, overwrite_a=True, check_finite=False)
         level = rounding_level(evals)
         evals = np.clip(evals, 0.0, None)
-        R = U.T @ dual.B
-        if selection == "loo":
-            cv_errors = _dual_loo(dual, evals, level, U, R, alphas)
+        eigen = _DualEigen(dual, evals, level, U, U.T @ dual.B)
+        if alphas is None:
+            chosen = float(alpha)
         else:
-            cv_errors = _dual_gcv(dual, evals, level, R, alphas)
-        chosen = choose_alpha(alphas, cv_errors, selection)
-        V = U @ (R * ridge_inverse(evals, np.array([chosen]), level))
+            selection = "loo" if selection == "auto" else selection
+            if selection == "loo":
+                cv_errors = _dual_loo(eigen, alphas)
+            else:
+                cv_errors = _dual_gcv(dual, evals, level, eigen.R, alphas)
+            chosen = choose_alpha(alphas, cv_errors, selection)
+        V = U @ (eigen.R * ridge_inverse(evals, np.array([chosen]), level))
+    loo = dual_loo_values(eigen, chosen) if loo_values else None
     coef = dual.coef(V * dual.root_w[:, None]).T
     intercept = dual.y_mean - coef @ dual.z_mean
-    return RidgeSolution(coef, intercept, chosen, cv_errors, selection)
+    return RidgeSolution(coef, intercept, chosen, cv_errors, selection, loo)

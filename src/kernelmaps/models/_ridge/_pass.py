@@ -55,7 +55,7 @@ from ..._validation import one_line_errors
 from .._base import as_row_sliceable
 from .._checks import check_sample_weight, check_weight_values
 from .._ridge_statistics import RidgeStatistics
-from ._solvers import LooTerms, loo_block_sums, loo_combine
+from ._solvers import LooTerms, loo_block_sums, loo_combine, loo_values
 
 __all__ = [
     "RIDGE_BLOCK_ROWS",
@@ -64,10 +64,12 @@ __all__ = [
     "checked_weights",
     "feature_row_blocks",
     "feature_width",
+    "loo_sample",
     "map_features",
     "merge_statistics",
     "ridge_loo",
     "ridge_statistics",
+    "sample_rows",
 ]
 
 #: Longest row block of a ridge pass (see :func:`feature_row_blocks`).
@@ -370,3 +372,61 @@ def checked_weights(rows: Rows, sample_weight: Any) -> tuple[Any, float | None]:
     like = np.empty((rows.n_rows, 0)) if X is None else X
     w = check_sample_weight(to_numpy(sample_weight), like)
     return rows.align(w, "sample_weight"), float(np.max(w))
+
+
+def sample_rows(n_rows: int, size: int) -> np.ndarray:
+    """Sorted indices of ``min(n_rows, size)`` rows: every row, else a uniform draw
+    without replacement from a fixed seed (the same rows for the same ``n_rows``).
+
+    Examples
+    --------
+    >>> from kernelmaps.models._ridge._pass import sample_rows
+    >>> sample_rows(3, 5).tolist()
+    [0, 1, 2]
+    >>> bool((sample_rows(10, 4) == sample_rows(10, 4)).all())
+    True
+    """
+    if n_rows <= size:
+        return np.arange(n_rows)
+    return np.sort(np.random.default_rng(0).choice(n_rows, size, replace=False))
+
+
+def _pick(values: Any, index: np.ndarray) -> Any:
+    """The entries ``index`` of a part's rows or companion (a number or None as is)."""
+    if values is None or not np.ndim(values):
+        return values
+    if sp.issparse(values):
+        return values[index]
+    xp, device = get_namespace(values)
+    if is_numpy(xp):
+        return values[index]
+    return xp.take(values, to_namespace(index, xp, device), axis=0)
+
+
+def _concatenate(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    return tuple(np.concatenate([x, z]) for x, z in zip(a, b, strict=True))
+
+
+def loo_sample(
+    rows: Rows, work: RowWork, Y: Any, w: Any, terms: LooTerms, index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The leave-one-out fitted values of the rows ``index`` (sorted global indices) at
+    the one penalty of ``terms``
+    (:func:`~kernelmaps.models._ridge._solvers.loo_values`), with their targets and
+    weights, as NumPy arrays in the order of ``index``.
+
+    Each part maps only its rows of ``index`` (features and values where the part is,
+    ``terms`` moved there once), so the cost is ``O(len(index) D^2)`` besides reading
+    the rows; the same values for the rows in memory, on a device or in Dask chunks.
+    """
+    held = terms.to_device(rows.xp, rows.device)
+
+    def part(X: Any, y: Any, weights: Any, start: int) -> tuple[np.ndarray, ...]:
+        local = index[(index >= start) & (index < start + X.shape[0])] - start
+        picked_w = None if weights is None else _pick(weights, local)
+        Xs, Ys, ws = work.rows(_pick(as_row_sliceable(X), local), _pick(y, local), picked_w, start)
+        values = loo_values(held, map_features(work.feature_map, Xs), Ys, ws)
+        return tuple(np.asarray(to_numpy(a), dtype=np.float64) for a in (values, Ys, ws))
+
+    values, targets, weights = rows.map_reduce(part, _concatenate, Y, w)
+    return values, targets, weights

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
 
 from ..._array_api import accumulator_dtype, get_namespace, is_numpy, to_namespace
 from .._ridge_statistics import RidgeStatistics, as_float64
@@ -36,14 +37,18 @@ __all__ = [
     "choose_alpha",
     "eigen_ridge",
     "gcv_errors",
+    "loo_block_rows",
     "loo_block_sums",
     "loo_combine",
     "loo_errors",
     "loo_terms",
+    "loo_values",
+    "penalty_terms",
     "ridge_inverse",
     "rounding_level",
     "solve_cholesky",
     "solve_ridge",
+    "unit_loo_values",
 ]
 
 _EPS = float(np.finfo(np.float64).eps)
@@ -63,6 +68,14 @@ class RidgeSolution:
         The error of each candidate penalty when one was chosen.
     selection : str or None
         ``"loo"`` or ``"gcv"`` when a penalty was chosen.
+    loo : ndarray of shape (n, t) or None
+        The leave-one-out fitted values of the rows at ``alpha`` (a dual solve asked
+        for them: :func:`~kernelmaps.models._ridge._dual.dual_loo_values`).
+    eig : EigenRidge or None
+        The eigendecomposition a primal choice of penalty made (for :func:`penalty_terms`).
+    factor : ndarray or None
+        The lower Cholesky factor of ``G_c + alpha I`` a primal solve at a given penalty
+        made (for :func:`penalty_terms`).
 
     Examples
     --------
@@ -79,6 +92,9 @@ class RidgeSolution:
     alpha: float
     cv_errors: np.ndarray | None = None
     selection: str | None = None
+    loo: np.ndarray | None = None
+    eig: EigenRidge | None = dataclasses.field(default=None, repr=False)
+    factor: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
 
 def rounding_level(evals: np.ndarray) -> float:
@@ -161,17 +177,23 @@ def solve_cholesky(G: np.ndarray, C: np.ndarray, alpha: float) -> np.ndarray:
     >>> solve_cholesky(np.ones((2, 2)), np.ones((2, 1)), 1e-300).ravel().round(6).tolist()
     [0.5, 0.5]
     """
+    return cholesky_ridge(G, C, alpha)[0]
+
+
+def cholesky_ridge(G: np.ndarray, C: np.ndarray, alpha: float) -> tuple[np.ndarray, Any]:
+    """:func:`solve_cholesky`, with the lower Cholesky factor of ``G + alpha I`` (its
+    upper triangle not zeroed), or None where the eigendecomposition solved instead."""
     dim = G.shape[0]
     if dim == 0:
-        return np.zeros_like(C, dtype=np.float64)
+        return np.zeros_like(C, dtype=np.float64), None
     level = dim * _EPS * max(float(np.max(np.diag(G))), 0.0)
     A = G.copy()
     A[np.diag_indices(dim)] += alpha
-    solution = cholesky_solve_clear(A, C, level)
-    if solution is not None:
-        return solution
+    L = _cholesky_clear(A, level)
+    if L is not None:
+        return scipy.linalg.cho_solve((L, True), C, check_finite=False), L
     del A
-    return _eigen_solve(G, C, alpha)
+    return _eigen_solve(G, C, alpha), None
 
 
 def cholesky_solve_clear(A: np.ndarray, C: np.ndarray, level: float) -> np.ndarray | None:
@@ -181,12 +203,22 @@ def cholesky_solve_clear(A: np.ndarray, C: np.ndarray, level: float) -> np.ndarr
     ``level`` (the rounding level ``n eps max A_ii`` of the caller): the caller then
     solves by an eigendecomposition.
     """
+    L = _cholesky_clear(A, level)
+    if L is None:
+        return None
+    return scipy.linalg.cho_solve((L, True), C, check_finite=False)
+
+
+def _cholesky_clear(A: np.ndarray, level: float) -> np.ndarray | None:
+    """The lower Cholesky factor of ``A`` (overwritten; its upper triangle is not
+    zeroed), or None when the factorisation fails or a squared pivot is at or below
+    ``level`` (:func:`cholesky_solve_clear`)."""
     try:
-        factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+        L, _ = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
     except scipy.linalg.LinAlgError:
         return None
-    if float(np.min(np.diag(factor[0]))) ** 2 > level:
-        return scipy.linalg.cho_solve(factor, C, check_finite=False)
+    if float(np.min(np.diag(L))) ** 2 > level:
+        return L
     return None
 
 
@@ -206,6 +238,10 @@ class EigenRidge:
     level : float, default=0.0
         The rounding level of ``G_c`` (:func:`rounding_level`); directions of
         eigenvalues below it are left out for penalties below it (:func:`ridge_inverse`).
+    triangular : bool, default=False
+        ``V`` holds the lower Cholesky factor ``L`` of ``G_c + alpha I`` (its upper
+        triangle unread) and the basis is ``L^{-T}``, applied by triangular solves
+        (:func:`penalty_terms`).
 
     Examples
     --------
@@ -223,6 +259,25 @@ class EigenRidge:
     z_mean: np.ndarray
     y_mean: np.ndarray
     level: float = 0.0
+    triangular: bool = False
+
+    def project(self, A: Any) -> np.ndarray:
+        """``A`` (rows of features, NumPy or sparse) in the basis: ``A V``, or
+        ``A L^{-T}`` by a triangular solve (half the product's work)."""
+        if not self.triangular:
+            return np.asarray(A @ self.V)
+        dense = A.toarray() if scipy.sparse.issparse(A) else np.asarray(A)
+        solved = scipy.linalg.solve_triangular(self.V, dense.T, lower=True, check_finite=False)
+        return np.asarray(solved.T)
+
+    def basis(self) -> np.ndarray:
+        """The basis as a matrix: ``V``, or ``L^{-T}`` formed (``D^3 / 3``)."""
+        if not self.triangular:
+            return self.V
+        inverse, info = scipy.linalg.lapack.dtrtri(self.V, lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError("the Cholesky factor of a ridge problem is singular")
+        return np.asarray(np.tril(inverse).T)
 
     def inverse(self, alphas: np.ndarray) -> np.ndarray:
         """``1 / (l_k + alpha_j)``, shape (D, n_alphas) (:func:`ridge_inverse`)."""
@@ -230,7 +285,10 @@ class EigenRidge:
 
     def weights(self, alpha: float) -> np.ndarray:
         """``W = V diag(1 / (l + alpha)) Q``, shape (D, t)."""
-        return self.V @ (self.Q * self.inverse(np.array([alpha])))
+        scaled = self.Q * self.inverse(np.array([alpha]))
+        if self.triangular:
+            return scipy.linalg.solve_triangular(self.V, scaled, lower=True, trans="T")
+        return self.V @ scaled
 
 
 def _problem(
@@ -382,7 +440,11 @@ class LooTerms:
             return to_namespace(a, xp, device, dtype=dtype)
 
         eig = dataclasses.replace(
-            self.eig, V=move(self.eig.V), Q=move(self.eig.Q), y_mean=move(self.eig.y_mean)
+            self.eig,
+            V=move(self.eig.basis()),
+            Q=move(self.eig.Q),
+            y_mean=move(self.eig.y_mean),
+            triangular=False,
         )
         return dataclasses.replace(
             self,
@@ -487,7 +549,7 @@ def loo_terms(
         lev=lev,
         tail=tail,
         interpolates=free_directions(stats.n_samples, lev > 0, fit_intercept) == 0,
-        shift=eig.z_mean @ eig.V,
+        shift=eig.project(eig.z_mean[None, :])[0],
         weight_sum=float(stats.weight_sum),
         n_targets=stats.n_targets,
         fit_intercept=bool(fit_intercept),
@@ -506,6 +568,42 @@ def _loo_sum(xp: Any, residuals: Any, one_minus_h: Any, w: Any) -> Any:
     scaled = residuals / denom[:, None]
     total = xp.sum(xp.where(counted[:, None], scaled * scaled, 0.0))
     return xp.where(xp.any(counted & exact), math.inf, total)
+
+
+def loo_block_rows(terms: LooTerms, Z: Any, Y: Any, w: Any) -> tuple[Any, Any, Any]:
+    """The leave-one-out terms of every row of one block: ``(xp, e, 1 - h)``.
+
+    ``e`` of shape (n_rows, t, n_alphas) holds the residuals ``y_i - yhat_i`` of the fit
+    on all the rows (centred targets less centred fitted values) and ``1 - h`` of shape
+    (n_rows, n_alphas) the leverage complements (without cancellation,
+    :func:`complement_terms`), for every alpha; the leave-one-out residual of row ``i`` is
+    ``r_i = e_i / (1 - h_i)`` (:func:`loo_errors`).  Arrays of the namespace ``xp`` of
+    ``Z`` (NumPy for NumPy and sparse blocks), on its device, in the features' dtype there.
+    """
+    eig, alphas = terms.eig, terms.alphas
+    xp = get_namespace(Z)[0]
+    if is_numpy(xp):  # NumPy's own functions (and sparse blocks) on the host
+        xp = np
+        P = eig.project(as_float64(Z)) - terms.shift
+        Q, inv, lev, tail, y_mean = eig.Q, terms.inv, terms.lev, terms.tail, eig.y_mean
+    else:
+        V, Q, inv, lev, tail, shift, y_mean, Y, w = (
+            xp.astype(a, Z.dtype, copy=False)
+            for a in (eig.V, eig.Q, terms.inv, terms.lev, terms.tail, terms.shift, eig.y_mean, Y, w)
+        )
+        P = Z @ V - shift
+    PP = P * P
+    one_minus_h = PP @ tail * w[:, None]
+    if not terms.interpolates:  # the complement of the least-squares leverage
+        base = 1.0 - PP @ lev * w
+        if terms.fit_intercept:
+            base = base - w / terms.weight_sum
+        one_minus_h = one_minus_h + xp.where(base > 0, base, 0.0)[:, None]
+    # the fitted values of every alpha in one product: P read once, not once per alpha
+    n_alphas, t = alphas.shape[0], Q.shape[1]
+    coef = xp.reshape(Q[:, :, None] * inv[:, None, :], (Q.shape[0], t * n_alphas))
+    fitted = xp.reshape(P @ coef, (P.shape[0], t, n_alphas))
+    return xp, (Y - y_mean)[:, :, None] - fitted, one_minus_h
 
 
 def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
@@ -543,36 +641,111 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     >>> bool(np.allclose(whole, halves, rtol=1e-12))
     True
     """
-    eig, alphas = terms.eig, terms.alphas
-    xp, device = get_namespace(Z)
-    if is_numpy(xp):  # NumPy's own functions (and sparse blocks) on the host
-        xp, device = np, None
-        P = np.asarray(as_float64(Z) @ eig.V) - terms.shift
-        Q, inv, lev, tail, y_mean = eig.Q, terms.inv, terms.lev, terms.tail, eig.y_mean
-    else:
-        V, Q, inv, lev, tail, shift, y_mean, Y, w = (
-            xp.astype(a, Z.dtype, copy=False)
-            for a in (eig.V, eig.Q, terms.inv, terms.lev, terms.tail, terms.shift, eig.y_mean, Y, w)
-        )
-        P = Z @ V - shift
-    sums = xp.zeros(alphas.shape[0], dtype=P.dtype, device=device)
-    Yc = Y - y_mean
-    root_w = xp.sqrt(w)
-    PP = P * P
-    one_minus_h = PP @ tail * w[:, None]
-    if not terms.interpolates:  # the complement of the least-squares leverage
-        base = 1.0 - PP @ lev * w
-        if terms.fit_intercept:
-            base = base - w / terms.weight_sum
-        one_minus_h = one_minus_h + xp.where(base > 0, base, 0.0)[:, None]
-    # the fitted values of every alpha in one product: P read once, not once per alpha
-    n_alphas, t = alphas.shape[0], Q.shape[1]
-    coef = xp.reshape(Q[:, :, None] * inv[:, None, :], (Q.shape[0], t * n_alphas))
-    fitted = xp.reshape(P @ coef, (P.shape[0], t, n_alphas))
-    for j in range(n_alphas):
-        residuals = (Yc - fitted[:, :, j]) * root_w[:, None]
-        sums[j] = _loo_sum(xp, residuals, one_minus_h[:, j], w)
+    xp, residuals, one_minus_h = loo_block_rows(terms, Z, Y, w)
+    device = None if is_numpy(xp) else get_namespace(residuals)[1]
+    sums = xp.zeros(terms.alphas.shape[0], dtype=residuals.dtype, device=device)
+    root_w = xp.sqrt(xp.astype(w, residuals.dtype, copy=False))
+    for j in range(terms.alphas.shape[0]):
+        sums[j] = _loo_sum(xp, residuals[:, :, j] * root_w[:, None], one_minus_h[:, j], w)
     return sums
+
+
+def loo_values(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
+    """The leave-one-out fitted values of the rows of one block, at the one penalty of
+    ``terms``: the value of each row under the model fitted without one observation of it.
+
+    A weight counts observations (scikit-learn's convention: a row of weight 2 is two
+    copies of it), so leaving one out lowers the weight ``w_i`` of row ``i`` by
+    ``d_i = min(w_i, 1)`` (the whole row when ``w_i <= 1``).  By the Sherman-Morrison
+    formula on the weighted normal equations the fitted value of row ``i`` is then
+    ``y_i - e_i / (1 - h_i d_i / w_i)``, with the residual ``e_i`` and the leverage ``h_i``
+    of the full fit (:func:`loo_block_rows`; :func:`loo_errors` for ``d_i = w_i``).  The
+    complement is taken from ``1 - h_i`` without cancellation as
+    ``(m_i - 1 + (1 - h_i)) / m_i``, ``m_i = max(w_i, 1)``.  NaN where the value is
+    undefined (the complement is 0: the row fitted exactly).
+
+    Parameters
+    ----------
+    terms : LooTerms
+        Of one penalty (:func:`penalty_terms`), where ``Z`` is.
+    Z : {ndarray, sparse matrix} of shape (n_rows, D)
+    Y : ndarray of shape (n_rows, t)
+    w : ndarray of shape (n_rows,)
+
+    Returns
+    -------
+    ndarray of shape (n_rows, t)
+        In the namespace of ``Z``, on its device.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import RidgeStatistics
+    >>> from kernelmaps.models._ridge._solvers import loo_values, penalty_terms
+    >>> Z, Y, w = np.arange(6.0).reshape(3, 2), np.array([[1.0], [2.0], [4.0]]), np.ones(3)
+    >>> terms = penalty_terms(RidgeStatistics(2, 1).update(Z, Y, w), 1e-3, True)
+    >>> loo_values(terms, Z, Y, w).round(3).ravel().tolist()
+    [0.001, 2.5, 3.0]
+    """
+    xp, residuals, one_minus_h = loo_block_rows(terms, Z, Y, w)
+    return unit_loo_values(xp, Y, residuals[:, :, 0], one_minus_h[:, 0], w)
+
+
+def unit_loo_values(
+    xp: Any, Y: Any, residuals: Any, one_minus_h: Any, w: Any, scale: float = 1.0
+) -> Any:
+    """``y_i - e_i / (1 - h_i d_i / w_i)`` (:func:`loo_values`) of rows of targets ``Y``,
+    residuals ``e`` of shape (n, t), leverage complements ``1 - h`` and weights ``w``,
+    arrays of ``xp`` (``e`` and ``1 - h`` both divided by ``scale`` when given so); NaN
+    where undefined."""
+    dtype = residuals.dtype
+    m = xp.astype(w, dtype, copy=False)
+    m = xp.where(m > 1.0, m, 1.0)
+    complement = ((m - 1.0) / scale + one_minus_h) / m
+    defined = complement[:, None] > 0
+    r = residuals / xp.where(defined, complement[:, None], 1.0)
+    return xp.where(defined, xp.astype(Y, dtype, copy=False) - r, math.nan)
+
+
+def penalty_terms(
+    stats: RidgeStatistics,
+    alpha: float,
+    fit_intercept: bool,
+    eig: EigenRidge | None = None,
+    factor: np.ndarray | None = None,
+) -> LooTerms:
+    """The :class:`LooTerms` of the one penalty ``alpha`` (for :func:`loo_values`).
+
+    From the eigendecomposition ``eig`` when a choice of penalty made it; else from the
+    Cholesky factor ``G_c + alpha I = L L^T`` (``factor``, the solve's, or made here): in
+    the basis ``B = L^{-T}``, ``B^T (G_c + alpha I) B = I``, so the problem is the ridge
+    problem of eigenvalues 0 and penalty 1 (``W = B B^T C_c``, ``h_i = w_i |B^T (z_i -
+    zbar)|^2 [+ w_i / S_w]``), a row projected by a triangular solve (``D^2``): no
+    eigendecomposition.  A numerically singular ``G_c + alpha I`` (see
+    :func:`solve_cholesky`) falls back to the eigendecomposition.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import RidgeStatistics
+    >>> from kernelmaps.models._ridge._solvers import penalty_terms
+    >>> stats = RidgeStatistics(2, 1).update(np.eye(2), np.ones((2, 1)), np.ones(2))
+    >>> penalty_terms(stats, 1.0, False).eig.weights(1.0).ravel().round(12).tolist()
+    [0.5, 0.5]
+    """
+    if eig is None:
+        G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
+        if factor is None:
+            dim = G.shape[0]
+            level = dim * _EPS * max(float(np.max(np.diag(G))), 0.0) if dim else 0.0
+            G[np.diag_indices(dim)] += alpha
+            factor = _cholesky_clear(G, level)
+        if factor is not None:
+            Q = scipy.linalg.solve_triangular(factor, C, lower=True, check_finite=False)
+            whitened = EigenRidge(np.zeros(C.shape[0]), factor, Q, z_mean, y_mean, triangular=True)
+            return loo_terms(stats, whitened, np.array([1.0]), fit_intercept)
+        eig = eigen_ridge(stats, fit_intercept)
+    return loo_terms(stats, eig, np.array([float(alpha)]), fit_intercept)
 
 
 def loo_combine(terms: LooTerms, totals: np.ndarray) -> np.ndarray:
@@ -722,10 +895,10 @@ def solve_ridge(
     >>> solution.coef.round(6).tolist(), solution.intercept.round(6).tolist()
     ([[1.0, 2.0]], [3.0])
     """
-    cv_errors = None
+    cv_errors, kept, factor = None, None, None
     if alphas is None:
         G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
-        W = solve_cholesky(G, C, float(alpha))
+        W, factor = cholesky_ridge(G, C, float(alpha))
         del G
         chosen = float(alpha)
     else:
@@ -747,6 +920,8 @@ def solve_ridge(
         else:
             cv_errors = gcv_errors(stats, eig, alphas, fit_intercept)
         chosen = choose_alpha(alphas, cv_errors, selection)
-        W = eig.weights(chosen)
+        W, kept = eig.weights(chosen), eig
     coef = W.T
-    return RidgeSolution(coef, y_mean - coef @ z_mean, chosen, cv_errors, selection)
+    return RidgeSolution(
+        coef, y_mean - coef @ z_mean, chosen, cv_errors, selection, eig=kept, factor=factor
+    )
