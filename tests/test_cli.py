@@ -550,13 +550,6 @@ def test_predict_proba_of_a_regression_model_is_one_line_error(tmp_path, capsys)
     )  # fmt: skip
 
 
-def _has_proba() -> bool:
-    import kernelmaps
-
-    return hasattr(kernelmaps.FeatureRidgeClassifier, "predict_proba")
-
-
-@pytest.mark.xfail(not _has_proba(), reason="FeatureRidgeClassifier.predict_proba", strict=False)
 def test_predict_proba_writes_one_column_per_class(tmp_path, capsys):
     rng = np.random.default_rng(4)
     _circle_csv(tmp_path / "cls.csv", 200, rng)
