@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from .metrics import feature_map_error, kernel_approximation_error
     from .models import (
+        FeatureLogisticRegression,
         FeatureRidge,
         FeatureRidgeClassifier,
         FeatureRidgeClassifierCV,
@@ -63,6 +64,7 @@ _LAZY = {
     "kernel_approximation_error": ".metrics",
     **dict.fromkeys(
         (
+            "FeatureLogisticRegression",
             "FeatureRidge",
             "FeatureRidgeCV",
             "FeatureRidgeClassifier",
@@ -100,6 +102,7 @@ __all__ = [
     "AdditiveChi2Sampler",
     "CompactRandomFeatures",
     "Fastfood",
+    "FeatureLogisticRegression",
     "FeatureRidge",
     "FeatureRidgeCV",
     "FeatureRidgeClassifier",

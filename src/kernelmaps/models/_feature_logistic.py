@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import get_namespace, to_numpy
+from .._array_api import check_place, get_namespace, to_numpy
 from .._array_types import is_dask_array
 from .._rows import Rows, rowwise
 from .._validation import StrictInterval
@@ -164,7 +164,7 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
         "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
-    _follows_x: ClassVar[tuple[str, ...]] = ("coef_", "intercept_", "classes_")
+    _follows_x: ClassVar[tuple[str, ...]] = ("coef_", "intercept_", "classes_", "n_iter_")
 
     def __init__(
         self,
@@ -253,12 +253,18 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
             w = to_numpy(w.compute() if is_dask_array(w) else w)
         else:
             w = None
-        return compute_class_weight(
-            self.class_weight,
-            classes=to_numpy(self.classes_),
-            y=np.asarray(to_numpy(labels)),
-            sample_weight=w,
-        )
+        classes = to_numpy(self.classes_)
+        with np.errstate(divide="ignore"):
+            weights = compute_class_weight(
+                self.class_weight, classes=classes, y=np.asarray(to_numpy(labels)), sample_weight=w
+            )
+        empty = classes[~np.isfinite(weights)]
+        if empty.size:
+            raise ValueError(
+                f"class_weight='balanced' cannot weigh the classes {empty.tolist()}: their "
+                "sample weights sum to 0; give their rows positive weights or drop them."
+            )
+        return weights
 
     def _cached(self, rows: Rows) -> bool:
         """Whether the features of every row fit in ``cache_size`` (and the cluster's
@@ -360,6 +366,7 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
             Columns in the order of ``classes_``.
         """
         check_is_fitted(self, "coef_")
+        check_place(self, X, "predict_log_proba")
         scores = self._decision(X)
         xp = get_namespace(scores)[0]
         if scores.shape[1] == 1:
@@ -382,6 +389,8 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
         proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``; each row sums to 1.
         """
+        check_is_fitted(self, "coef_")
+        check_place(self, X, "predict_proba")
         log_proba = self.predict_log_proba(X)
         return get_namespace(log_proba)[0].exp(log_proba)
 

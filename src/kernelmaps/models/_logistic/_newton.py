@@ -166,10 +166,11 @@ def newton_cg(
             return NewtonResult(theta, f, n_iter, True)
         if n_iter >= max_iter:
             return NewtonResult(theta, f, n_iter, False)
+        # the residual H d + g is the gradient the quadratic model predicts after the
+        # step: no need to make it much smaller than tol asks
         forcing = min(0.5, np.sqrt(size))
-        d, steps = _pcg(
-            lambda V: hessp(theta, V), g, precondition, forcing * float(np.linalg.norm(g))
-        )
+        target = max(forcing * float(np.linalg.norm(g)), 0.5 * tol * gradient_scale)
+        d, steps = _pcg(lambda V: hessp(theta, V), g, precondition, target)
         slope = float(np.vdot(g, d))
         if slope >= 0:  # not a descent direction (rounding): the preconditioned gradient
             d = -precondition(g)

@@ -92,7 +92,7 @@ def build_part(
         xp, device = get_namespace(Y)
         cw = to_namespace(class_weight, xp, device, dtype=s.dtype)
         if Y.shape[1] == 1:  # two classes: Y holds the second one
-            s = s * (cw[0] + (cw[1] - cw[0]) * Y[:, 0])
+            s = s * (cw[0] * (1.0 - Y[:, 0]) + cw[1] * Y[:, 0])
         else:
             s = s * (Y @ cw)
     if cache:
