@@ -34,6 +34,7 @@ from sklearn.model_selection import cross_val_predict
 from sklearn.utils.class_weight import compute_class_weight
 
 from kernelmaps import FeatureLogisticRegression, RandomFourierFeatures
+from tests._array_api import PLACES, Place, assert_at, assert_fitted_at, dispatch, host
 
 N, D_IN, D = 240, 4, 24
 EPS = float(np.finfo(np.float64).eps)
@@ -264,3 +265,77 @@ def test_errors() -> None:
         FeatureLogisticRegression(_rff(), class_weight="balanced").fit(X, y, sample_weight=w)
     with pytest.raises(ValueError, match="C"):
         FeatureLogisticRegression(C=0.0).fit(X, y)
+
+
+# -- Dask, and the arrays of other libraries: the same solution as the NumPy fit ---------
+
+
+@pytest.mark.dask
+@pytest.mark.parametrize("chunking", ["one-chunk", "rows-37", "uneven-with-1-row"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_dask_equals_numpy(seed: int, chunking: str, n_classes: int) -> None:
+    da = pytest.importorskip("dask.array")
+    from tests._dask import as_dask
+
+    X, y, w = _data(seed, n_classes)
+    ref = FeatureLogisticRegression(_rff(), tol=1e-10, class_weight="balanced")
+    ref.fit(X, y, sample_weight=w)
+    lazy = as_dask(X, chunking)
+    chunks = lazy.chunks[0]
+    model = FeatureLogisticRegression(_rff(), tol=1e-10, class_weight="balanced").fit(
+        lazy, da.from_array(y, chunks=chunks), sample_weight=da.from_array(w, chunks=chunks)
+    )
+    Z = ref.feature_map_.transform(X)
+    cw = compute_class_weight("balanced", classes=np.unique(y), y=y, sample_weight=w)
+    problem = Problem(Z, y, w * cw[y], 1.0, True)
+    assert_same_solution(problem, ref, model)
+    proba = model.predict_proba(lazy)
+    assert isinstance(proba, da.Array)
+    np.testing.assert_allclose(proba.compute(), model.predict_proba(X), rtol=1e-12)
+
+
+@pytest.mark.dask
+def test_dask_one_pass_per_evaluation() -> None:
+    """Every evaluation of the objective and every Hessian-vector product is one Dask
+    computation over the persisted parts, plus one for their statistics."""
+    pytest.importorskip("dask.array")
+    from kernelmaps._dask import _rows as dask_rows
+    from tests._dask import as_dask
+
+    X, y, _ = _data(0, 3)
+    counted: list[Any] = []
+    persist = dask_rows.DaskRows.persist
+
+    def keep(self: Any, *args: Any) -> Any:
+        parts = persist(self, *args)
+        counted.append(parts)
+        return parts
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dask_rows.DaskRows, "persist", keep)
+        model = FeatureLogisticRegression(_rff(), tol=1e-8, verbose=0)
+        model.fit(as_dask(X, "rows-37"), y)
+    assert len(counted) == 1
+    assert counted[0].n_computations >= 2 + model.n_iter_[0]
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_array_api_equals_numpy(place: Place, n_classes: int) -> None:
+    X, y, w = _data(0, n_classes)
+    X = X.astype(place.dtype)
+    ref = FeatureLogisticRegression(_rff(), tol=1e-10).fit(X, y, sample_weight=w)
+    with dispatch():
+        model = FeatureLogisticRegression(_rff(), tol=1e-10).fit(
+            place.asarray(X), place.asarray(y), sample_weight=place.asarray(w)
+        )
+        proba = model.predict_proba(place.asarray(X))
+        predicted = model.predict(place.asarray(X))
+    assert_fitted_at(model, place)
+    assert_at(proba, place)
+    assert_at(predicted, place)
+    assert host(proba).dtype == np.dtype(place.dtype)
+    host_model = type(model)(_rff())
+    host_model.coef_, host_model.intercept_ = host(model.coef_), host(model.intercept_)
+    Z = ref.feature_map_.transform(X).astype(np.float64)
+    assert_same_solution(Problem(Z, y, w, 1.0, True), ref, host_model)
