@@ -147,7 +147,7 @@ def assert_same_solution(problem: Problem, a: Any, b: Any) -> None:
 def _fits(
     seed: int, n_classes: int, *, C: float = 2.0, fit_intercept: bool = True, **fit: Any
 ) -> tuple[Problem, Any, Any]:
-    X, y, w = _data(seed, n_classes)
+    X, y, _ = _data(seed, n_classes)
     params = {"C": C, "fit_intercept": fit_intercept, **fit.pop("params", {})}
     ours = FeatureLogisticRegression(_rff(), tol=1e-10, **params).fit(X, y, **fit)
     Z = ours.feature_map_.transform(X)
@@ -155,7 +155,10 @@ def _fits(
     s = np.asarray(fit.get("sample_weight", np.ones(N)), dtype=float)
     if params.get("class_weight") is not None:
         cw = compute_class_weight(
-            params["class_weight"], classes=np.unique(y), y=y, sample_weight=fit.get("sample_weight")
+            params["class_weight"],
+            classes=np.unique(y),
+            y=y,
+            sample_weight=fit.get("sample_weight"),
         )
         s = s * cw[np.searchsorted(np.unique(y), y)]
     return Problem(Z, y, s, C, fit_intercept), ours, theirs
@@ -174,7 +177,7 @@ def test_same_solution_as_scikit_learn(seed: int, n_classes: int, fit_intercept:
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("class_weight", [None, "balanced", "dict"])
 def test_weights_as_scikit_learn(seed: int, n_classes: int, class_weight: Any) -> None:
-    X, y, w = _data(seed, n_classes)
+    w = _data(seed, n_classes)[2]
     if class_weight == "dict":
         class_weight = {c: 1.0 + c for c in range(n_classes)}
     problem, ours, theirs = _fits(
@@ -184,7 +187,7 @@ def test_weights_as_scikit_learn(seed: int, n_classes: int, class_weight: Any) -
 
 
 def test_probabilities(seed: int) -> None:
-    problem, ours, theirs = _fits(seed, 3)
+    ours = _fits(seed, 3)[1]
     X = _data(seed, 3)[0]
     proba = ours.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=4 * EPS * 3)

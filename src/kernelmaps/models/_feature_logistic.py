@@ -14,8 +14,8 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.base import ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
@@ -163,6 +163,8 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
+
+    intercept_: Any
 
     _follows_x: ClassVar[tuple[str, ...]] = ("coef_", "intercept_", "classes_", "n_iter_")
 

@@ -26,8 +26,8 @@ K)``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -170,7 +170,7 @@ def newton_cg(
         # step: no need to make it much smaller than tol asks
         forcing = min(0.5, np.sqrt(size))
         target = max(forcing * float(np.linalg.norm(g)), 0.5 * tol * gradient_scale)
-        d, steps = _pcg(lambda V: hessp(theta, V), g, precondition, target)
+        d, steps = _pcg(functools.partial(hessp, theta), g, precondition, target)
         slope = float(np.vdot(g, d))
         if slope >= 0:  # not a descent direction (rounding): the preconditioned gradient
             d = -precondition(g)

@@ -91,10 +91,9 @@ def build_part(
     if class_weight is not None:
         xp, device = get_namespace(Y)
         cw = to_namespace(class_weight, xp, device, dtype=s.dtype)
-        if Y.shape[1] == 1:  # two classes: Y holds the second one
-            s = s * (cw[0] * (1.0 - Y[:, 0]) + cw[1] * Y[:, 0])
-        else:
-            s = s * (Y @ cw)
+        # two classes: Y holds the second one
+        Y_all = xp.concat([1.0 - Y, Y], axis=1) if Y.shape[1] == 1 else Y
+        s = s * (Y_all @ cw)
     if cache:
         return LogisticPart(work, blocks=list(work.blocks(X, Y, s)))
     return LogisticPart(work, rows=(X, Y, s))
