@@ -342,3 +342,11 @@ def test_array_api_equals_numpy(place: Place, n_classes: int) -> None:
     host_model.coef_, host_model.intercept_ = host(model.coef_), host(model.intercept_)
     Z = ref.feature_map_.transform(X).astype(np.float64)
     assert_same_solution(Problem(Z, y, w, 1.0, True), ref, host_model)
+
+
+def test_verbose_reports_each_newton_step(capsys: pytest.CaptureFixture[str]) -> None:
+    X, y, _ = _data(0, 2)
+    model = FeatureLogisticRegression(_rff(), tol=1e-8, verbose=1).fit(X, y)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "Newton step" in line]
+    assert len(lines) == model.n_iter_[0]
+    assert lines[0].startswith("[FeatureLogisticRegression] Newton step 1: objective")
