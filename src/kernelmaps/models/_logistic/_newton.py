@@ -11,8 +11,9 @@ method of Lin, Weng & Keerthi 2008, with the forcing term ``min(1/2, sqrt(|g|_in
 scikit-learn's ``newton-cg``, ``|g|_inf`` scaled as ``tol`` is: the conjugate gradients stop
 at a residual of that times ``|g|``, or of ``tol / 2`` scaled, whichever is larger, since
 the residual is the gradient the quadratic model predicts after the step), then takes the
-longest step ``t`` in ``1, 1/2, 1/4, ...`` with Armijo's sufficient decrease.  The conjugate gradients are preconditioned by the
-Cholesky factor of Böhning's (1992) bound of the Hessian,
+longest step ``t`` in ``1, 1/2, 1/4, ...`` with Armijo's sufficient decrease.  The
+conjugate gradients are preconditioned by the Cholesky factor of Böhning's (1992) bound
+of the Hessian,
 
     H <= I_0 + C c_K (I_K - 1 1^T / K) (x) A^T S A,     A = [Z 1],
 
