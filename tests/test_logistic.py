@@ -33,7 +33,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_predict
 from sklearn.utils.class_weight import compute_class_weight
 
-from kernelmaps import FeatureLogisticRegression, RandomFourierFeatures
+from kernelmaps import FeatureLogisticRegression, RandomBinningFeatures, RandomFourierFeatures
 from tests._array_api import PLACES, Place, assert_at, assert_fitted_at, dispatch, host
 
 N, D_IN, D = 240, 4, 24
@@ -350,3 +350,15 @@ def test_verbose_reports_each_newton_step(capsys: pytest.CaptureFixture[str]) ->
     lines = [line for line in capsys.readouterr().out.splitlines() if "Newton step" in line]
     assert len(lines) == model.n_iter_[0]
     assert lines[0].startswith("[FeatureLogisticRegression] Newton step 1: objective")
+
+
+def test_sparse_features(seed: int) -> None:
+    """A map with sparse output (random binning): its CSR blocks are cached and used as
+    they are."""
+    X, y, _ = _data(seed, 3)
+    binning = RandomBinningFeatures(n_grids=8, random_state=0)
+    ours = FeatureLogisticRegression(binning, tol=1e-10).fit(X, y)
+    Z = ours.feature_map_.transform(X)
+    assert sp.issparse(Z)
+    theirs = LogisticRegression(tol=1e-12, max_iter=10_000).fit(Z, y)
+    assert_same_solution(Problem(Z.toarray(), y, np.ones(N), 1.0, True), ours, theirs)
