@@ -362,3 +362,24 @@ def test_sparse_features(seed: int) -> None:
     assert sp.issparse(Z)
     theirs = LogisticRegression(tol=1e-12, max_iter=10_000).fit(Z, y)
     assert_same_solution(Problem(Z.toarray(), y, np.ones(N), 1.0, True), ours, theirs)
+
+
+# Kept last: the module's Client becomes the default scheduler once created.
+
+
+@pytest.mark.dask
+@pytest.mark.slow
+def test_dask_cluster_equals_numpy(dask_client: Any) -> None:
+    """The parts persisted on the workers of a real cluster, each pass run there."""
+    da = pytest.importorskip("dask.array")
+    from tests._dask import as_dask
+
+    X, y, w = _data(0, 3)
+    ref = FeatureLogisticRegression(_rff(), tol=1e-10).fit(X, y, sample_weight=w)
+    lazy = as_dask(X, "rows-37")
+    chunks = lazy.chunks[0]
+    model = FeatureLogisticRegression(_rff(), tol=1e-10).fit(
+        lazy, da.from_array(y, chunks=chunks), sample_weight=da.from_array(w, chunks=chunks)
+    )
+    Z = ref.feature_map_.transform(X)
+    assert_same_solution(Problem(Z, y, w, 1.0, True), ref, model)
