@@ -89,7 +89,8 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
         :func:`~sklearn.utils.class_weight.compute_class_weight`).
     warm_start : bool, default=False
         Start from the previous fit's coefficients, on its fitted feature map (which is
-        not fitted again), when the classes and the width are the same.
+        not fitted again), when ``X`` has as many columns and ``y`` as many classes;
+        otherwise a cold start.
     tol : float, default=1e-4
         Stop when the largest entry of the gradient divided by ``C sum_i s_i`` (the
         gradient of scikit-learn's objective) is at most ``tol``.
@@ -214,12 +215,13 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
         """
         self._validate_params()
         start = self._warm_start_point()
+        n_features_in = getattr(self, "n_features_in_", None)
         rows, y = classification_rows(self, X, y, reset=True)
         self._set_classes(rows.distinct(y), rows.n_rows)
         y = rows.align(y)
         K = self._class_targets()
-        if start is not None and start[1].shape[0] != K:
-            start = None
+        if start is not None and (start[1].shape[0] != K or n_features_in != rows.n_features):
+            start = None  # another problem: a cold start
         if start is None:
             self._start(rows, K, False)
         weights = checked_weights(rows, sample_weight)
