@@ -68,8 +68,10 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
     The solver is Newton's method with conjugate gradients (Lin, Weng & Keerthi 2008) and
     a line search, the conjugate gradients preconditioned by the Cholesky factor of
     Böhning's (1992) bound of the Hessian, ``I + C c_K [Z 1]^T S [Z 1]`` (``c_K = 1/4``
-    for two classes, ``1/2`` on the class-centred directions for more), as LogisticFalkon
-    does for Nyström features (Meanti et al. 2020).  The features are never all held
+    for two classes, ``1/2`` on the class-centred directions for more; formed again with
+    each row's own curvature bound at the current point after a Newton step of more than
+    ``D / (8 K)`` conjugate-gradient steps), as LogisticFalkon does for Nyström features
+    (Meanti et al. 2020).  The features are never all held
     unless they fit in ``cache_size``: each gradient and each Hessian-vector product is
     one pass over the rows, its sums merged in a fixed tree (one tree reduction per pass
     on a Dask array).
@@ -124,11 +126,12 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
     Notes
     -----
     Cost: one pass of ``O(n D^2)`` for the bound's Gram matrix and ``O(D^3)`` for its
-    factor, then ``O(n D K)`` per gradient and per conjugate-gradient step, with few
-    Newton steps (each ending in a line search, usually of one pass).  Memory: ``O(D^2 +
-    K D)`` and a block of rows, plus the cached features (``n D`` in their dtype) where
-    they fit ``cache_size``.  Dask arrays are fitted part by part (the features of a part
-    cached on its worker where the cluster's memory allows); arrays of other libraries
+    factor (each time it is formed), then ``O(n D K)`` per gradient and per
+    conjugate-gradient step, with few Newton steps (each ending in a line search, usually
+    of one pass).  Memory: ``O(D^2 + K D)`` and a block of rows, plus the cached features
+    (``n D`` in their dtype) where they fit ``cache_size``.  Dask arrays are fitted part
+    by part (the features of a part cached on its worker where the cluster's memory
+    allows); arrays of other libraries
     (array API dispatch on) on their device, the solver on the host in float64, and the
     fitted arrays moved to ``X``'s device.
 
@@ -295,12 +298,7 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
         )
         parts = rows.persist(build, y, w)
         try:
-            stats, nonzero = parts.map_reduce(statistics, merge_statistics)
-            if not nonzero:
-                raise ValueError(ZERO_WEIGHTS)
-            stats = stats.to_host()
-            check_statistics(type(self).__name__, stats, largest_weight=largest_weight)
-            result = self._newton(parts, rows, stats, theta0)
+            result = self._newton(parts, rows, theta0, largest_weight)
         finally:
             parts.release()
         self._store_theta(result.theta)
@@ -315,11 +313,12 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
                 stacklevel=3,
             )
 
-    def _newton(self, parts: Any, rows: Rows, stats: Any, theta0: Any) -> Any:
+    def _newton(self, parts: Any, rows: Rows, theta0: Any, largest_weight: Any) -> Any:
         """Newton-CG from ``theta0`` (zeros when None), each evaluation one pass."""
         K, D, C = self._n_targets, self.n_features_out_, float(self.C)
         intercept = bool(self.fit_intercept)
         xp, device = rows.xp, rows.device
+        weight_sum = [0.0]
 
         def split(theta: np.ndarray) -> tuple[Any, Any]:
             b = theta[:, D] if intercept else np.zeros(K)
@@ -338,16 +337,26 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
             out_W, out_b = parts.map_reduce(hessp, add_sums, *split(theta), *split(V))
             return joined(V[:, :D] + C * to_host(out_W), C * to_host(out_b))
 
+        def preconditioner(theta: np.ndarray) -> BoundPreconditioner:
+            stats, weight_sum[0] = parts.map_reduce(statistics, merge_statistics, *split(theta))
+            if not weight_sum[0] > 0:
+                raise ValueError(ZERO_WEIGHTS)
+            stats = stats.to_host()
+            check_statistics(type(self).__name__, stats, largest_weight=largest_weight)
+            return BoundPreconditioner(stats, C, K, intercept)
+
         progress = self._progress()
         theta = np.zeros((K, D + intercept)) if theta0 is None else theta0
+        precondition = preconditioner(theta)
         return newton_cg(
             evaluate,
             product,
-            BoundPreconditioner(stats, C, K, intercept),
+            lambda at: precondition if at is theta else preconditioner(at),
             theta,
-            gradient_scale=C * stats.weight_sum,
+            gradient_scale=C * weight_sum[0],
             tol=float(self.tol),
             max_iter=int(self.max_iter),
+            refresh_steps=max(3, D // (8 * K)),
             log=progress.log if progress.enabled else None,
         )
 

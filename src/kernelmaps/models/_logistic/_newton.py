@@ -12,18 +12,22 @@ scikit-learn's ``newton-cg``, ``|g|_inf`` scaled as ``tol`` is: the conjugate gr
 at a residual of that times ``|g|``, or of ``tol / 2`` scaled, whichever is larger, since
 the residual is the gradient the quadratic model predicts after the step), then takes the
 longest step ``t`` in ``1, 1/2, 1/4, ...`` with Armijo's sufficient decrease.  The
-conjugate gradients are preconditioned by the Cholesky factor of Böhning's (1992) bound
-of the Hessian,
+conjugate gradients are preconditioned by the Cholesky factor of a bound of the Hessian,
 
-    H <= I_0 + C c_K (I_K - 1 1^T / K) (x) A^T S A,     A = [Z 1],
+    H <= I_0 + C (I_K - 1 1^T / K) (x) A^T S_c A,     A = [Z 1],
 
-``c_K = 1/4`` for the binomial (one score), ``1/2`` for the multinomial, ``I_0`` the
-identity with a zero for the intercept: on the class-centred part of a direction it solves
-with ``I_0 + C c_K A^T S A``, on the part common to the classes (where the loss does not
-change) with the identity.  This is LogisticFalkon's preconditioner (Meanti et al. 2020)
-for explicit features: one ``(D + 1) x (D + 1)`` factorization per fit, after which a
-conjugate-gradient step costs one pass over the rows (a Hessian-vector product, ``O(n D
-K)``).
+``S_c`` the weights ``s_i`` times a bound ``c_i`` of row ``i``'s curvature at the point it
+is formed at (``kernelmaps.models._logistic._passes.curvature_bound``: at ``theta = 0``
+Böhning's (1992) ``1/4`` for the binomial, one score, and ``1/2`` for the multinomial),
+``I_0`` the identity with a zero for the intercept: on the class-centred part of a
+direction it solves with ``I_0 + C A^T S_c A``, on the part common to the classes (where
+the loss does not change) with the identity.  This is LogisticFalkon's preconditioner
+(Meanti et al. 2020) for explicit features: a ``(D + 1) x (D + 1)`` factorization, after
+which a conjugate-gradient step costs one pass over the rows (a Hessian-vector product,
+``O(n D K)``).  It is formed at the start, and formed again at the new point (one pass of
+``O(n D^2)``) after a Newton step whose conjugate gradients took ``refresh_steps`` steps
+or more: as the rows become confident their curvature falls below Böhning's bound, and a
+bound formed at the current point is tighter.
 """
 
 from __future__ import annotations
@@ -48,12 +52,12 @@ ARMIJO = 1e-4
 
 
 class BoundPreconditioner:
-    """``M^{-1}`` for Böhning's bound ``M`` of the logistic Hessian (module docstring).
+    """``M^{-1}`` for the bound ``M`` of the logistic Hessian (module docstring).
 
     Parameters
     ----------
     stats : RidgeStatistics
-        The weighted sums of the features (NumPy).
+        The sums of the features weighted by ``s_i c_i`` (NumPy).
     C : float
         The inverse penalty.
     n_scores : int
@@ -70,8 +74,7 @@ class BoundPreconditioner:
         if fit_intercept:
             a = stats.means()[0] * stats.weight_sum
             G = np.block([[G, a[:, None]], [a[None, :], np.array([[stats.weight_sum]])]])
-        scale = C * (0.25 if n_scores == 1 else 0.5)
-        M = scale * G
+        M = C * G
         M[np.arange(D), np.arange(D)] += 1.0
         self.n_scores = n_scores
         self.factor = scipy.linalg.cho_factor(M, lower=True, check_finite=False)
@@ -132,12 +135,13 @@ def _pcg(
 def newton_cg(
     evaluate: Evaluate,
     hessp: HessianProduct,
-    precondition: Callable[[np.ndarray], np.ndarray],
+    preconditioner: Callable[[np.ndarray], Callable[[np.ndarray], np.ndarray]],
     theta: np.ndarray,
     *,
     gradient_scale: float,
     tol: float,
     max_iter: int,
+    refresh_steps: int,
     log: Callable[[str], None] | None = None,
 ) -> NewtonResult:
     """Minimize ``f`` from ``theta`` by preconditioned Newton-CG with a line search.
@@ -148,8 +152,9 @@ def newton_cg(
         ``evaluate(theta) -> (f, g)``: the objective and its gradient (one pass).
     hessp : callable
         ``hessp(theta, V) -> H(theta) V`` (one pass).
-    precondition : callable
-        ``precondition(R) -> M^{-1} R``.
+    preconditioner : callable
+        ``preconditioner(theta)`` gives ``precondition(R) -> M^{-1} R`` for the bound
+        formed at ``theta``.
     theta : ndarray
         The starting point.
     gradient_scale : float
@@ -158,17 +163,23 @@ def newton_cg(
     tol : float
     max_iter : int
         Newton steps at most.
+    refresh_steps : int
+        Form the preconditioner again after a Newton step of this many conjugate-gradient
+        steps or more.
     log : callable, optional
         Receives a line per Newton step.
     """
+    precondition = preconditioner(theta)
     f, g = evaluate(theta)
-    n_iter = 0
+    n_iter, refresh = 0, False
     while True:
         size = float(np.max(np.abs(g))) / gradient_scale
         if size <= tol:
             return NewtonResult(theta, f, n_iter, True)
         if n_iter >= max_iter:
             return NewtonResult(theta, f, n_iter, False)
+        if refresh:
+            precondition = preconditioner(theta)
         # the residual H d + g is the gradient the quadratic model predicts after the
         # step: no need to make it much smaller than tol asks
         forcing = min(0.5, np.sqrt(size))
@@ -194,3 +205,4 @@ def newton_cg(
                 f"Newton step {n_iter}: objective {f:.10g}, step {t:g}, {steps} CG steps, "
                 f"gradient {float(np.max(np.abs(g))) / gradient_scale:.3g}"
             )
+        refresh = steps >= refresh_steps

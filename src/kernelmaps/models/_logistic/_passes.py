@@ -19,8 +19,10 @@ score of ``classes_[1]``), ``y_i`` its ``{0, 1}`` class indicators and ``s_i`` i
 * the Hessian's product with a direction ``(V, c)``, ``R^T [Z 1]`` with ``r_i = s_i
   p_i (1 - p_i) d_i`` (binomial) or ``r_i = s_i (p_i * d_i - p_i (p_i^T d_i))``
   (multinomial), ``d_i = V z_i + c`` (:func:`hessp`);
-* the weighted Gram matrix of the features, :class:`RidgeStatistics` of the ridge fit
-  (:func:`statistics`), whose ``[Z 1]^T S [Z 1]`` bounds the Hessian (Böhning 1992).
+* the Gram matrix of the features weighted by ``s_i c_i``, :class:`RidgeStatistics` of
+  the ridge fit (:func:`statistics`), ``c_i`` a bound of row ``i``'s curvature at the
+  current point (:func:`curvature_bound`), so that ``[Z 1]^T S C [Z 1]`` bounds the
+  Hessian there (Böhning 1992).
 """
 
 from __future__ import annotations
@@ -32,13 +34,14 @@ from typing import Any
 import numpy as np
 
 from ..._array_api import accumulator_dtype, get_namespace, is_numpy, to_namespace, to_numpy
-from .._ridge._pass import RowWork, merge_statistics
+from .._ridge._pass import RowWork
 from .._ridge_statistics import RidgeStatistics
 
 __all__ = [
     "LogisticPart",
     "add_sums",
     "build_part",
+    "curvature_bound",
     "hessp",
     "merge_statistics",
     "statistics",
@@ -162,23 +165,43 @@ def hessp(part: LogisticPart, W: Any, b: Any, V: Any, c: Any) -> tuple[Any, Any]
     return out_W, out_b
 
 
-def statistics(part: LogisticPart) -> tuple[RidgeStatistics, bool]:
-    """The weighted sums of the part's features (:class:`RidgeStatistics`, the targets
-    its class indicators), and whether it has a non-zero weight."""
+def curvature_bound(P: Any) -> Any:
+    """Per row, a bound ``c_i`` of the largest eigenvalue of the loss's Hessian in the
+    scores: ``p_i (1 - p_i)`` (binomial: the curvature itself), ``min(1/2, 1 - |p_i|^2)``
+    (multinomial: Böhning's ``1/2``, or the trace of ``diag(p_i) - p_i p_i^T``, small
+    for confident rows).  At ``theta = 0`` both are Böhning's (1992) bound."""
+    xp = get_namespace(P)[0]
+    if P.shape[1] == 1:
+        return P[:, 0] * (1.0 - P[:, 0])
+    return xp.clip(1.0 - xp.sum(P * P, axis=1), max=0.5)
+
+
+def statistics(part: LogisticPart, W: Any, b: Any) -> tuple[RidgeStatistics, float]:
+    """The sums of the part's features weighted by ``s_i c_i`` at ``(W, b)``
+    (:class:`RidgeStatistics`, the targets its class indicators; ``c_i`` from
+    :func:`curvature_bound`), and the sum of the weights ``s_i``."""
     work = part.work
     stats: RidgeStatistics | None = None
-    nonzero = False
+    weight_sum = 0.0
     for Z, Y, s in part.each():
+        xp, device = get_namespace(Y)
         if stats is None:
-            xp, device = get_namespace(Y)
             stats = RidgeStatistics(
                 work.width, work.n_targets, centre=work.centre, xp=xp, device=device
             )
-        stats.update(Z, Y, s)
-        nonzero = nonzero or bool(get_namespace(s)[0].any(s != 0))
+        P = _probabilities(_scores(Z, W, b), Y)[1]
+        stats.update(Z, Y, s * curvature_bound(P))
+        weight_sum += float(xp.sum(s))
     if stats is None:  # a part without rows
         stats = RidgeStatistics(work.width, work.n_targets, centre=work.centre)
-    return stats, nonzero
+    return stats, weight_sum
+
+
+def merge_statistics(
+    a: tuple[RidgeStatistics, float], b: tuple[RidgeStatistics, float]
+) -> tuple[RidgeStatistics, float]:
+    """The statistics and weight sums of two neighbouring groups of parts."""
+    return a[0].merge(b[0]), a[1] + b[1]
 
 
 def add_sums(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
