@@ -131,9 +131,8 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
     of one pass).  Memory: ``O(D^2 + K D)`` and a block of rows, plus the cached features
     (``n D`` in their dtype) where they fit ``cache_size``.  Dask arrays are fitted part
     by part (the features of a part cached on its worker where the cluster's memory
-    allows); arrays of other libraries
-    (array API dispatch on) on their device, the solver on the host in float64, and the
-    fitted arrays moved to ``X``'s device.
+    allows); arrays of other libraries (array API dispatch on) on their device, the
+    solver on the host in float64, and the fitted arrays moved to ``X``'s device.
 
     References
     ----------
