@@ -77,6 +77,15 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
             "alpha": 0.1,
         },
     ],
+    "FeatureLogisticRegression": [
+        {"random_state": 0},
+        {
+            "feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),
+            "C": 10.0,
+            "class_weight": "balanced",
+        },
+        {"feature_map": "passthrough", "cache_size": 0},
+    ],
     "FeatureRidgeCV": [
         {
             "feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),

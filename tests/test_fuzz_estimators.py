@@ -50,7 +50,7 @@ REGRESSORS = (
     "FeatureRidgeCV",
     "NystroemKernelRidgeCV",
 )
-CLASSIFIERS = ("FeatureRidgeClassifier", "FeatureRidgeClassifierCV")
+CLASSIFIERS = ("FeatureRidgeClassifier", "FeatureRidgeClassifierCV", "FeatureLogisticRegression")
 MODELS = REGRESSORS + CLASSIFIERS
 #: Maps whose kernel is defined for non-negative inputs (they must refuse negatives).
 NONNEG_MAPS = ("AdditiveChi2Sampler", "SkewedChi2Sampler")

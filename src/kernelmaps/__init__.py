@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from .metrics import feature_map_error, kernel_approximation_error
     from .models import (
+        FeatureLogisticRegression,
         FeatureRidge,
         FeatureRidgeClassifier,
         FeatureRidgeClassifierCV,
@@ -64,6 +65,7 @@ _LAZY = {
     "kernel_approximation_error": ".metrics",
     **dict.fromkeys(
         (
+            "FeatureLogisticRegression",
             "FeatureRidge",
             "FeatureRidgeCV",
             "FeatureRidgeClassifier",
@@ -102,6 +104,7 @@ __all__ = [
     "AdditiveChi2Sampler",
     "CompactRandomFeatures",
     "Fastfood",
+    "FeatureLogisticRegression",
     "FeatureRidge",
     "FeatureRidgeCV",
     "FeatureRidgeClassifier",

@@ -24,6 +24,9 @@
 * :class:`NystroemKernelRidgeClassifier` -- FALKON's classification: every class's
   indicator solved as one right-hand side of the same conjugate gradient, probabilities
   by temperature scaling of the decision values.
+* :class:`FeatureLogisticRegression` -- L2 logistic regression (binomial, multinomial) on
+  any feature map, scikit-learn's objective, by Newton-CG preconditioned by Böhning's bound,
+  one pass over the rows per gradient or Hessian-vector product.
 """
 
 from ._budget._feature_budget import BudgetRow, FeatureBudget, feature_budget
@@ -31,6 +34,7 @@ from ._budget._statistical_dimension import StatisticalDimension, statistical_di
 from ._classifiers import FeatureRidgeClassifier
 from ._falkon._cg import CGResult, conjugate_gradient
 from ._falkon._solver import FalkonPreconditioner, FalkonSolver, NystroemMatvec
+from ._feature_logistic import FeatureLogisticRegression
 from ._feature_ridge import FeatureRidge
 from ._feature_ridge_cv import FeatureRidgeClassifierCV, FeatureRidgeCV
 from ._kernel_ridge import KernelRidge
@@ -45,6 +49,7 @@ __all__ = [
     "FalkonPreconditioner",
     "FalkonSolver",
     "FeatureBudget",
+    "FeatureLogisticRegression",
     "FeatureRidge",
     "FeatureRidgeCV",
     "FeatureRidgeClassifier",
