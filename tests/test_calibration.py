@@ -343,3 +343,17 @@ def test_array_api_strict_equals_numpy(monkeypatch) -> None:
         P = got.predict_proba(xp.asarray(X))
         assert type(P).__module__.startswith("array_api_strict")
         _assert_same_probabilities(got, ref, X, y, X_got=xp.asarray(X))
+
+
+def test_temperature_of_weighted_rows_is_that_of_repeated_rows(seed) -> None:
+    """Integer weights count copies: the same objective, both minimized to rounding by
+    Newton's steps (``1e-10`` relative covers the different summation orders)."""
+    rng = np.random.default_rng(seed)
+    scores = rng.standard_normal((50, 3))
+    labels = np.argmax(scores + rng.standard_normal((50, 3)), axis=1)
+    targets = np.where(labels[:, None] == np.arange(3), 1.0, -1.0)
+    counts = rng.integers(1, 4, size=50)
+    weighted = fit_calibrator("temperature", scores, targets, counts.astype(float))
+    repeat = np.repeat(np.arange(50), counts)
+    repeated = fit_calibrator("temperature", scores[repeat], targets[repeat], np.ones(repeat.size))
+    assert_allclose(weighted.slope, repeated.slope, rtol=1e-10)

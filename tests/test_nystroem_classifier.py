@@ -1,11 +1,11 @@
-"""NystroemKernelRidgeClassifier: FALKON's classification and its temperature scaling.
+"""NystroemKernelRidgeClassifier: FALKON's classification and its calibration.
 
 The tolerances are bounds.  Conjugate gradient stopped at a relative residual ``r`` of a
 system with condition number ``kappa`` is within ``kappa r |x*|`` of the solution ``x*``,
 so two runs that both stopped are within ``kappa (r_1 + r_2) |x*|`` of each other; runs
 that perform the same floating-point operations are equal.  The temperature is the
 minimizer of a convex function of one variable, so a grid's best point is within one
-grid step of it.
+grid step of it (the calibrator itself is tested in tests/test_calibration.py).
 """
 
 from __future__ import annotations
@@ -14,14 +14,15 @@ import pickle
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 from sklearn.datasets import make_classification
 
 from kernelmaps import NystroemKernelRidge, NystroemKernelRidgeClassifier
 from kernelmaps.kernels import Gaussian
 from kernelmaps.models import conjugate_gradient
+from kernelmaps.models._calibration import fit_calibrator
 from kernelmaps.models._falkon._solver import FalkonPreconditioner, landmark_gram
 from kernelmaps.models._nystroem_ridge import _DEFAULT_CACHE_MIB, _cache_bytes
-from kernelmaps.models._temperature import apply_temperature, fit_temperature, temperature_loss
 from tests._array_api import PLACES, Place, assert_at, assert_close, dispatch, host
 from tests.test_array_api_falkon import _kernel_error, nystroem_bound
 
@@ -88,50 +89,61 @@ def test_probabilities_follow_the_decision_values(n_classes, seed) -> None:
     np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(proba, axis=1)])
     if n_classes == 2:
         np.testing.assert_array_equal(clf.predict(X), clf.classes_[(scores > 0).astype(int)])
-        expected = 1.0 / (1.0 + np.exp(-scores / clf.temperature_))
+        expected = 1.0 / (1.0 + np.exp(-scores * clf.calibrator_.slope[0]))
         np.testing.assert_allclose(proba[:, 1], expected, rtol=1e-12)
     np.testing.assert_allclose(np.exp(clf.predict_log_proba(X)), proba, rtol=1e-12)
-    assert 0.0 < clf.temperature_ < np.inf
+    assert clf.calibrator_.method == "temperature" and 0.0 < clf.calibrator_.slope[0] < np.inf
     assert clf.score(X, labels) > 0.8
     again = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(again.predict_proba(X), proba)
 
 
+def _fit_on(scores: np.ndarray, y: np.ndarray, classes: np.ndarray, method: str = "auto"):
+    """``fit_calibrator`` on decision values ``scores`` of rows labelled ``y``."""
+    S = np.reshape(scores, (scores.shape[0], -1))
+    targets = 2.0 * _indicator(y, classes) - 1.0
+    targets = targets[:, 1:] if targets.shape[1] == 2 else targets
+    return fit_calibrator(method, S, targets, np.ones(S.shape[0]))
+
+
+def _log_loss(scores: np.ndarray, Y: np.ndarray, a: float) -> float:
+    """The mean negative log-likelihood of ``softmax(a s)``."""
+    t = a * scores
+    return float(np.mean(logsumexp(t, axis=1) - np.sum(Y * t, axis=1)))
+
+
 def test_temperature_minimizes_the_log_loss(seed) -> None:
     X, y = _data(3, seed)
     clf = NystroemKernelRidgeClassifier(**PARAMS).fit(X, y)
-    scores, Y, w = clf.decision_function(X), _indicator(y, clf.classes_), np.ones(len(y))
-    beta = 1.0 / clf.temperature_
-    assert clf.temperature_ == 1.0 / fit_temperature(scores, Y)
+    scores, Y = clf.decision_function(X), _indicator(y, clf.classes_)
+    beta = clf.calibrator_.slope[0]
+    # fitted in-sample, on the training rows' decision values
+    np.testing.assert_array_equal(clf.calibrator_.slope, _fit_on(scores, y, clf.classes_).slope)
     # convex in beta: the best point of a grid of step h is within h of the minimizer
     grid = np.linspace(0.0, 3.0 * beta, 3001)
-    losses = [temperature_loss(b, scores, Y, w)[0] for b in grid]
+    losses = [_log_loss(scores, Y, b) for b in grid]
     assert abs(grid[int(np.argmin(losses))] - beta) <= grid[1] - grid[0]
     # and the fitted temperature's probabilities are those of the log-loss there
-    log_p = np.log(apply_temperature(scores, beta))
-    loss = -np.mean(np.sum(Y * log_p, axis=1))
-    assert loss == pytest.approx(temperature_loss(beta, scores, Y, w)[0], rel=1e-12)
+    loss = -np.mean(np.sum(Y * clf.predict_log_proba(X), axis=1))
+    assert loss == pytest.approx(_log_loss(scores, Y, beta), rel=1e-12)
 
 
-def test_temperature_of_weighted_rows_is_that_of_repeated_rows(seed) -> None:
-    rng = np.random.default_rng(seed)
-    scores = rng.standard_normal((50, 3))
-    Y = _indicator(np.argmax(scores + rng.standard_normal((50, 3)), axis=1), np.arange(3))
-    counts = rng.integers(1, 4, size=50)
-    weighted = fit_temperature(scores, Y, counts.astype(float))
-    repeated = fit_temperature(np.repeat(scores, counts, 0), np.repeat(Y, counts, 0))
-    assert weighted == pytest.approx(repeated, rel=1e-10)
-
-
-def test_temperature_limits() -> None:
-    Y = np.array([[1.0, 0.0], [0.0, 1.0]])
-    # scores against the labels: uniform probabilities (beta = 0, an infinite temperature)
-    assert fit_temperature(np.array([[0.0, 1.0], [1.0, 0.0]]), Y) == 0.0
-    # separating scores: stopped where the probabilities are 0 and 1 to rounding (the
-    # slope exp(-beta) vanishes next to 1) or saturate (beta * spread = 50)
-    beta = fit_temperature(np.array([[1.0, 0.0], [0.0, 1.0]]), Y)
-    assert -np.log(np.finfo(float).eps) <= beta <= 50.0
-    assert np.all(apply_temperature(np.array([[1.0, 0.0]]), beta)[:, 1] <= np.finfo(float).eps)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_calibration_parameter(n_classes, seed) -> None:
+    X, y = _data(n_classes, seed)
+    sigmoid = NystroemKernelRidgeClassifier(**PARAMS, calibration="sigmoid").fit(X, y)
+    scores = sigmoid.decision_function(X)
+    expected = _fit_on(scores, y, sigmoid.classes_, "sigmoid")
+    assert sigmoid.calibrator_.method == "sigmoid"
+    np.testing.assert_array_equal(sigmoid.calibrator_.slope, expected.slope)
+    np.testing.assert_array_equal(sigmoid.predict_proba(X), expected.proba(scores))
+    none = NystroemKernelRidgeClassifier(**PARAMS, calibration=None).fit(X, y)
+    assert none.calibrator_ is None and not hasattr(none, "predict_proba")
+    with pytest.raises(AttributeError) as error:
+        none.predict_proba(X)
+    assert "calibration=None" in str(error.value.__cause__)
+    with pytest.raises(ValueError, match="calibration"):
+        NystroemKernelRidgeClassifier(calibration="isotonic").fit(X, y)
 
 
 def test_float32_is_kept(seed) -> None:
@@ -148,10 +160,8 @@ def test_calibration_rows_are_drawn_above_the_limit(monkeypatch, seed) -> None:
     monkeypatch.setattr(_nystroem_classifier, "_CALIBRATION_ROWS", 100)
     clf = NystroemKernelRidgeClassifier(**PARAMS).fit(X, y)
     picked = np.sort(np.random.default_rng(0).choice(X.shape[0], 100, replace=False))
-    scores = clf.decision_function(X[picked])
-    two_columns = np.column_stack([0.0 * scores, scores])
-    expected = fit_temperature(two_columns, _indicator(y[picked], clf.classes_))
-    assert clf.temperature_ == 1.0 / expected
+    expected = _fit_on(clf.decision_function(X[picked]), y[picked], clf.classes_)
+    np.testing.assert_array_equal(clf.calibrator_.slope, expected.slope)
 
 
 def test_cache_auto_keeps_every_row() -> None:

@@ -4,7 +4,9 @@ fit on leave-one-out decision values.
 :func:`fit_calibrator` fits a :class:`Calibrator` on the host from the decision values of
 rows the model did not see (the exact leave-one-out values of the ridge classifiers) by
 weighted maximum likelihood; :meth:`Calibrator.log_proba` applies it to the decision values
-of new rows in their own namespace, on their device.
+of new rows in their own namespace, on their device.  :class:`CalibratedProbaMixin` gives
+every classifier with a ``calibration`` parameter and a ``calibrator_`` its
+``predict_proba`` and ``predict_log_proba``.
 """
 
 from __future__ import annotations
@@ -15,12 +17,16 @@ from typing import Any
 import numpy as np
 import scipy.optimize
 from scipy.special import log_expit, log_softmax
+from sklearn.utils._available_if import available_if
+from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import get_namespace, to_namespace
+from .._array_api import check_place, get_namespace, to_namespace
+from .._rows import rowwise
 
 __all__ = [
     "CALIBRATIONS",
     "CALIBRATION_ROWS",
+    "CalibratedProbaMixin",
     "Calibrator",
     "calibration_size",
     "fit_calibrator",
@@ -209,3 +215,78 @@ def fit_calibrator(
         slope, offset = (np.array(v) for v in zip(*fitted, strict=True))
         return Calibrator("sigmoid", slope, offset)
     return Calibrator("temperature", _temperature(S, labels, w), np.zeros(S.shape[1]))
+
+
+class CalibratedProbaMixin:
+    """``predict_proba`` and ``predict_log_proba`` of a classifier from its
+    ``decision_function`` through its fitted ``calibrator_`` (a :class:`Calibrator`, or None
+    when fitted with ``calibration=None``: then the methods are absent).
+
+    The classifier defines ``calibration``, ``calibrator_`` and ``decision_function``; its
+    Notes say which decision values the calibrator was fitted on.
+    """
+
+    calibration: str | None
+    calibrator_: Calibrator | None
+    decision_function: Any
+
+    #: The internal types of the fitted state (a model file may hold them).
+    _state_types: tuple[type, ...] = (Calibrator,)
+
+    def _check_proba(self) -> bool:
+        if self.calibration is None:
+            raise AttributeError(
+                f"{type(self).__name__} has no probabilities with calibration=None; set "
+                "calibration='auto' (the default) and fit again."
+            )
+        return True
+
+    def _fitted_calibrator(self) -> Calibrator:
+        """``calibrator_``; a clear error when the fit had ``calibration=None``."""
+        check_is_fitted(self, "calibrator_")
+        if self.calibrator_ is None:
+            raise ValueError(
+                f"{type(self).__name__} was fitted with calibration=None, which fits no "
+                "probabilities; fit again with the calibration set."
+            )
+        return self.calibrator_
+
+    @available_if(_check_proba)
+    @rowwise
+    def predict_log_proba(self, X: Any) -> Any:
+        """Log-probabilities of the classes: the calibrator applied to the decision values
+        (see the class's Notes), computed without underflow.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            One column per class of ``classes_``, in the namespace, dtype and device of
+            the decision values.
+        """
+        check_place(self, X, "predict_log_proba")
+        return self._fitted_calibrator().log_proba(self.decision_function(X))
+
+    @available_if(_check_proba)
+    @rowwise
+    def predict_proba(self, X: Any) -> Any:
+        """Probabilities of the classes: the calibrator applied to the decision values
+        (see the class's Notes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            One column per class of ``classes_``; rows sum to 1; in the namespace, dtype
+            and device of the decision values.
+        """
+        check_place(self, X, "predict_proba")
+        return self._fitted_calibrator().proba(self.decision_function(X))

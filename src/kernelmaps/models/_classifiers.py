@@ -46,7 +46,6 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
-from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
@@ -55,7 +54,12 @@ from .._array_api import check_place, get_namespace, is_numpy, to_numpy
 from .._rows import rowwise
 from .._streamed_rows import stream_rows
 from ._base import classification_rows
-from ._calibration import CALIBRATIONS, Calibrator, calibration_size, fit_calibrator
+from ._calibration import (
+    CALIBRATIONS,
+    CalibratedProbaMixin,
+    calibration_size,
+    fit_calibrator,
+)
 from ._ridge._pass import checked_weights, sample_rows
 from ._streaming_ridge import _StreamingRidgeMixin
 
@@ -66,7 +70,7 @@ __all__ = ["FeatureRidgeClassifier"]
 _MANY_CLASSES = "The number of unique classes is greater than 50%"
 
 
-class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
+class FeatureRidgeClassifier(CalibratedProbaMixin, ClassifierMixin, _StreamingRidgeMixin):
     """One-vs-rest ridge classification on the outputs of a feature map.
 
     Each class ``c`` gets the ridge regression of the target ``+1`` (class ``c``) / ``-1``
@@ -204,11 +208,6 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
     """
 
     _follows_x: ClassVar[tuple[str, ...]] = (*_StreamingRidgeMixin._follows_x, "classes_")
-
-    calibrator_: Calibrator | None
-
-    #: The internal types of the fitted state (a model file may hold them).
-    _state_types: ClassVar[tuple[type, ...]] = (Calibrator,)
 
     _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
         **_StreamingRidgeMixin._parameter_constraints,
@@ -372,62 +371,6 @@ class FeatureRidgeClassifier(ClassifierMixin, _StreamingRidgeMixin):
             return
         values, targets, weights = sample(sample_rows(n_rows, calibration_size(n_rows)))
         self.calibrator_ = fit_calibrator(self.calibration, values, targets, weights)
-
-    def _check_proba(self) -> bool:
-        if self.calibration is None:
-            raise AttributeError(
-                f"{type(self).__name__} has no probabilities with calibration=None; set "
-                "calibration='auto' (the default) and fit again."
-            )
-        return True
-
-    def _fitted_calibrator(self) -> Calibrator:
-        """``calibrator_``; a clear error when the fit had ``calibration=None``."""
-        check_is_fitted(self, "calibrator_")
-        if self.calibrator_ is None:
-            raise ValueError(
-                f"{type(self).__name__} was fitted with calibration=None, which fits no "
-                "probabilities; fit again with the calibration set."
-            )
-        return self.calibrator_
-
-    @available_if(_check_proba)
-    @rowwise
-    def predict_log_proba(self, X: Any) -> Any:
-        """Log-probabilities of the classes, calibrated on the leave-one-out decision
-        values of the training rows (see Notes).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows to score.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            One column per class of ``classes_``, in the namespace of the decision values.
-        """
-        check_place(self, X, "predict_log_proba")
-        return self._fitted_calibrator().log_proba(self.decision_function(X))
-
-    @available_if(_check_proba)
-    @rowwise
-    def predict_proba(self, X: Any) -> Any:
-        """Probabilities of the classes, calibrated on the leave-one-out decision values
-        of the training rows (see Notes).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows to score.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            One column per class of ``classes_``; rows sum to 1.
-        """
-        check_place(self, X, "predict_proba")
-        return self._fitted_calibrator().proba(self.decision_function(X))
 
     @rowwise
     def predict(self, X: Any) -> np.ndarray:

@@ -31,7 +31,7 @@ from .._rows import Rows
 from ..bandwidth import gamma_from_data
 from ..feature_maps import RandomFourierFeatures
 from ._base import classification_rows, regression_rows
-from ._calibration import CALIBRATIONS
+from ._calibration import CALIBRATIONS, CalibratedProbaMixin
 from ._classifiers import FeatureRidgeClassifier
 from ._feature_ridge import FeatureRidge
 from ._ridge._pass import RowWork, checked_weights
@@ -718,8 +718,7 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         model._binarizer, model.classes_ = self._binarizer, self.classes_
         return model
 
-    def _check_proba(self) -> bool:
-        return FeatureRidgeClassifier._check_proba(self)
+    _check_proba = CalibratedProbaMixin._check_proba
 
     @available_if(_check_proba)
     def predict_proba(self, X: Any) -> Any:

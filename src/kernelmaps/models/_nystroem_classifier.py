@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import ClassifierMixin
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -16,12 +17,12 @@ from .._random import check_random_state
 from .._rows import Rows, rowwise
 from .._streamed_rows import stream_rows
 from ._base import classification_rows
+from ._calibration import CALIBRATIONS, CalibratedProbaMixin, Calibrator, fit_calibrator
 from ._nystroem_ridge import NystroemKernelRidge
-from ._temperature import apply_temperature, fit_temperature
 
 __all__ = ["NystroemKernelRidgeClassifier"]
 
-#: Training rows whose decision values fit the temperature (all of them below this).
+#: Training rows whose decision values fit the calibrator (all of them below this).
 _CALIBRATION_ROWS = 20_000
 
 
@@ -55,7 +56,7 @@ def _class_targets(indicator: Any) -> Any:
     return indicator
 
 
-class NystroemKernelRidgeClassifier(ClassifierMixin, NystroemKernelRidge):
+class NystroemKernelRidgeClassifier(CalibratedProbaMixin, ClassifierMixin, NystroemKernelRidge):
     """Nyström kernel ridge classification solved by FALKON, with calibrated probabilities.
 
     Each class ``k`` gets the Nyström kernel ridge regression (see
@@ -74,7 +75,16 @@ class NystroemKernelRidgeClassifier(ClassifierMixin, NystroemKernelRidge):
     kernel, gamma, degree, coef0, kernel_params, n_components, landmarks, alpha, max_iter, \
 tol, cache_size, random_state, device, verbose
         As in :class:`NystroemKernelRidge`.  ``random_state`` also draws the rows that
-        fit the temperature when there are more than 20 000.
+        fit the calibration when there are more than 20 000.
+    calibration : {"auto", "temperature", "sigmoid"} or None, default="auto"
+        How :meth:`predict_proba` turns decision values into probabilities, fitted on
+        the training rows' decision values (see Notes); the same maps as
+        :class:`FeatureRidgeClassifier`'s ``calibration``.  ``"temperature"``
+        (``"auto"``): ``softmax(s / T)``, one parameter, order-preserving (``predict`` is
+        the class of largest probability).  ``"sigmoid"``: Platt's
+        ``sigmoid(a_k s_k + b_k)`` per class, normalized; it may move the threshold, and
+        ``predict`` follows the decision values.  None: no probabilities (no
+        ``predict_proba``).
 
     Attributes
     ----------
@@ -85,32 +95,34 @@ tol, cache_size, random_state, device, verbose
     landmarks_ : ndarray of shape (m, n_features)
     landmark_indices_ : ndarray of int or None
     dual_coef_ : ndarray of shape (m,) for two classes, else (m, n_classes)
-    temperature_ : float
-        ``T`` of ``predict_proba = softmax(s / T)`` (``inf`` when the decision values
-        carry no information about the classes: uniform probabilities).
+    calibrator_ : Calibrator or None
+        The map from decision values to probabilities (None with ``calibration=None``):
+        its ``method``, ``slope`` and ``offset`` (``1 / T`` and 0 for the temperature).
     n_iter_, residual_, converged_, n_cached_rows_, n_features_in_, feature_names_in_
         As in :class:`NystroemKernelRidge`.
 
     Notes
     -----
-    Probabilities come from temperature scaling (Guo et al. 2017) of the decision
-    values: ``p(x) = softmax(s(x) / T)`` over the classes, with the scores
+    Probabilities come, by default, from temperature scaling (Guo et al. 2017) of the
+    decision values: ``p(x) = softmax(s(x) / T)`` over the classes, with the scores
     ``(0, s(x))`` for two classes (so ``p(classes_[1] | x) = 1 / (1 + exp(-s(x) / T))``,
-    Platt scaling without an intercept).  ``T`` minimizes the log-loss of the training
-    rows' decision values (at most 20 000 rows, drawn with ``random_state``; one pass over
-    them with the fitted model).  One parameter that keeps the order of the scores:
-    ``predict`` is the ``argmax`` of ``predict_proba`` by construction, and the ranking
-    (ROC AUC) is that of the decision values.  The decision values are those of a model
-    with at most ``m`` parameters per class fitted on ``n`` rows: with ``n`` much larger
-    than ``m`` the training rows' scores are close to held-out ones, and the small
-    optimism left makes ``T`` slightly low (probabilities slightly confident).
+    Platt scaling without an intercept); ``calibration`` picks another map of
+    :class:`FeatureRidgeClassifier`'s, fitted the same way.  The map is fitted by
+    maximum likelihood on the training rows' decision values, in-sample (at most 20 000
+    rows, drawn with ``random_state``; one pass over them with the fitted model): a FALKON
+    fit has no leave-one-out values.  The temperature is one parameter that keeps the order
+    of the scores: ``predict`` is the ``argmax`` of ``predict_proba`` by construction, and
+    the ranking (ROC AUC) is that of the decision values.  The decision values are those
+    of a model with at most ``m`` parameters per class fitted on ``n`` rows: with ``n``
+    much larger than ``m`` the training rows' scores are close to held-out ones, and the
+    small optimism left makes ``T`` slightly low (probabilities slightly confident).
 
     Cost and memory are those of :class:`NystroemKernelRidge` with ``n_classes`` targets
     (one for two classes): the kernel blocks are formed once per iteration for all classes,
     and the products cost ``O(n m n_classes)`` per iteration.  Dask arrays, arrays of
     other libraries and ``device`` work as in :class:`NystroemKernelRidge`; the labels are
     encoded where ``y`` is (in each chunk's task for a Dask ``y``, whose classes come
-    from one small compute of its distinct labels), and the temperature is fitted on the
+    from one small compute of its distinct labels), and the calibrator is fitted on the
     host from the decision values of the drawn rows.
 
     References
@@ -132,6 +144,48 @@ tol, cache_size, random_state, device, verbose
     (2, 3)
     """
 
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **NystroemKernelRidge._parameter_constraints,
+        "calibration": [StrOptions(set(CALIBRATIONS)), None],
+    }
+
+    def __init__(
+        self,
+        kernel: Any = "rbf",
+        *,
+        gamma: float | None = None,
+        degree: int | None = None,
+        coef0: float | None = None,
+        kernel_params: dict[str, Any] | None = None,
+        n_components: int = 100,
+        landmarks: Any = "uniform",
+        alpha: float = 1.0,
+        max_iter: int = 100,
+        tol: float = 1e-6,
+        cache_size: float | str = "auto",
+        random_state: Any = None,
+        device: Any = None,
+        verbose: int = 0,
+        calibration: str | None = "auto",
+    ) -> None:
+        super().__init__(
+            kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+            n_components=n_components,
+            landmarks=landmarks,
+            alpha=alpha,
+            max_iter=max_iter,
+            tol=tol,
+            cache_size=cache_size,
+            random_state=random_state,
+            device=device,
+            verbose=verbose,
+        )
+        self.calibration = calibration
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.regressor_tags = None
@@ -140,7 +194,7 @@ tol, cache_size, random_state, device, verbose
 
     def fit(self, X: Any, y: Any) -> NystroemKernelRidgeClassifier:
         """Choose the landmarks, solve one Nyström system per class together, and fit the
-        temperature of the probabilities.
+        calibration of the probabilities.
 
         Parameters
         ----------
@@ -171,12 +225,13 @@ tol, cache_size, random_state, device, verbose
         y = rows.align(y)
         coef = self._fit_targets(rows, _class_targets(_class_indicator(y, classes)))
         self.dual_coef_ = coef[:, 0] if classes.shape[0] == 2 else coef
-        self.temperature_ = self._fit_temperature(rows, y)
+        method = self.calibration
+        self.calibrator_ = None if method is None else self._calibrate(rows, y, method)
         return self
 
-    def _fit_temperature(self, rows: Rows, y: Any) -> float:
-        """``T`` fitted on the decision values of (at most :data:`_CALIBRATION_ROWS`)
-        training rows."""
+    def _calibrate(self, rows: Rows, y: Any, method: str) -> Calibrator:
+        """The calibrator ``method`` fitted on the decision values of (at most
+        :data:`_CALIBRATION_ROWS`) training rows, drawn with ``random_state``."""
         n = rows.n_rows
         if n > _CALIBRATION_ROWS:
             rng = check_random_state(self.random_state)
@@ -187,18 +242,12 @@ tol, cache_size, random_state, device, verbose
         y_picked = y if picked.shape[0] == n and not is_dask_array(y) else _take_rows(y, picked)
         with warnings.catch_warnings():  # the rows read are validated, without their names
             warnings.filterwarnings("ignore", "X does not have valid feature names")
-            scores = self._class_scores(self.decision_function(X_picked))
+            scores = np.asarray(to_numpy(self.decision_function(X_picked)), np.float64)
         indicator = _class_indicator(to_numpy(y_picked), to_numpy(self.classes_))
-        beta = fit_temperature(scores, indicator)
-        return float("inf") if beta == 0.0 else 1.0 / beta
-
-    @staticmethod
-    def _class_scores(scores: Any) -> Any:
-        """The decision values as one column per class: ``(0, s)`` for two classes."""
-        if scores.ndim == 2:
-            return scores
-        xp = get_namespace(scores)[0]
-        return xp.stack([xp.zeros_like(scores), scores], axis=1)
+        targets = 2.0 * indicator - 1.0  # the {-1, 1} encoding, one column for two classes
+        targets = targets[:, 1:] if targets.shape[1] == 2 else targets
+        S = np.reshape(scores, (scores.shape[0], -1))
+        return fit_calibrator(method, S, targets, np.ones(S.shape[0]))
 
     @rowwise
     def decision_function(self, X: Any) -> Any:
@@ -241,45 +290,3 @@ tol, cache_size, random_state, device, verbose
         if is_numpy(get_namespace(self.classes_)[0]):
             return self.classes_[to_numpy(index)]
         return xp.take(self.classes_, index, axis=0)  # numbers as labels, where X is
-
-    @rowwise
-    def predict_proba(self, X: Any) -> Any:
-        """Class probabilities ``softmax(s(x) / T)`` (see Notes), columns in the order of
-        ``classes_``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows to score.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Rows summing to one; float32 for float32 ``X``; an array of ``X``'s library
-            on its device for such an ``X``.
-        """
-        check_is_fitted(self, "temperature_")
-        check_place(self, X, "predict_proba")
-        scores = self._class_scores(self.decision_function(X))
-        return apply_temperature(scores, 1.0 / self.temperature_)
-
-    @rowwise
-    def predict_log_proba(self, X: Any) -> Any:
-        """The logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows to score.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        check_is_fitted(self, "temperature_")
-        check_place(self, X, "predict_log_proba")
-        proba = self.predict_proba(X)
-        xp = get_namespace(proba)[0]
-        with warnings.catch_warnings(), np.errstate(divide="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return xp.log(proba)
