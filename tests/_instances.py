@@ -94,7 +94,7 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
             "n_components_grid": [10, 20],
             "cv": 3,
         },
-        {"feature_map": "passthrough", "Cs": 2, "gammas": None, "cv": 2},
+        {"feature_map": "passthrough", "Cs": [0.1, 1.0], "gammas": None, "cv": 2},
     ],
     "FeatureRidgeCV": [
         {

@@ -20,10 +20,10 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from .._array_api import to_numpy
 from .._array_types import is_dask_array
 from .._rows import Rows
-from ._ridge._pass import map_features
 from ._base import classification_rows
 from ._feature_logistic import FeatureLogisticRegression
 from ._feature_ridge_cv import _cv_results, _RidgeSearchCV
+from ._ridge._pass import checked_weights, map_features
 
 __all__ = ["FeatureLogisticRegressionCV"]
 
@@ -100,7 +100,7 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         ``rank_test_score``.
     C_, gamma_, n_components_ : float, float, int
         The best candidate's parameters (``gamma_`` None for a map without one).
-    classes_, feature_map_, coef_, intercept_
+    classes_, feature_map_, coef_, intercept_, n_iter_
         The final model's.
     n_splits_ : int
     scoring_ : str
@@ -217,7 +217,7 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         base = self._seeded(self._base_map())
         Cs = self._Cs()
         n_splits, labels = self._split(rows, y, groups)
-        w = None if sample_weight is None else rows.align(sample_weight, "sample_weight")
+        w = checked_weights(rows, sample_weight)[0]
         X_rows = rows.array() if rows.in_memory else X
         results = []
         for gamma in self._gamma_grid(rows, base)[0]:
@@ -312,6 +312,7 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         self.n_components_ = int(model.n_features_out_)
         self.classes_, self.feature_map_ = model.classes_, model.feature_map_
         self.coef_, self.intercept_ = model.coef_, model.intercept_
+        self.n_iter_ = model.n_iter_
 
     # -- prediction ---------------------------------------------------------------------
 
