@@ -10,7 +10,7 @@ rows weighted zero) along the increasing ``Cs``, each fit warm-started from the 
 from __future__ import annotations
 
 from numbers import Integral, Real
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 from sklearn.base import ClassifierMixin, clone
@@ -19,11 +19,14 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._array_api import to_numpy
 from .._array_types import is_dask_array
-from .._rows import Rows
+from .._rows import Rows, as_rows
 from ._base import classification_rows
 from ._feature_logistic import FeatureLogisticRegression
 from ._feature_ridge_cv import _cv_results, _RidgeSearchCV
 from ._ridge._pass import checked_weights, map_features
+
+if TYPE_CHECKING:
+    from ._search._batches import RidgeSearch
 
 __all__ = ["FeatureLogisticRegressionCV"]
 
@@ -256,7 +259,8 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
             n_splits, _, labels, _ = self._folds(rows, y, groups)
             return n_splits, labels
         y_host = np.asarray(to_numpy(y.compute() if is_dask_array(y) else y))
-        n_splits, _, labels, _ = self._folds(_HostLabels(y_host), y_host, groups)
+        host = as_rows(np.empty((y_host.shape[0], 0)))  # the labels' rows, on the host
+        n_splits, _, labels, _ = self._folds(host, y_host, groups)
         return n_splits, rows.align(labels, "folds")
 
     # -- the scores ---------------------------------------------------------------------
@@ -296,7 +300,7 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         self, results: list[dict[str, Any]], n_splits: int, base: Any, X: Any, y: Any, w: Any
     ) -> None:
         """``cv_results_``, the best candidate and its model refitted on every row."""
-        table = _cv_results(_Results(results, n_splits))
+        table = _cv_results(cast("RidgeSearch", _Results(results, n_splits)))
         self.cv_results_ = _renamed(table, "alpha", "C")
         means = np.where(np.isfinite(table["mean_test_score"]), table["mean_test_score"], -np.inf)
         best = results[int(np.argmax(means))]
@@ -373,22 +377,9 @@ def _held_out_score(model: Any, Z: Any, y: Any, test_w: Any) -> float:
     return float(total) / float(weight) if weight > 0 else float("nan")
 
 
-class _HostLabels:
-    """The few attributes of :class:`Rows` that :meth:`_RidgeSearchCV._folds` reads, for
-    labels gathered to the host."""
-
-    in_memory = True
-    sparse = False
-
-    def __init__(self, y: np.ndarray) -> None:
-        self.n_rows = int(y.shape[0])
-
-    def array(self) -> None:
-        return None
-
-
 class _Results:
-    """The result rows and splits that :func:`_cv_results` reads of a search."""
+    """The result rows and splits that :func:`_cv_results` reads of a search (all it
+    reads of a :class:`RidgeSearch`)."""
 
     def __init__(self, results: list[dict[str, Any]], n_splits: int) -> None:
         self.results = results
