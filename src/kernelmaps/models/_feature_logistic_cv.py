@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from .._array_api import to_numpy
 from .._array_types import is_dask_array
 from .._rows import Rows, as_rows
+from .._validation import StrictInterval
 from ._base import classification_rows
 from ._feature_logistic import FeatureLogisticRegression
 from ._feature_ridge_cv import _cv_results, _RidgeSearchCV
@@ -150,7 +151,7 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
 
     _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
         "feature_map": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
-        "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "Cs": [StrictInterval(Integral, 1, None, closed="left"), "array-like"],
         "gammas": [StrOptions({"auto"}), "array-like", None],
         "n_components_grid": ["array-like", None],
         "cv": ["cv_object"],
