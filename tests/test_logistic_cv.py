@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import GroupKFold, StratifiedKFold
 
 from kernelmaps import FeatureLogisticRegression, FeatureLogisticRegressionCV, RandomFourierFeatures
 from tests.test_logistic import EPS, Problem, _data
@@ -139,6 +139,15 @@ def test_float32_kept_and_pickled() -> None:
         assert getattr(search, method)(X32).dtype == np.float32
     again = pickle.loads(pickle.dumps(search))
     np.testing.assert_array_equal(again.predict_proba(X32), search.predict_proba(X32))
+
+
+def test_groups(seed: int) -> None:
+    X, y, _ = _data(seed, 2)
+    groups = np.arange(X.shape[0]) % 6
+    search = _search(Cs=[1.0], gammas=[0.3], n_components_grid=None, cv=GroupKFold(3))
+    search.fit(X, y, groups=groups)
+    assert search.n_splits_ == 3
+    assert np.isfinite([search.cv_results_[f"split{k}_test_score"][0] for k in range(3)]).all()
 
 
 def test_errors() -> None:

@@ -276,10 +276,14 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
             base_w = 1.0 if w is None else w
             train_w = base_w * (~held_out)
             test_w = base_w * held_out
+            held = (Z, y, test_w)
+            if not is_dask_array(Z):  # in memory: predict the held-out rows only
+                test = np.flatnonzero(to_numpy(held_out))
+                held = (Z[test], y[test], test_w[test] if np.ndim(test_w) else test_w)
             model = self._inner(C=float(Cs[0]), warm_start=True)
             for c, C in enumerate(Cs):
                 model.set_params(C=float(C)).fit(Z, y, sample_weight=train_w)
-                scores[c].append(_held_out_score(model, Z, y, test_w))
+                scores[c].append(_held_out_score(model, *held))
         return scores
 
     def _inner(self, feature_map: Any = "passthrough", **params: Any) -> Any:
@@ -304,8 +308,13 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         table = _cv_results(cast("RidgeSearch", _Results(results, n_splits)))
         self.cv_results_ = _renamed(table, "alpha", "C")
         means = np.where(np.isfinite(table["mean_test_score"]), table["mean_test_score"], -np.inf)
-        best = results[int(np.argmax(means))]
+        if not np.isfinite(means).any():
+            raise ValueError(
+                "Every candidate has an undefined score (a split whose held-out rows all "
+                "weigh zero); give those rows positive weights or use fewer splits."
+            )
         self.best_index_ = int(np.argmax(means))
+        best = results[self.best_index_]
         self.best_score_ = float(table["mean_test_score"][self.best_index_])
         self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
         self.gamma_, self.C_ = best["gamma"], float(best["alpha"])
