@@ -86,6 +86,16 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
         },
         {"feature_map": "passthrough", "cache_size": 0},
     ],
+    "FeatureLogisticRegressionCV": [
+        {
+            "feature_map": kernelmaps.RandomFourierFeatures(n_components=20, random_state=0),
+            "Cs": [0.1, 10.0],
+            "gammas": [0.1, 1.0],
+            "n_components_grid": [10, 20],
+            "cv": 3,
+        },
+        {"feature_map": "passthrough", "Cs": [0.1, 1.0], "gammas": None, "cv": 2},
+    ],
     "FeatureRidgeCV": [
         {
             "feature_map": kernelmaps.RandomFourierFeatures(n_components=50, random_state=0),

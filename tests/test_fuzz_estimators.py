@@ -50,7 +50,12 @@ REGRESSORS = (
     "FeatureRidgeCV",
     "NystroemKernelRidgeCV",
 )
-CLASSIFIERS = ("FeatureRidgeClassifier", "FeatureRidgeClassifierCV", "FeatureLogisticRegression")
+CLASSIFIERS = (
+    "FeatureRidgeClassifier",
+    "FeatureRidgeClassifierCV",
+    "FeatureLogisticRegression",
+    "FeatureLogisticRegressionCV",
+)
 MODELS = REGRESSORS + CLASSIFIERS
 #: Maps whose kernel is defined for non-negative inputs (they must refuse negatives).
 NONNEG_MAPS = ("AdditiveChi2Sampler", "SkewedChi2Sampler")

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .metrics import feature_map_error, kernel_approximation_error
     from .models import (
         FeatureLogisticRegression,
+        FeatureLogisticRegressionCV,
         FeatureRidge,
         FeatureRidgeClassifier,
         FeatureRidgeClassifierCV,
@@ -66,6 +67,7 @@ _LAZY = {
     **dict.fromkeys(
         (
             "FeatureLogisticRegression",
+            "FeatureLogisticRegressionCV",
             "FeatureRidge",
             "FeatureRidgeCV",
             "FeatureRidgeClassifier",
@@ -105,6 +107,7 @@ __all__ = [
     "CompactRandomFeatures",
     "Fastfood",
     "FeatureLogisticRegression",
+    "FeatureLogisticRegressionCV",
     "FeatureRidge",
     "FeatureRidgeCV",
     "FeatureRidgeClassifier",

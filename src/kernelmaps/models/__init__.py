@@ -26,7 +26,9 @@
   by temperature scaling of the decision values.
 * :class:`FeatureLogisticRegression` -- L2 logistic regression (binomial, multinomial) on
   any feature map, scikit-learn's objective, by Newton-CG preconditioned by Böhning's bound,
-  one pass over the rows per gradient or Hessian-vector product.
+  one pass over the rows per gradient or Hessian-vector product;
+  :class:`FeatureLogisticRegressionCV` -- ``gamma``, ``C`` and ``n_components`` chosen by
+  exact K-fold log-loss.
 """
 
 from ._budget._feature_budget import BudgetRow, FeatureBudget, feature_budget
@@ -35,6 +37,7 @@ from ._classifiers import FeatureRidgeClassifier
 from ._falkon._cg import CGResult, conjugate_gradient
 from ._falkon._solver import FalkonPreconditioner, FalkonSolver, NystroemMatvec
 from ._feature_logistic import FeatureLogisticRegression
+from ._feature_logistic_cv import FeatureLogisticRegressionCV
 from ._feature_ridge import FeatureRidge
 from ._feature_ridge_cv import FeatureRidgeClassifierCV, FeatureRidgeCV
 from ._kernel_ridge import KernelRidge
@@ -50,6 +53,7 @@ __all__ = [
     "FalkonSolver",
     "FeatureBudget",
     "FeatureLogisticRegression",
+    "FeatureLogisticRegressionCV",
     "FeatureRidge",
     "FeatureRidgeCV",
     "FeatureRidgeClassifier",
