@@ -173,3 +173,21 @@ def test_dask_equals_numpy(seed: int) -> None:
     assert_brute_force(search, X, y, w)
     ref = _search(**params).fit(X, y, sample_weight=w)
     assert search.best_params_ == ref.best_params_
+
+
+def test_auto_gammas_are_nine_about_the_data_rule(seed: int) -> None:
+    from kernelmaps.bandwidth import gamma_from_data
+
+    X, y, _ = _data(seed, 2)
+    search = _search(Cs=[1.0], gammas="auto", n_components_grid=None, cv=2, tol=1e-4).fit(X, y)
+    gammas = np.unique(np.asarray(search.cv_results_["param_gamma"], dtype=float))
+    rule = gamma_from_data(X)
+    np.testing.assert_allclose(gammas, rule * 10.0 ** np.linspace(-2.0, 2.0, 9), rtol=1e-12)
+    assert search.gamma_ in gammas
+
+
+def test_default_searches_C_only(seed: int) -> None:
+    X, y, _ = _data(seed, 2)
+    search = FeatureLogisticRegressionCV(random_state=seed, cv=2).fit(X, y)
+    assert "param_gamma" not in search.cv_results_
+    assert len(search.cv_results_["params"]) == 10

@@ -72,10 +72,14 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
     Cs : int or array-like, default=10
         The values of ``C``; an int ``m``: ``np.logspace(-4, 4, m)``, as scikit-learn's
         ``LogisticRegressionCV``.
-    gammas : "auto", array-like or None, default="auto"
-        The bandwidths; ``"auto"``: nine, two decades either side of the data's
-        bandwidth rule (:func:`kernelmaps.bandwidth.gamma_from_data`), with no
-        refinement; None (or a map without ``gamma``): the map's own.
+    gammas : "auto", array-like or None, default=None
+        The bandwidths; None (or a map without ``gamma``): the map's own; ``"auto"``:
+        nine, two decades either side of the data's bandwidth rule
+        (:func:`kernelmaps.bandwidth.gamma_from_data`), with no refinement.  Every
+        bandwidth costs ``n_splits x len(Cs)`` fits, so the default searches ``C`` only
+        (the cost of scikit-learn's ``LogisticRegressionCV``: 10 values of ``C`` on 5
+        folds); :class:`FeatureRidgeClassifierCV`, whose bandwidths cost one pass over
+        the rows each, is the cheap way to choose ``gamma``.
     n_components_grid : array-like of int or None, default=None
         The numbers of features; None: the map's ``n_components``.
     cv : int, cross-validation generator or iterable, default=5
@@ -169,7 +173,7 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         feature_map: Any = None,
         *,
         Cs: Any = 10,
-        gammas: Any = "auto",
+        gammas: Any = None,
         n_components_grid: Any = None,
         cv: Any = 5,
         fit_intercept: bool = True,
