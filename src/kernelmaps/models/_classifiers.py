@@ -63,14 +63,120 @@ from ._calibration import (
 from ._ridge._pass import checked_weights, sample_rows
 from ._streaming_ridge import _StreamingRidgeMixin
 
-__all__ = ["FeatureRidgeClassifier"]
+__all__ = ["FeatureRidgeClassifier", "LinearClassifierMixin", "labels_of"]
 
 
 #: The start of scikit-learn's warning on more distinct labels than half the samples.
 _MANY_CLASSES = "The number of unique classes is greater than 50%"
 
 
-class FeatureRidgeClassifier(CalibratedProbaMixin, ClassifierMixin, _StreamingRidgeMixin):
+def labels_of(classes: Any, scores: Any) -> Any:
+    """The class of the largest decision value of each row: ``classes[1]`` where a single
+    column of ``scores`` (two classes) is positive, else the ``argmax`` over the columns.
+
+    The labels are where the scores are when the classes are numbers (``classes`` there
+    too), NumPy labels otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._classifiers import labels_of
+    >>> labels_of(np.array(["a", "b"]), np.array([-0.5, 2.0])).tolist()
+    ['a', 'b']
+    """
+    xp = get_namespace(scores)[0]
+    one_column = scores.ndim == 1
+    index = xp.astype(scores > 0, xp.int64) if one_column else xp.argmax(scores, axis=1)
+    if is_numpy(get_namespace(classes)[0]):
+        return classes[to_numpy(index)]
+    return xp.take(classes, index, axis=0)
+
+
+class LinearClassifierMixin:
+    """What the classifiers linear in a feature map share: ``classes_`` and their
+    ``{-1, 1}`` encoder from the labels of a fit, one problem per class (one for two
+    classes), the decision values ``w_c^T z(x) + b_c`` and the class of the largest."""
+
+    classes_: Any
+    _decision: Any
+
+    def _set_classes(self, labels: Any, n_samples: int | None = None) -> None:
+        """``classes_`` and the +1/-1 encoder from the labels ``labels`` of ``fit``
+        (every label, or each distinct one once); at least two classes are needed.
+
+        scikit-learn warns when the distinct labels outnumber half the rows (``y`` could be
+        a regression target); given each label once, that ratio is judged on the
+        ``n_samples`` rows they label (none for the ``classes`` of ``partial_fit``).
+        """
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", _MANY_CLASSES, UserWarning)
+            check_classification_targets(labels)
+        n_classes = len(labels)
+        if n_samples is not None and n_samples > 20 and n_classes > round(0.5 * n_samples):
+            warnings.warn(
+                f"The number of unique classes ({n_classes}) is greater than 50% of the number "
+                f"of samples ({n_samples}). `y` could represent a regression problem, not a "
+                "classification problem.",
+                UserWarning,
+                stacklevel=3,
+            )
+        self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(labels)
+        self.classes_ = self._binarizer.classes_
+        if self.classes_.shape[0] < 2:
+            raise ValueError(
+                "The classifier needs samples of at least 2 classes in the data; got only "
+                f"one class: {self.classes_[0]!r}."
+            )
+
+    def _class_targets(self) -> int:
+        """One ridge problem per class, one for two classes."""
+        n_classes = int(self.classes_.shape[0])
+        return 1 if n_classes == 2 else n_classes
+
+    @rowwise
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Decision values ``w_c^T z(x) + b_c``, in row blocks.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            One column per class; a single column for two classes, positive for
+            ``classes_[1]``.
+        """
+        check_is_fitted(self, "coef_")
+        check_place(self, X, "decision_function")
+        scores = self._decision(X)
+        if scores.ndim == 2 and scores.shape[1] == 1:
+            return scores[:, 0]
+        return scores
+
+    @rowwise
+    def predict(self, X: Any) -> np.ndarray:
+        """Predict the class with the largest decision value.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            One of ``classes_`` per row.
+        """
+        check_is_fitted(self, "classes_")
+        check_place(self, X, "predict")
+        return labels_of(self.classes_, self.decision_function(X))
+
+
+class FeatureRidgeClassifier(
+    CalibratedProbaMixin, LinearClassifierMixin, ClassifierMixin, _StreamingRidgeMixin
+):
     """One-vs-rest ridge classification on the outputs of a feature map.
 
     Each class ``c`` gets the ridge regression of the target ``+1`` (class ``c``) / ``-1``
@@ -241,39 +347,6 @@ class FeatureRidgeClassifier(CalibratedProbaMixin, ClassifierMixin, _StreamingRi
         )
         self.calibration = calibration
 
-    def _set_classes(self, labels: Any, n_samples: int | None = None) -> None:
-        """``classes_`` and the +1/-1 encoder from the labels ``labels`` of ``fit``
-        (every label, or each distinct one once); at least two classes are needed.
-
-        scikit-learn warns when the distinct labels outnumber half the rows (``y`` could be
-        a regression target); given each label once, that ratio is judged on the
-        ``n_samples`` rows they label (none for the ``classes`` of ``partial_fit``).
-        """
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", _MANY_CLASSES, UserWarning)
-            check_classification_targets(labels)
-        n_classes = len(labels)
-        if n_samples is not None and n_samples > 20 and n_classes > round(0.5 * n_samples):
-            warnings.warn(
-                f"The number of unique classes ({n_classes}) is greater than 50% of the number "
-                f"of samples ({n_samples}). `y` could represent a regression problem, not a "
-                "classification problem.",
-                UserWarning,
-                stacklevel=3,
-            )
-        self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(labels)
-        self.classes_ = self._binarizer.classes_
-        if self.classes_.shape[0] < 2:
-            raise ValueError(
-                "The classifier needs samples of at least 2 classes in the data; got only "
-                f"one class: {self.classes_[0]!r}."
-            )
-
-    def _class_targets(self) -> int:
-        """One ridge problem per class, one for two classes."""
-        n_classes = int(self.classes_.shape[0])
-        return 1 if n_classes == 2 else n_classes
-
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> FeatureRidgeClassifier:
         """Fit the feature map on ``X``, then one ridge regression per class.
 
@@ -336,28 +409,6 @@ class FeatureRidgeClassifier(CalibratedProbaMixin, ClassifierMixin, _StreamingRi
         self._partial_fit_rows(rows, rows.align(y), weights, first, head, self._binarizer)
         return self
 
-    @rowwise
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Decision values ``w_c^T z(x) + b_c``, in row blocks.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows to score.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            One column per class; a single column for two classes, positive for
-            ``classes_[1]``.
-        """
-        check_is_fitted(self, "coef_")
-        check_place(self, X, "decision_function")
-        scores = self._decision(X)
-        if scores.ndim == 2 and scores.shape[1] == 1:
-            return scores[:, 0]
-        return scores
-
     def _wants_loo(self) -> bool:
         return self.calibration is not None
 
@@ -371,29 +422,3 @@ class FeatureRidgeClassifier(CalibratedProbaMixin, ClassifierMixin, _StreamingRi
             return
         values, targets, weights = sample(sample_rows(n_rows, calibration_size(n_rows)))
         self.calibrator_ = fit_calibrator(self.calibration, values, targets, weights)
-
-    @rowwise
-    def predict(self, X: Any) -> np.ndarray:
-        """Predict the class with the largest decision value.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows to classify.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            One of ``classes_`` per row.
-        """
-        check_is_fitted(self, "classes_")
-        check_place(self, X, "predict")
-        scores = self.decision_function(X)
-        xp = get_namespace(scores)[0]
-        one_column = scores.ndim == 1
-        index = xp.astype(scores > 0, xp.int64) if one_column else xp.argmax(scores, axis=1)
-        # the labels where the scores are when the classes are numbers (``classes_``
-        # there too), NumPy labels otherwise
-        if is_numpy(get_namespace(self.classes_)[0]):
-            return self.classes_[to_numpy(index)]
-        return xp.take(self.classes_, index, axis=0)

@@ -27,7 +27,7 @@ from .._rows import Rows, rowwise
 from .._validation import StrictInterval
 from ._base import classification_rows
 from ._checks import check_statistics
-from ._classifiers import FeatureRidgeClassifier
+from ._classifiers import LinearClassifierMixin
 from ._logistic._newton import BoundPreconditioner, newton_cg
 from ._logistic._passes import (
     add_sums,
@@ -49,7 +49,7 @@ __all__ = ["FeatureLogisticRegression"]
 _MIB = 2**20
 
 
-class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
+class FeatureLogisticRegression(LinearClassifierMixin, ClassifierMixin, _StreamingRidgeMixin):
     r"""L2-penalized logistic regression on the outputs of a feature map.
 
     With ``z(x)`` the features, ``s_i`` the sample weight times the class weight of row
@@ -195,11 +195,6 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
         self.cache_size = cache_size
         self.random_state = random_state
         self.verbose = verbose
-
-    _set_classes = FeatureRidgeClassifier._set_classes
-    _class_targets = FeatureRidgeClassifier._class_targets
-    decision_function = FeatureRidgeClassifier.decision_function
-    predict = FeatureRidgeClassifier.predict
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> FeatureLogisticRegression:
         """Fit the feature map on ``X`` (unless warm-started), then the logistic

@@ -18,6 +18,7 @@ from .._rows import Rows, rowwise
 from .._streamed_rows import stream_rows
 from ._base import classification_rows
 from ._calibration import CALIBRATIONS, CalibratedProbaMixin, Calibrator, fit_calibrator
+from ._classifiers import labels_of
 from ._nystroem_ridge import NystroemKernelRidge
 
 __all__ = ["NystroemKernelRidgeClassifier"]
@@ -284,9 +285,4 @@ tol, cache_size, random_state, device, verbose
         """
         check_is_fitted(self)
         check_place(self, X, "predict")
-        scores = self.decision_function(X)
-        xp = get_namespace(scores)[0]
-        index = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)
-        if is_numpy(get_namespace(self.classes_)[0]):
-            return self.classes_[to_numpy(index)]
-        return xp.take(self.classes_, index, axis=0)  # numbers as labels, where X is
+        return labels_of(self.classes_, self.decision_function(X))
