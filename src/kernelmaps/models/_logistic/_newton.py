@@ -37,6 +37,7 @@ import functools
 from collections.abc import Callable
 
 import numpy as np
+import scipy.linalg
 
 from .._ridge_statistics import RidgeStatistics
 
@@ -76,22 +77,15 @@ class BoundPreconditioner:
         M = C * G
         M[np.arange(D), np.arange(D)] += 1.0
         self.n_scores = n_scores
-        # M^{-1} = L^{-T} L^{-1} from the Cholesky factor, kept explicitly: applying it is
-        # then two matrix products in NumPy's BLAS, the one the passes use (a second
-        # library's threads, as SciPy's triangular solves bring, contend with them), and
-        # as a product X^T X it stays positive semidefinite under rounding
-        self.inverse_factor = np.linalg.inv(np.linalg.cholesky(M))
-
-    def _solve(self, R: np.ndarray) -> np.ndarray:
-        """``R M^{-1}`` for the rows of ``R`` (``M`` symmetric)."""
-        return (R @ self.inverse_factor.T) @ self.inverse_factor
+        self.factor = scipy.linalg.cho_factor(M, lower=True, check_finite=False)
 
     def __call__(self, R: np.ndarray) -> np.ndarray:
         """``M^{-1} R`` for ``R`` of shape ``(K, D [+ 1])``."""
         if self.n_scores == 1:
-            return self._solve(R)
+            return scipy.linalg.cho_solve(self.factor, R.T, check_finite=False).T
         common = R.mean(axis=0)
-        return self._solve(R - common) + common
+        centred = scipy.linalg.cho_solve(self.factor, (R - common).T, check_finite=False).T
+        return centred + common
 
 
 @dataclasses.dataclass
