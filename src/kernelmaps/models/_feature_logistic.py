@@ -332,8 +332,15 @@ class FeatureLogisticRegression(ClassifierMixin, _StreamingRidgeMixin):
             f = 0.5 * float(np.vdot(W, W)) + C * float(to_host(loss))
             return f, joined(W + C * to_host(grad_W), C * to_host(grad_b))
 
+        # the point of the products so far and its number, which the parts' kept
+        # probabilities are named by (a point's products come in a run: the conjugate
+        # gradients of one Newton step)
+        point: list[Any] = [None, 0]
+
         def product(theta: np.ndarray, V: np.ndarray) -> np.ndarray:
-            out_W, out_b = parts.map_reduce(hessp, add_sums, *split(theta), *split(V))
+            if theta is not point[0]:
+                point[:] = [theta, point[1] + 1]
+            out_W, out_b = parts.map_reduce(hessp, add_sums, *split(theta), *split(V), point[1])
             return joined(V[:, :D] + C * to_host(out_W), C * to_host(out_b))
 
         def preconditioner(theta: np.ndarray) -> BoundPreconditioner:

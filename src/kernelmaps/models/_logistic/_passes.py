@@ -62,11 +62,15 @@ class LogisticPart:
         The cached features, ``{0, 1}`` targets and weights, block by block.
     rows : tuple of (X, Y, s) or None
         The part's rows, targets and weights, when the features are not cached.
+    kept : tuple of (int, list of P) or None
+        The probabilities of the rows, block by block, at the solver's point of that
+        number (:func:`hessp`): ``n K`` numbers, small against the features.
     """
 
     work: RowWork
     blocks: list[tuple[Any, Any, Any]] | None = None
     rows: tuple[Any, Any, Any] | None = None
+    kept: tuple[int, list[Any]] | None = None
 
     def each(self) -> Iterator[tuple[Any, Any, Any]]:
         """``(Z_b, Y_b, s_b)`` over the part's row blocks (mapped now where not cached)."""
@@ -145,16 +149,27 @@ def value_grad(part: LogisticPart, W: Any, b: Any) -> tuple[Any, Any, Any]:
     return loss, grad_W, grad_b
 
 
-def hessp(part: LogisticPart, W: Any, b: Any, V: Any, c: Any) -> tuple[Any, Any]:
+def hessp(part: LogisticPart, W: Any, b: Any, V: Any, c: Any, at: int) -> tuple[Any, Any]:
     """The product of the loss's Hessian at ``(W, b)`` with the direction ``(V, c)`` over
-    a part: ``(R^T Z, sum_i r_i)`` with the ``r_i`` of the module docstring."""
+    a part: ``(R^T Z, sum_i r_i)`` with the ``r_i`` of the module docstring.
+
+    The probabilities ``p_i`` at ``(W, b)``, named ``at`` by the solver, are kept on the
+    part (:attr:`LogisticPart.kept`) at the first product there, so that the conjugate
+    gradients' further products at that point take the scores of ``V`` alone: a pass
+    of ``K`` score columns, not ``2 K``, and no exponentials.
+    """
     K = W.shape[0]
+    kept = part.kept[1] if part.kept is not None and part.kept[0] == at else None
+    fresh = []
     out_W, out_b = 0.0, 0.0
-    for Z, Y, s in part.each():
+    for i, (Z, Y, s) in enumerate(part.each()):
         xp = get_namespace(Y)[0]
-        both = _scores(Z, xp.concat([W, V], axis=0), xp.concat([b, c]))
-        P = _probabilities(both[:, :K], Y)[1]
-        d = both[:, K:]
+        if kept is None:
+            both = _scores(Z, xp.concat([W, V], axis=0), xp.concat([b, c]))
+            P, d = _probabilities(both[:, :K], Y)[1], both[:, K:]
+            fresh.append(P)
+        else:
+            P, d = kept[i], _scores(Z, V, c)
         if K == 1:
             R = (s[:, None] * P * (1.0 - P)) * d
         else:
@@ -162,6 +177,8 @@ def hessp(part: LogisticPart, W: Any, b: Any, V: Any, c: Any) -> tuple[Any, Any]
             R = s[:, None] * (Pd - P * xp.sum(Pd, axis=1, keepdims=True))
         out_W = out_W + _back(Z, R)
         out_b = out_b + xp.sum(R, axis=0)
+    if kept is None:
+        part.kept = (at, fresh)
     return out_W, out_b
 
 
