@@ -135,17 +135,21 @@ def _probabilities(U: Any, Y: Any) -> tuple[Any, Any]:
     return lse[:, 0] - xp.sum(Y * U, axis=1), xp.exp(U - lse)
 
 
-def value_grad(part: LogisticPart, W: Any, b: Any) -> tuple[Any, Any, Any]:
+def value_grad(part: LogisticPart, W: Any, b: Any, at: int) -> tuple[Any, Any, Any]:
     """``(sum s_i l_i, R^T Z, sum_i r_i)`` of a part at ``(W, b)``, ``r_i = s_i (p_i -
-    y_i)``, where its rows are."""
+    y_i)``, where its rows are; the ``p_i`` kept on the part as those of the point
+    ``at`` (for :func:`hessp` there)."""
     loss, grad_W, grad_b = 0.0, 0.0, 0.0
+    kept = []
     for Z, Y, s in part.each():
         xp = get_namespace(Y)[0]
         l_rows, P = _probabilities(_scores(Z, W, b), Y)
+        kept.append(P)
         R = s[:, None] * (P - Y)
         loss = loss + xp.sum(s * l_rows)
         grad_W = grad_W + _back(Z, R)
         grad_b = grad_b + xp.sum(R, axis=0)
+    part.kept = (at, kept)
     return loss, grad_W, grad_b
 
 
@@ -153,10 +157,10 @@ def hessp(part: LogisticPart, W: Any, b: Any, V: Any, c: Any, at: int) -> tuple[
     """The product of the loss's Hessian at ``(W, b)`` with the direction ``(V, c)`` over
     a part: ``(R^T Z, sum_i r_i)`` with the ``r_i`` of the module docstring.
 
-    The probabilities ``p_i`` at ``(W, b)``, named ``at`` by the solver, are kept on the
-    part (:attr:`LogisticPart.kept`) at the first product there, so that the conjugate
-    gradients' further products at that point take the scores of ``V`` alone: a pass
-    of ``K`` score columns, not ``2 K``, and no exponentials.
+    The probabilities ``p_i`` at ``(W, b)``, named ``at`` by the solver, are those kept
+    on the part (:attr:`LogisticPart.kept`) by :func:`value_grad` or the first product
+    there, so that the products at a point take the scores of ``V`` alone: a pass of
+    ``K`` score columns, not ``2 K``, and no exponentials.
     """
     K = W.shape[0]
     kept = part.kept[1] if part.kept is not None and part.kept[0] == at else None
