@@ -64,13 +64,18 @@ class LogisticPart:
         The part's rows, targets and weights, when the features are not cached.
     kept : tuple of (int, list of P) or None
         The probabilities of the rows, block by block, at the solver's point of that
-        number (:func:`hessp`): ``n K`` numbers, small against the features.
+        number (:func:`hessp`); kept with cached features only (``n K`` numbers, small
+        against them), since rows mapped at every pass may not fit.
     """
 
     work: RowWork
     blocks: list[tuple[Any, Any, Any]] | None = None
     rows: tuple[Any, Any, Any] | None = None
     kept: tuple[int, list[Any]] | None = None
+
+    def keeps(self) -> list[Any] | None:
+        """A list to keep the probabilities of a pass in, or None where not kept."""
+        return [] if self.blocks is not None else None
 
     def each(self) -> Iterator[tuple[Any, Any, Any]]:
         """``(Z_b, Y_b, s_b)`` over the part's row blocks (mapped now where not cached)."""
@@ -140,16 +145,18 @@ def value_grad(part: LogisticPart, W: Any, b: Any, at: int) -> tuple[Any, Any, A
     y_i)``, where its rows are; the ``p_i`` kept on the part as those of the point
     ``at`` (for :func:`hessp` there)."""
     loss, grad_W, grad_b = 0.0, 0.0, 0.0
-    kept = []
+    keep = part.keeps()
     for Z, Y, s in part.each():
         xp = get_namespace(Y)[0]
         l_rows, P = _probabilities(_scores(Z, W, b), Y)
-        kept.append(P)
+        if keep is not None:
+            keep.append(P)
         R = s[:, None] * (P - Y)
         loss = loss + xp.sum(s * l_rows)
         grad_W = grad_W + _back(Z, R)
         grad_b = grad_b + xp.sum(R, axis=0)
-    part.kept = (at, kept)
+    if keep is not None:
+        part.kept = (at, keep)
     return loss, grad_W, grad_b
 
 
@@ -164,14 +171,15 @@ def hessp(part: LogisticPart, W: Any, b: Any, V: Any, c: Any, at: int) -> tuple[
     """
     K = W.shape[0]
     kept = part.kept[1] if part.kept is not None and part.kept[0] == at else None
-    fresh = []
+    keep = part.keeps() if kept is None else None
     out_W, out_b = 0.0, 0.0
     for i, (Z, Y, s) in enumerate(part.each()):
         xp = get_namespace(Y)[0]
         if kept is None:
             both = _scores(Z, xp.concat([W, V], axis=0), xp.concat([b, c]))
             P, d = _probabilities(both[:, :K], Y)[1], both[:, K:]
-            fresh.append(P)
+            if keep is not None:
+                keep.append(P)
         else:
             P, d = kept[i], _scores(Z, V, c)
         if K == 1:
@@ -181,8 +189,8 @@ def hessp(part: LogisticPart, W: Any, b: Any, V: Any, c: Any, at: int) -> tuple[
             R = s[:, None] * (Pd - P * xp.sum(Pd, axis=1, keepdims=True))
         out_W = out_W + _back(Z, R)
         out_b = out_b + xp.sum(R, axis=0)
-    if kept is None:
-        part.kept = (at, fresh)
+    if keep is not None:
+        part.kept = (at, keep)
     return out_W, out_b
 
 
