@@ -383,3 +383,35 @@ def test_dask_cluster_equals_numpy(dask_client: Any) -> None:
     )
     Z = ref.feature_map_.transform(X)
     assert_same_solution(Problem(Z, y, w, 1.0, True), ref, model)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_hessian_products_take_the_kept_probabilities(n_classes: int) -> None:
+    """Every Hessian-vector product is at a point just evaluated, and takes the
+    probabilities its evaluation kept on the parts: none computes them again."""
+    from kernelmaps.models import _feature_logistic
+    from kernelmaps.models._logistic import _passes
+
+    X, y, w = _data(0, n_classes)
+    inside = [False]
+    counts = {"products": 0, "probabilities in products": 0}
+    hessp, probabilities = _passes.hessp, _passes._probabilities
+
+    def product(*args: Any) -> Any:
+        counts["products"] += 1
+        inside[0] = True
+        try:
+            return hessp(*args)
+        finally:
+            inside[0] = False
+
+    def counted(*args: Any) -> Any:
+        counts["probabilities in products"] += inside[0]
+        return probabilities(*args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_feature_logistic, "hessp", product)
+        patch.setattr(_passes, "_probabilities", counted)
+        FeatureLogisticRegression(_rff(), tol=1e-8).fit(X, y, sample_weight=w)
+    assert counts["products"] >= 2
+    assert counts["probabilities in products"] == 0

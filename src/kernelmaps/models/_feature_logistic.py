@@ -321,14 +321,28 @@ class FeatureLogisticRegression(LinearClassifierMixin, ClassifierMixin, _Streami
         def joined(W_part: np.ndarray, b_part: np.ndarray) -> np.ndarray:
             return np.hstack([W_part, b_part[:, None]]) if intercept else W_part
 
+        # the point of the passes so far and its number, which the parts' kept
+        # probabilities are named by (newton_cg evaluates a point, then takes the
+        # Hessian's products at that very array)
+        point: list[Any] = [None, 0]
+
+        def number(theta: np.ndarray) -> int:
+            if theta is not point[0]:
+                point[:] = [theta, point[1] + 1]
+            return int(point[1])
+
         def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray]:
-            loss, grad_W, grad_b = parts.map_reduce(value_grad, add_sums, *split(theta))
+            loss, grad_W, grad_b = parts.map_reduce(
+                value_grad, add_sums, *split(theta), number(theta)
+            )
             W = theta[:, :D]
             f = 0.5 * float(np.vdot(W, W)) + C * float(to_host(loss))
             return f, joined(W + C * to_host(grad_W), C * to_host(grad_b))
 
         def product(theta: np.ndarray, V: np.ndarray) -> np.ndarray:
-            out_W, out_b = parts.map_reduce(hessp, add_sums, *split(theta), *split(V))
+            out_W, out_b = parts.map_reduce(
+                hessp, add_sums, *split(theta), *split(V), number(theta)
+            )
             return joined(V[:, :D] + C * to_host(out_W), C * to_host(out_b))
 
         def preconditioner(theta: np.ndarray) -> BoundPreconditioner:

@@ -151,7 +151,9 @@ def newton_cg(
     evaluate : callable
         ``evaluate(theta) -> (f, g)``: the objective and its gradient (one pass).
     hessp : callable
-        ``hessp(theta, V) -> H(theta) V`` (one pass).
+        ``hessp(theta, V) -> H(theta) V`` (one pass).  Its ``theta`` is the very array
+        ``evaluate`` was last called with, so the passes may keep what they computed
+        there (the rows' probabilities).
     preconditioner : callable
         ``preconditioner(theta)`` gives ``precondition(R) -> M^{-1} R`` for the bound
         formed at ``theta``.
@@ -191,14 +193,15 @@ def newton_cg(
             slope = float(np.vdot(g, d))
         t = 1.0
         for _ in range(MAX_HALVINGS):
-            f_new, g_new = evaluate(theta + t * d)
+            trial = theta + t * d
+            f_new, g_new = evaluate(trial)
             # rounding of f near the minimum: a change below it counts as no increase
             if f_new <= f + ARMIJO * t * slope + 16 * np.finfo(float).eps * abs(f):
                 break
             t *= 0.5
         else:
             return NewtonResult(theta, f, n_iter, False)
-        theta, f, g = theta + t * d, f_new, g_new
+        theta, f, g = trial, f_new, g_new
         n_iter += 1
         if log is not None:
             log(

@@ -62,11 +62,20 @@ class LogisticPart:
         The cached features, ``{0, 1}`` targets and weights, block by block.
     rows : tuple of (X, Y, s) or None
         The part's rows, targets and weights, when the features are not cached.
+    kept : tuple of (int, list of P) or None
+        The probabilities of the rows, block by block, at the solver's point of that
+        number (:func:`hessp`); kept with cached features only (``n K`` numbers, small
+        against them), since rows mapped at every pass may not fit.
     """
 
     work: RowWork
     blocks: list[tuple[Any, Any, Any]] | None = None
     rows: tuple[Any, Any, Any] | None = None
+    kept: tuple[int, list[Any]] | None = None
+
+    def keeps(self) -> list[Any] | None:
+        """A list to keep the probabilities of a pass in, or None where not kept."""
+        return [] if self.blocks is not None else None
 
     def each(self) -> Iterator[tuple[Any, Any, Any]]:
         """``(Z_b, Y_b, s_b)`` over the part's row blocks (mapped now where not cached)."""
@@ -131,30 +140,48 @@ def _probabilities(U: Any, Y: Any) -> tuple[Any, Any]:
     return lse[:, 0] - xp.sum(Y * U, axis=1), xp.exp(U - lse)
 
 
-def value_grad(part: LogisticPart, W: Any, b: Any) -> tuple[Any, Any, Any]:
+def value_grad(part: LogisticPart, W: Any, b: Any, at: int) -> tuple[Any, Any, Any]:
     """``(sum s_i l_i, R^T Z, sum_i r_i)`` of a part at ``(W, b)``, ``r_i = s_i (p_i -
-    y_i)``, where its rows are."""
+    y_i)``, where its rows are; the ``p_i`` kept on the part as those of the point
+    ``at`` (for :func:`hessp` there)."""
     loss, grad_W, grad_b = 0.0, 0.0, 0.0
+    keep = part.keeps()
     for Z, Y, s in part.each():
         xp = get_namespace(Y)[0]
         l_rows, P = _probabilities(_scores(Z, W, b), Y)
+        if keep is not None:
+            keep.append(P)
         R = s[:, None] * (P - Y)
         loss = loss + xp.sum(s * l_rows)
         grad_W = grad_W + _back(Z, R)
         grad_b = grad_b + xp.sum(R, axis=0)
+    if keep is not None:
+        part.kept = (at, keep)
     return loss, grad_W, grad_b
 
 
-def hessp(part: LogisticPart, W: Any, b: Any, V: Any, c: Any) -> tuple[Any, Any]:
+def hessp(part: LogisticPart, W: Any, b: Any, V: Any, c: Any, at: int) -> tuple[Any, Any]:
     """The product of the loss's Hessian at ``(W, b)`` with the direction ``(V, c)`` over
-    a part: ``(R^T Z, sum_i r_i)`` with the ``r_i`` of the module docstring."""
+    a part: ``(R^T Z, sum_i r_i)`` with the ``r_i`` of the module docstring.
+
+    The probabilities ``p_i`` at ``(W, b)``, named ``at`` by the solver, are those kept
+    on the part (:attr:`LogisticPart.kept`) by :func:`value_grad` or the first product
+    there, so that the products at a point take the scores of ``V`` alone: a pass of
+    ``K`` score columns, not ``2 K``, and no exponentials.
+    """
     K = W.shape[0]
+    kept = part.kept[1] if part.kept is not None and part.kept[0] == at else None
+    keep = part.keeps() if kept is None else None
     out_W, out_b = 0.0, 0.0
-    for Z, Y, s in part.each():
+    for i, (Z, Y, s) in enumerate(part.each()):
         xp = get_namespace(Y)[0]
-        both = _scores(Z, xp.concat([W, V], axis=0), xp.concat([b, c]))
-        P = _probabilities(both[:, :K], Y)[1]
-        d = both[:, K:]
+        if kept is None:
+            both = _scores(Z, xp.concat([W, V], axis=0), xp.concat([b, c]))
+            P, d = _probabilities(both[:, :K], Y)[1], both[:, K:]
+            if keep is not None:
+                keep.append(P)
+        else:
+            P, d = kept[i], _scores(Z, V, c)
         if K == 1:
             R = (s[:, None] * P * (1.0 - P)) * d
         else:
@@ -162,6 +189,8 @@ def hessp(part: LogisticPart, W: Any, b: Any, V: Any, c: Any) -> tuple[Any, Any]
             R = s[:, None] * (Pd - P * xp.sum(Pd, axis=1, keepdims=True))
         out_W = out_W + _back(Z, R)
         out_b = out_b + xp.sum(R, axis=0)
+    if keep is not None:
+        part.kept = (at, keep)
     return out_W, out_b
 
 
