@@ -55,6 +55,7 @@ CLASSIFIERS = (
     "FeatureRidgeClassifierCV",
     "FeatureLogisticRegression",
     "FeatureLogisticRegressionCV",
+    "NystroemKernelRidgeClassifier",
 )
 MODELS = REGRESSORS + CLASSIFIERS
 #: Maps whose kernel is defined for non-negative inputs (they must refuse negatives).
