@@ -45,7 +45,14 @@ def _estimators_taking(parameter: str) -> list[type]:
 
 
 KERNEL_ESTIMATORS = _estimators_taking("kernel")
-CALLABLE_OK = {"Nystroem", "IKA", "KernelRidge", "NystroemKernelRidge", "NystroemKernelRidgeCV"}
+CALLABLE_OK = {
+    "Nystroem",
+    "IKA",
+    "KernelRidge",
+    "NystroemKernelRidge",
+    "NystroemKernelRidgeCV",
+    "NystroemKernelRidgeClassifier",
+}
 
 
 def _fit(cls: type, **params) -> object:

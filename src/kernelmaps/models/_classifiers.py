@@ -209,10 +209,6 @@ class FeatureRidgeClassifier(
         from the device's free memory, the copy of the next block overlapping the work on
         the current one): the statistics are computed and merged there, the solve runs on
         the host and the fitted attributes are NumPy.  See :class:`FeatureRidge`.
-    verbose : int, default=0
-        Reports of the fit on standard output, as in :class:`FeatureRidge`: 0 silent;
-        1 each pass over the rows when it ends and the solve; 2 also the rows done
-        within a pass (about one line a second).
     calibration : {"auto", "temperature", "sigmoid"} or None, default="auto"
         How :meth:`predict_proba` turns decision values into probabilities, fitted on
         the exact leave-one-out decision values of the training rows (no refit; see
@@ -221,6 +217,10 @@ class FeatureRidgeClassifier(
         ``"sigmoid"``: Platt's ``sigmoid(a_c s_c + b_c)`` per class, normalized; it may
         move the threshold, and ``predict`` follows the decision values.  None: no
         probabilities (no ``predict_proba``).
+    verbose : int, default=0
+        Reports of the fit on standard output, as in :class:`FeatureRidge`: 0 silent;
+        1 each pass over the rows when it ends and the solve; 2 also the rows done
+        within a pass (about one line a second).
 
     Attributes
     ----------
@@ -331,8 +331,8 @@ class FeatureRidgeClassifier(
         keep_statistics: bool = True,
         random_state: Any = None,
         device: Any = None,
-        verbose: int = 0,
         calibration: str | None = "auto",
+        verbose: int = 0,
     ) -> None:
         super().__init__(
             feature_map,

@@ -660,8 +660,8 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         fit_intercept: bool = True,
         keep_statistics: bool = True,
         random_state: Any = None,
-        verbose: int = 0,
         calibration: str | None = "auto",
+        verbose: int = 0,
     ) -> None:
         super().__init__(
             feature_map,

@@ -166,8 +166,8 @@ tol, cache_size, random_state, device, verbose
         cache_size: float | str = "auto",
         random_state: Any = None,
         device: Any = None,
-        verbose: int = 0,
         calibration: str | None = "auto",
+        verbose: int = 0,
     ) -> None:
         super().__init__(
             kernel,
