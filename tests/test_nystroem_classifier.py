@@ -93,7 +93,6 @@ def test_probabilities_follow_the_decision_values(n_classes, seed) -> None:
         np.testing.assert_allclose(proba[:, 1], expected, rtol=1e-12)
     np.testing.assert_allclose(np.exp(clf.predict_log_proba(X)), proba, rtol=1e-12)
     assert clf.calibrator_.method == "temperature" and 0.0 < clf.calibrator_.slope[0] < np.inf
-    assert clf.score(X, labels) > 0.8
     again = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(again.predict_proba(X), proba)
 
