@@ -101,6 +101,8 @@ SUBSET: dict[str, list[tuple[str, str, str | None]]] = {
             ("base.BaseEstimator", "py:class"),
             ("base.TransformerMixin", "py:class"),
             ("base.clone", "py:function"),
+            ("calibration.CalibratedClassifierCV", "py:class"),
+            ("calibration.calibration_curve", "py:function"),
             ("exceptions.ConvergenceWarning", "py:class"),
             ("exceptions.NotFittedError", "py:class"),
             ("gaussian_process.kernels.Matern", "py:class"),
@@ -113,8 +115,11 @@ SUBSET: dict[str, list[tuple[str, str, str | None]]] = {
             ("linear_model.LogisticRegression", "py:class"),
             ("linear_model.Ridge", "py:class"),
             ("linear_model.RidgeCV", "py:class"),
+            ("linear_model.RidgeClassifier", "py:class"),
             ("linear_model.RidgeClassifierCV", "py:class"),
             ("linear_model.SGDClassifier", "py:class"),
+            ("metrics.brier_score_loss", "py:function"),
+            ("metrics.log_loss", "py:function"),
             ("metrics.pairwise.additive_chi2_kernel", "py:function"),
             ("metrics.pairwise.chi2_kernel", "py:function"),
             ("metrics.pairwise.cosine_similarity", "py:function"),
@@ -131,6 +136,7 @@ SUBSET: dict[str, list[tuple[str, str, str | None]]] = {
             ("set_config", "py:function"),
             ("svm.LinearSVC", "py:class"),
             ("svm.SVC", "py:class"),
+            ("utils.class_weight.compute_class_weight", "py:function"),
         ]
     ],
     "matplotlib": [
