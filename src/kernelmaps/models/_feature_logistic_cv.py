@@ -23,8 +23,9 @@ from .._rows import Rows, as_rows
 from .._validation import StrictInterval
 from ._base import classification_rows
 from ._feature_logistic import FeatureLogisticRegression
-from ._feature_ridge_cv import _cv_results, _RidgeSearchCV
+from ._feature_ridge_cv import _RidgeSearchCV
 from ._ridge._pass import checked_weights, map_features
+from ._search._results import cv_results
 
 if TYPE_CHECKING:
     from ._search._batches import RidgeSearch
@@ -309,7 +310,7 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         self, results: list[dict[str, Any]], n_splits: int, base: Any, X: Any, y: Any, w: Any
     ) -> None:
         """``cv_results_``, the best candidate and its model refitted on every row."""
-        table = _cv_results(cast("RidgeSearch", _Results(results, n_splits)))
+        table = cv_results(cast("RidgeSearch", _Results(results, n_splits)))
         self.cv_results_ = _renamed(table, "alpha", "C")
         means = np.where(np.isfinite(table["mean_test_score"]), table["mean_test_score"], -np.inf)
         if not np.isfinite(means).any():
@@ -392,7 +393,7 @@ def _held_out_score(model: Any, Z: Any, y: Any, test_w: Any) -> float:
 
 
 class _Results:
-    """The result rows and splits that :func:`_cv_results` reads of a search (all it
+    """The result rows and splits that :func:`cv_results` reads of a search (all it
     reads of a :class:`RidgeSearch`)."""
 
     def __init__(self, results: list[dict[str, Any]], n_splits: int) -> None:

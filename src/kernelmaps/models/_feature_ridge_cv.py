@@ -12,7 +12,6 @@ the best candidate (``best_estimator_``, a :class:`FeatureRidge` or
 
 from __future__ import annotations
 
-import math
 from numbers import Integral
 from typing import Any, ClassVar
 
@@ -37,7 +36,9 @@ from ._feature_ridge import FeatureRidge
 from ._ridge._pass import RowWork, checked_weights
 from ._ridge._path import REGRESSION_SCORINGS
 from ._search._batches import RidgeSearch, SearchSpec
+from ._search._gamma import extend_at_edge, golden_refine
 from ._search._pass import SearchWork
+from ._search._results import cv_results
 
 __all__ = ["FeatureRidgeCV", "FeatureRidgeClassifierCV"]
 
@@ -45,8 +46,6 @@ __all__ = ["FeatureRidgeCV", "FeatureRidgeClassifierCV"]
 AUTO_GAMMA_FACTORS = 10.0 ** np.linspace(-2.0, 2.0, 9)
 
 CLASSIFICATION_SCORINGS = ("accuracy", "balanced_accuracy")
-
-_INVERSE_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
 class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
@@ -290,14 +289,15 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
             search.evaluate(gammas[start : start + size])
         if not auto:
             return
-        gammas = _extend_at_edge(search, gammas)
+        ratio = float(AUTO_GAMMA_FACTORS[1] / AUTO_GAMMA_FACTORS[0])
+        gammas = extend_at_edge(search, gammas, ratio)
         if self.refine_gamma > 0:
-            _golden_refine(search, gammas, self.refine_gamma)
+            golden_refine(search, gammas, self.refine_gamma)
 
     def _finish(self, search: RidgeSearch, rows: Rows, largest_weight: float | None) -> None:
         best = search.best
         assert best is not None
-        self.cv_results_ = _cv_results(search)
+        self.cv_results_ = cv_results(search)
         self.best_index_ = best.index
         self.best_score_ = best.score
         self.best_params_ = dict(self.cv_results_["params"][best.index])
@@ -335,76 +335,6 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         """``best_estimator_.method(X)``."""
         check_is_fitted(self, "best_estimator_")
         return getattr(self.best_estimator_, method)(X)
-
-
-def _extend_at_edge(search: RidgeSearch, gammas: list[float | None]) -> list[float | None]:
-    """The grid of ``gammas="auto"`` extended while its best is at an end: two more
-    bandwidths beyond it, same spacing, one pass each time, at most twice."""
-    ratio = float(AUTO_GAMMA_FACTORS[1] / AUTO_GAMMA_FACTORS[0])
-    for _ in range(2):
-        i = int(np.argmax([search.gamma_scores[g] for g in gammas]))
-        if 0 < i < len(gammas) - 1:
-            break
-        edge = float(gammas[i])  # type: ignore[arg-type]
-        step = ratio if i else 1.0 / ratio
-        more = [edge * step, edge * step * step]
-        search.evaluate(more)
-        gammas = sorted([*gammas, *more])  # type: ignore[type-var]
-    return gammas
-
-
-def _golden_refine(search: RidgeSearch, gammas: list[float | None], steps: int) -> None:
-    """Golden-section search for the best ``log gamma`` between the neighbours of the
-    grid's best, ``steps`` more passes (the first evaluates the two inner points)."""
-    scores = [search.gamma_scores[g] for g in gammas]
-    i = int(np.argmax(scores))
-    if i == 0 or i == len(gammas) - 1:
-        return  # at the edge of the grid: nothing to bracket
-    a, b = math.log(gammas[i - 1]), math.log(gammas[i + 1])  # type: ignore[arg-type]
-    c, d = b - _INVERSE_GOLDEN * (b - a), a + _INVERSE_GOLDEN * (b - a)
-    found = search.evaluate([math.exp(c), math.exp(d)])
-    fc, fd = found[math.exp(c)], found[math.exp(d)]
-    for _ in range(steps - 1):
-        if fc >= fd:
-            b, d, fd = d, c, fc
-            c = b - _INVERSE_GOLDEN * (b - a)
-            fc = search.evaluate([math.exp(c)])[math.exp(c)]
-        else:
-            a, c, fc = c, d, fd
-            d = a + _INVERSE_GOLDEN * (b - a)
-            fd = search.evaluate([math.exp(d)])[math.exp(d)]
-
-
-def _cv_results(search: RidgeSearch) -> dict[str, Any]:
-    """GridSearchCV's ``cv_results_`` of the search's result rows."""
-    rows = search.results
-    splits = np.array([r["splits"] for r in rows])
-    means = splits.mean(axis=1)
-    finite = np.where(np.isfinite(means), means, -np.inf)
-    order = np.argsort(-finite, kind="stable")
-    rank = np.empty(len(rows), dtype=np.int32)
-    rank[order] = np.arange(1, len(rows) + 1)
-    ties = np.unique(finite, return_inverse=True, return_counts=False)[1]
-    for value in np.unique(ties):  # equal scores share the smallest rank, as GridSearchCV
-        members = ties == value
-        rank[members] = rank[members].min()
-    # plain arrays (GridSearchCV's are masked, which a model file cannot hold); no
-    # param_gamma for a map without one, as GridSearchCV lists only what it searched
-    searched = ["gamma"] if rows[0]["gamma"] is not None else []
-    searched += ["alpha", "n_components"]
-    out: dict[str, Any] = {f"param_{name}": np.array([r[name] for r in rows]) for name in searched}
-    out["params"] = [{name: r[name] for name in searched} for r in rows]
-    if search.spec.n_splits:
-        for k in range(splits.shape[1]):
-            out[f"split{k}_test_score"] = splits[:, k]
-    out["mean_test_score"] = means
-    # a candidate with a split of no score (infinite: a row fitted exactly) has no spread
-    spread = np.full(len(rows), np.nan)
-    scored = np.isfinite(splits).all(axis=1)
-    spread[scored] = splits[scored].std(axis=1)
-    out["std_test_score"] = spread
-    out["rank_test_score"] = rank
-    return out
 
 
 class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
