@@ -469,18 +469,25 @@ def validated_rows(
     return InMemoryRows(validate(X))
 
 
-def _method_of(estimator: Any, name: str, rows: Any) -> tuple[Any, Callable[[Any], Any]]:
-    return rows, getattr(estimator, name)
+def _method_of(
+    estimator: Any, name: str, options: dict[str, Any], rows: Any
+) -> tuple[Any, Callable[[Any], Any]]:
+    method = getattr(estimator, name)
+    return rows, functools.partial(method, **options) if options else method
 
 
-def _probe_work(estimator: Any, name: str, rows: Rows) -> RowwiseWork:
+def _probe_work(
+    estimator: Any, name: str, rows: Rows, options: dict[str, Any] | None = None
+) -> RowwiseWork:
     """The :class:`RowwiseWork` of a method that states nothing of its output: run once
-    on one row of zeros for the trailing shape and dtype, applied to every block."""
+    on one row of zeros (with the keyword ``options``) for the trailing shape and dtype,
+    applied to every block."""
+    options = options or {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        probe = getattr(estimator, name)(rows.empty(1))
+        probe = getattr(estimator, name)(rows.empty(1), **options)
     return RowwiseWork(
-        functools.partial(_method_of, estimator, name),
+        functools.partial(_method_of, estimator, name, options),
         tuple(probe.shape[1:]),
         np.dtype(probe.dtype),
         sparse=bool(sp.issparse(probe)),
@@ -513,16 +520,16 @@ def rowwise(method: _Method) -> _Method:
     def dispatched(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
         if not is_dask_array(X):
             return method(self, X, *args, **kwargs)
-        if args or kwargs:
-            raise TypeError(f"{method.__name__} takes only X for a Dask array.")
+        if args:
+            raise TypeError(f"{method.__name__} takes only X (and keywords) for a Dask array.")
         stated = getattr(self, "_rowwise_work", None)
-        planned = None if stated is None else stated(method.__name__, X)
+        planned = None if stated is None or kwargs else stated(method.__name__, X)
         if planned is None:
             from sklearn.utils.validation import check_is_fitted
 
             check_is_fitted(self)
             rows = validated_rows(self, X, reset=False, validate=lambda X: X)
-            work = _probe_work(self, method.__name__, rows)
+            work = _probe_work(self, method.__name__, rows, kwargs)
         else:
             work, rows = planned
         return rows.map_rows(work)

@@ -420,5 +420,5 @@ class FeatureRidgeClassifier(
         if self.calibration is None:
             self.calibrator_ = None
             return
-        values, targets, weights = sample(sample_rows(n_rows, calibration_size(n_rows)))
+        values, targets, weights, _ = sample(sample_rows(n_rows, calibration_size(n_rows)))
         self.calibrator_ = fit_calibrator(self.calibration, values, targets, weights)

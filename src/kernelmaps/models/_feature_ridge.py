@@ -20,26 +20,29 @@ attributes are NumPy, as ``X`` is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import RegressorMixin
 
-from .._array_api import (
-    check_place,
-)
+from .._array_api import check_place, get_namespace, is_numpy, to_namespace, to_numpy
 from .._rows import rowwise
 from .._streamed_rows import stream_rows
 from ._base import regression_rows
-from ._ridge._pass import (
-    checked_weights,
-)
+from ._calibration import calibration_size
+from ._posterior_functions import FeatureFunctions
+from ._ridge._pass import checked_weights, sample_rows
+from ._ridge._posterior import FeaturePosterior, weight_draws
+from ._ridge._solvers import penalty_terms
 from ._streaming_ridge import _StreamingRidgeMixin
+from ._uncertainty import ConformalScores, UncertaintyMixin, evidence_noise_variance
 
 __all__ = ["FeatureRidge"]
 
 
-class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
+class FeatureRidge(UncertaintyMixin, RegressorMixin, _StreamingRidgeMixin):
     """Ridge regression on the outputs of a feature map, in the primal or in the dual.
 
     Fits ``f(x) = w^T z(x) + b`` minimizing
@@ -307,19 +310,84 @@ class FeatureRidge(RegressorMixin, _StreamingRidgeMixin):
         return self
 
     @rowwise
-    def predict(self, X: Any) -> np.ndarray:
-        """Predict ``w^T z(x) + b``, mapping ``X`` in row blocks.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows in the input space of the feature map (validated once, not again by
-            the map).
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
-            The output dtype follows ``X``: float32 input, float32 predictions; an array
-            of ``X``'s namespace on its device for a model fitted there.
-        """
+    def _mean(self, X: Any) -> np.ndarray:
+        """``w^T z(x) + b``, mapping ``X`` in row blocks (``X`` validated once, not again
+        by the map); float32 input gives float32 predictions, an array of ``X``'s
+        namespace on its device for a model fitted there."""
         return self._decision(X)
+
+    # -- the posterior ------------------------------------------------------------------
+
+    def _store(self, solution: Any, solver: str) -> None:
+        super()._store(solution, solver)
+        self.__dict__.pop("_posterior_state", None)
+        noise = evidence_noise_variance(
+            solution.objective, solution.weight_sum - int(self.fit_intercept)
+        )
+        self.noise_variance_ = float(noise[0]) if self._y_1d else noise
+
+    def _wants_loo(self) -> bool:
+        return True
+
+    def _calibrate(
+        self, n_rows: int, sample: Callable[[np.ndarray], tuple[np.ndarray, ...]]
+    ) -> None:
+        """The conformal scores: the leave-one-out residuals of a sample of the rows
+        (every row up to 1024, else a tenth of them within [1024, 4096]); none for
+        weighted rows, which are not exchangeable."""
+        values, targets, weights, rows = sample(sample_rows(n_rows, calibration_size(n_rows)))
+        exchangeable = bool(np.all(weights == 1.0)) and bool(np.all(np.isfinite(values)))
+        self._conformal = ConformalScores(rows, targets - values) if exchangeable else None
+
+    def _posterior(self) -> FeaturePosterior:
+        """The weight posterior of the fitted penalty, formed from ``statistics_`` (one
+        Cholesky factorization, ``D^3 / 3``) when first needed and kept."""
+        state = self.__dict__.get("_posterior_state")
+        if state is not None:
+            return state
+        if getattr(self, "statistics_", None) is None and self._training_rows is None:
+            raise ValueError(
+                f"{type(self).__name__} was fitted with keep_statistics=False, which drops "
+                "the statistics its posterior is formed from; refit with "
+                "keep_statistics=True (the default) for return_std, return_cov, "
+                "predict_interval, sample_y and sample_functions."
+            )
+        self._resume_statistics()
+        terms = penalty_terms(self.statistics_.to_host(), self.alpha_, self.fit_intercept)
+        state = FeaturePosterior(terms, self._features, self._block_rows)
+        self._posterior_state = state
+        return state
+
+    def _held_out(self, X: Any) -> Callable[[Any], Any]:
+        """Jackknife+: ``mu_{-j}(x) = mu(x) - s(x, x_j) r_j`` for the scored rows ``x_j``,
+        with ``s = R(x) R(x_j)^T`` (:class:`FeaturePosterior`) and ``r_j`` the
+        leave-one-out residual (the Sherman-Morrison update of the fit without row
+        ``j``)."""
+        posterior, scores = self._posterior(), self._conformal
+        xp, device = get_namespace(X)
+        rows = (
+            scores.rows
+            if sp.issparse(scores.rows) or is_numpy(xp)
+            else (to_namespace(scores.rows, xp, device, dtype=X.dtype))
+        )
+        scored = posterior.root(rows)
+        residuals = to_namespace(scores.residuals, xp, device, dtype=scored.dtype)
+        coef = self.coef_ if self.coef_.ndim == 2 else self.coef_[None, :]
+        mean = self._predictor(coef, X)
+
+        def block(Xb: Any) -> Any:
+            smoother = posterior.root(Xb) @ scored.T
+            mu = xp.astype(mean(Xb), smoother.dtype, copy=False)
+            return mu[:, None, :] - smoother[:, :, None] * residuals[None, :, :]
+
+        return block
+
+    def _sample_functions(self, n_samples: int, rng: np.random.Generator) -> FeatureFunctions:
+        """Weight-space draws (:func:`weight_draws`)."""
+        terms = self._posterior().terms
+        coef = np.atleast_2d(np.asarray(to_numpy(self.coef_), dtype=np.float64))
+        intercept = np.atleast_1d(np.asarray(to_numpy(self.intercept_), dtype=np.float64))
+        coefs, intercepts = weight_draws(terms, coef, intercept, self._noise(), n_samples, rng)
+        return FeatureFunctions(
+            self.feature_map_, coefs, intercepts, self.n_features_in_, self._y_1d
+        )

@@ -311,6 +311,15 @@ class RidgeStatistics:
             yy -= my * b
         return G, C, yy
 
+    def target_energy(self, centred: bool) -> Any:
+        """``diag(Y_c^T W Y_c)`` (``centred``) or ``diag(Y^T W Y)``, without the ``D x D``
+        sums."""
+        yy = _copy(self.sum_yy)
+        if centred and self.weight_sum > 0:
+            return yy - self.sum_y / self.weight_sum * self.sum_y
+        u = self.shift_y
+        return yy + 2 * u * self.sum_y + self.weight_sum * u * u
+
     def uncentred(self) -> tuple[Any, Any, Any]:
         """``(Z^T W Z, Z^T W Y, diag(Y^T W Y))`` about the origin."""
         G, C, yy = _copy(self.gram), _copy(self.cross), _copy(self.sum_yy)

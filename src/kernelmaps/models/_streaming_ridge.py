@@ -43,8 +43,10 @@ from ._ridge._pass import (
     RowWork,
     feature_row_blocks,
     feature_width,
+    host_rows,
     loo_sample,
     map_features,
+    pick_rows,
     ridge_loo,
     ridge_statistics,
 )
@@ -66,6 +68,9 @@ _FITTED_STATE = (
     "solver_",
     "statistics_",
     "_training_rows",
+    "noise_variance_",
+    "_conformal",
+    "_posterior_state",
     "calibrator_",
 )
 
@@ -98,7 +103,7 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
     }
 
     #: The fitted arrays that follow ``X`` to its device (:meth:`_follow_x`).
-    _follows_x: ClassVar[tuple[str, ...]] = ("coef_", "intercept_", "cv_errors_")
+    _follows_x: ClassVar[tuple[str, ...]] = ("coef_", "intercept_", "cv_errors_", "noise_variance_")
 
     def __init__(
         self,
@@ -315,7 +320,11 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
             solution = self._fit_dual(X, Y, w, [first], largest_weight)
             del first
             loo = solution.loo
-            self._calibrate(X.shape[0], lambda index: (loo[index], Y[index], w[index]))
+
+            def sample(index: np.ndarray) -> tuple[Any, ...]:
+                return loo[index], Y[index], w[index], host_rows(pick_rows(X, index))
+
+            self._calibrate(X.shape[0], sample)
             self.statistics_ = None
             if self.keep_statistics:
                 # partial_fit continues from the statistics of these rows: built from

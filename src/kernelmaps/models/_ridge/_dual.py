@@ -328,4 +328,15 @@ def solve_dual(
     loo = dual_loo_values(eigen, chosen) if loo_values else None
     coef = dual.coef(V * dual.root_w[:, None]).T
     intercept = dual.y_mean - coef @ dual.z_mean
-    return RidgeSolution(coef, intercept, chosen, cv_errors, selection, loo)
+    # the minimum of the objective: B^T B - B^T K V = alpha B^T (K + alpha I)^{-1} B
+    objective = chosen * np.einsum("it,it->t", dual.B, V)
+    return RidgeSolution(
+        coef,
+        intercept,
+        chosen,
+        cv_errors,
+        selection,
+        loo,
+        objective=objective,
+        weight_sum=dual.weight_sum,
+    )

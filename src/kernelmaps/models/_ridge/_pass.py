@@ -391,7 +391,7 @@ def sample_rows(n_rows: int, size: int) -> np.ndarray:
     return np.sort(np.random.default_rng(0).choice(n_rows, size, replace=False))
 
 
-def _pick(values: Any, index: np.ndarray) -> Any:
+def pick_rows(values: Any, index: np.ndarray) -> Any:
     """The entries ``index`` of a part's rows or companion (a number or None as is)."""
     if values is None or not np.ndim(values):
         return values
@@ -403,17 +403,20 @@ def _pick(values: Any, index: np.ndarray) -> Any:
     return xp.take(values, to_namespace(index, xp, device), axis=0)
 
 
-def _concatenate(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-    return tuple(np.concatenate([x, z]) for x, z in zip(a, b, strict=True))
+def _concatenate(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(
+        sp.vstack([x, z], format="csr") if sp.issparse(x) else np.concatenate([x, z])
+        for x, z in zip(a, b, strict=True)
+    )
 
 
 def loo_sample(
     rows: Rows, work: RowWork, Y: Any, w: Any, terms: LooTerms, index: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[Any, ...]:
     """The leave-one-out fitted values of the rows ``index`` (sorted global indices) at
     the one penalty of ``terms``
-    (:func:`~kernelmaps.models._ridge._solvers.loo_values`), with their targets and
-    weights, as NumPy arrays in the order of ``index``.
+    (:func:`~kernelmaps.models._ridge._solvers.loo_values`), with their targets,
+    weights and rows (:func:`host_rows`), as NumPy arrays in the order of ``index``.
 
     Each part maps only its rows of ``index`` (features and values where the part is,
     ``terms`` moved there once), so the cost is ``O(len(index) D^2)`` besides reading
@@ -423,10 +426,16 @@ def loo_sample(
 
     def part(X: Any, y: Any, weights: Any, start: int) -> tuple[np.ndarray, ...]:
         local = index[(index >= start) & (index < start + X.shape[0])] - start
-        picked_w = None if weights is None else _pick(weights, local)
-        Xs, Ys, ws = work.rows(_pick(as_row_sliceable(X), local), _pick(y, local), picked_w, start)
+        picked_w = None if weights is None else pick_rows(weights, local)
+        picked_X = pick_rows(as_row_sliceable(X), local)
+        Xs, Ys, ws = work.rows(picked_X, pick_rows(y, local), picked_w, start)
         values = loo_values(held, map_features(work.feature_map, Xs), Ys, ws)
-        return tuple(np.asarray(to_numpy(a), dtype=np.float64) for a in (values, Ys, ws))
+        numbers = tuple(np.asarray(to_numpy(a), dtype=np.float64) for a in (values, Ys, ws))
+        return (*numbers, host_rows(Xs))
 
-    values, targets, weights = rows.map_reduce(part, _concatenate, Y, w)
-    return values, targets, weights
+    return rows.map_reduce(part, _concatenate, Y, w)
+
+
+def host_rows(X: Any) -> Any:
+    """A host copy of rows ``X`` (CSR for sparse rows, NumPy otherwise)."""
+    return sp.csr_matrix(X, copy=True) if sp.issparse(X) else np.array(to_numpy(X))

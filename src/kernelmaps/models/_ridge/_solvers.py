@@ -44,6 +44,7 @@ __all__ = [
     "loo_terms",
     "loo_values",
     "penalty_terms",
+    "project_rows",
     "ridge_inverse",
     "rounding_level",
     "solve_cholesky",
@@ -76,6 +77,11 @@ class RidgeSolution:
     factor : ndarray or None
         The lower Cholesky factor of ``G_c + alpha I`` a primal solve at a given penalty
         made (for :func:`penalty_terms`).
+    objective : ndarray of shape (t,) or None
+        The minimum of the objective per target, ``sum_i w_i |y_i - f(x_i)|^2 + alpha
+        |W|^2`` (for the evidence's noise variance).
+    weight_sum : float
+        ``S_w``, the sum of the weights of the rows.
 
     Examples
     --------
@@ -95,6 +101,8 @@ class RidgeSolution:
     loo: np.ndarray | None = None
     eig: EigenRidge | None = dataclasses.field(default=None, repr=False)
     factor: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    objective: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    weight_sum: float = 0.0
 
 
 def rounding_level(evals: np.ndarray) -> float:
@@ -285,10 +293,13 @@ class EigenRidge:
 
     def weights(self, alpha: float) -> np.ndarray:
         """``W = V diag(1 / (l + alpha)) Q``, shape (D, t)."""
-        scaled = self.Q * self.inverse(np.array([alpha]))
+        return self.lift(self.Q * self.inverse(np.array([alpha])))
+
+    def lift(self, coords: np.ndarray) -> np.ndarray:
+        """Coordinates in the basis back to features: ``V c``, or ``L^{-T} c``."""
         if self.triangular:
-            return scipy.linalg.solve_triangular(self.V, scaled, lower=True, trans="T")
-        return self.V @ scaled
+            return scipy.linalg.solve_triangular(self.V, coords, lower=True, trans="T")
+        return self.V @ coords
 
 
 def _problem(
@@ -570,6 +581,18 @@ def _loo_sum(xp: Any, residuals: Any, one_minus_h: Any, w: Any) -> Any:
     return xp.where(xp.any(counted & exact), math.inf, total)
 
 
+def project_rows(terms: LooTerms, Z: Any) -> tuple[Any, Any]:
+    """``(xp, P)``: the rows ``Z`` about the mean in the basis of ``terms``, ``P = (Z -
+    zbar) V`` (or ``(Z - zbar) L^{-T}``), in the namespace ``xp`` of ``Z`` (NumPy for
+    NumPy and sparse rows, in float64; elsewhere in ``Z``'s dtype on its device, with
+    ``terms`` moved there by :meth:`LooTerms.to_device`)."""
+    xp = get_namespace(Z)[0]
+    if is_numpy(xp):  # NumPy's own functions (and sparse blocks) on the host
+        return np, terms.eig.project(as_float64(Z)) - terms.shift
+    V, shift = (xp.astype(a, Z.dtype, copy=False) for a in (terms.eig.V, terms.shift))
+    return xp, Z @ V - shift
+
+
 def loo_block_rows(terms: LooTerms, Z: Any, Y: Any, w: Any) -> tuple[Any, Any, Any]:
     """The leave-one-out terms of every row of one block: ``(xp, e, 1 - h)``.
 
@@ -581,17 +604,14 @@ def loo_block_rows(terms: LooTerms, Z: Any, Y: Any, w: Any) -> tuple[Any, Any, A
     ``Z`` (NumPy for NumPy and sparse blocks), on its device, in the features' dtype there.
     """
     eig, alphas = terms.eig, terms.alphas
-    xp = get_namespace(Z)[0]
-    if is_numpy(xp):  # NumPy's own functions (and sparse blocks) on the host
-        xp = np
-        P = eig.project(as_float64(Z)) - terms.shift
+    xp, P = project_rows(terms, Z)
+    if is_numpy(xp):
         Q, inv, lev, tail, y_mean = eig.Q, terms.inv, terms.lev, terms.tail, eig.y_mean
     else:
-        V, Q, inv, lev, tail, shift, y_mean, Y, w = (
+        Q, inv, lev, tail, y_mean, Y, w = (
             xp.astype(a, Z.dtype, copy=False)
-            for a in (eig.V, eig.Q, terms.inv, terms.lev, terms.tail, terms.shift, eig.y_mean, Y, w)
+            for a in (eig.Q, terms.inv, terms.lev, terms.tail, eig.y_mean, Y, w)
         )
-        P = Z @ V - shift
     PP = P * P
     one_minus_h = PP @ tail * w[:, None]
     if not terms.interpolates:  # the complement of the least-squares leverage
@@ -897,10 +917,11 @@ def solve_ridge(
     """
     cv_errors, kept, factor = None, None, None
     if alphas is None:
-        G, C, _, z_mean, y_mean = _problem(stats, fit_intercept)
+        G, C, yy, z_mean, y_mean = _problem(stats, fit_intercept)
         W, factor = cholesky_ridge(G, C, float(alpha))
         del G
         chosen = float(alpha)
+        explained = np.einsum("dt,dt->t", C, W)
     else:
         if selection == "auto":
             selection = "loo" if blocks is not None or loo is not None else "gcv"
@@ -921,7 +942,17 @@ def solve_ridge(
             cv_errors = gcv_errors(stats, eig, alphas, fit_intercept)
         chosen = choose_alpha(alphas, cv_errors, selection)
         W, kept = eig.weights(chosen), eig
+        explained = np.einsum("kt,kt->t", eig.Q**2, eig.inverse(np.array([chosen])))
+        yy = stats.target_energy(fit_intercept)
     coef = W.T
     return RidgeSolution(
-        coef, y_mean - coef @ z_mean, chosen, cv_errors, selection, eig=kept, factor=factor
+        coef,
+        y_mean - coef @ z_mean,
+        chosen,
+        cv_errors,
+        selection,
+        eig=kept,
+        factor=factor,
+        objective=yy - explained,
+        weight_sum=float(stats.weight_sum),
     )
