@@ -146,6 +146,11 @@ class FeatureRidge(UncertaintyMixin, RegressorMixin, _StreamingRidgeMixin):
         With ``alphas``: ``"loo"`` or ``"gcv"``, what was used.
     n_features_out_ : int
         Number of features ``D`` produced by the map.
+    noise_variance_ : float or ndarray of shape (n_targets,)
+        ``sigma^2``, the noise variance of the Bayesian model whose posterior mean is the
+        fit (see the Notes): the evidence's maximum at the fitted penalty,
+        ``(sum_i s_i (y_i - f(x_i))^2 + alpha |w|^2) / (S_w - 1)`` (``S_w`` without an
+        intercept).  NaN after a fit on one observation.
     solver_ : {"primal", "dual"}
         How the last fit was solved.
     statistics_ : RidgeStatistics or None
@@ -222,9 +227,34 @@ class FeatureRidge(UncertaintyMixin, RegressorMixin, _StreamingRidgeMixin):
     ``partial_fit`` accumulates on the device too.  The result equals the NumPy fit's up
     to the rounding of the device's products.
 
+    Uncertainty.  The fit is the posterior mean of Bayesian linear regression on the
+    features, with the prior ``w ~ N(0, (sigma^2 / alpha) I)``, a flat prior on ``b`` and
+    noise ``N(0, sigma^2 / s_i)``: the posterior of ``w`` has covariance ``sigma^2 (Z_c^T S
+    Z_c + alpha I)^{-1}``, the inverse of the matrix the solve factorizes, so that
+    ``predict(X, return_std=True)`` returns ``sqrt(Var f(x) + sigma^2)``, the standard
+    deviation of a new observation (as :class:`sklearn.linear_model.BayesianRidge`), with
+
+    .. math:: \\operatorname{Var} f(x) = \\sigma^2 \\big((z(x) - \\bar z)^T (Z_c^T S Z_c +
+              \\alpha I)^{-1} (z(x) - \\bar z) + 1 / S_w\\big)
+
+    (``O(D^2)`` per row, from one Cholesky factorization of the statistics made when
+    first needed; ``statistics_`` must be kept).  With random Fourier features of a
+    kernel ``k`` this is the predictive variance of the Gaussian process of covariance
+    ``(sigma^2 / alpha) k`` as ``D`` grows (Rasmussen & Williams 2006, section 2.1).
+    ``sample_y`` and ``sample_functions`` draw from the same posterior (weight-space
+    draws: each function is ``w_s^T z(x) + b_s``).  ``predict_interval`` returns
+    jackknife+ intervals (Barber et al. 2021) from the exact leave-one-out residuals of
+    the training rows, which the fit computes for a sample of them (every row up to
+    1024, else a tenth within [1024, 4096]; ``O(m D^2)``, one more read of those rows
+    on Dask).
+
     References
     ----------
     Rahimi, A. and Recht, B. (2007). Random features for large-scale kernel machines. NIPS.
+    Barber, R. F., Candès, E. J., Ramdas, A. and Tibshirani, R. J. (2021). Predictive
+    inference with the jackknife+. Annals of Statistics 49(1).
+    Rasmussen, C. E. and Williams, C. K. I. (2006). Gaussian Processes for Machine
+    Learning. MIT Press.
     Golub, G. H., Heath, M. and Wahba, G. (1979). Generalized cross-validation as a method
     for choosing a good ridge parameter. Technometrics 21(2).
     Allen, D. M. (1974). The relationship between variable selection and data augmentation
@@ -353,7 +383,9 @@ class FeatureRidge(UncertaintyMixin, RegressorMixin, _StreamingRidgeMixin):
                 "predict_interval, sample_y and sample_functions."
             )
         self._resume_statistics()
-        terms = penalty_terms(self.statistics_.to_host(), self.alpha_, self.fit_intercept)
+        stats = self.statistics_
+        assert stats is not None  # built from the kept rows after a dual fit
+        terms = penalty_terms(stats.to_host(), self.alpha_, self.fit_intercept)
         state = FeaturePosterior(terms, self._features, self._block_rows)
         self._posterior_state = state
         return state
@@ -364,6 +396,7 @@ class FeatureRidge(UncertaintyMixin, RegressorMixin, _StreamingRidgeMixin):
         leave-one-out residual (the Sherman-Morrison update of the fit without row
         ``j``)."""
         posterior, scores = self._posterior(), self._conformal
+        assert scores is not None  # checked by predict_interval
         xp, device = get_namespace(X)
         rows = (
             scores.rows

@@ -313,6 +313,8 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         self.best_estimator_ = model
         self.feature_map_ = model.feature_map_
         self.coef_, self.intercept_ = model.coef_, model.intercept_
+        if hasattr(model, "noise_variance_"):
+            self.noise_variance_ = model.noise_variance_
 
     #: The model the search ends with (``best_estimator_``).
     _model_class: ClassVar[type] = FeatureRidge
@@ -424,6 +426,8 @@ class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
         The fitted map of the best candidate (of ``n_components_`` features).
     coef_, intercept_
         The final model's.
+    noise_variance_ : float or ndarray of shape (n_targets,)
+        The final model's noise variance (:class:`FeatureRidge`'s ``noise_variance_``).
     n_splits_ : int
         Splits of ``cv`` (0 with ``cv=None``).
     scoring_ : str
@@ -504,18 +508,74 @@ class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
         return 1 if y.ndim == 1 else int(y.shape[1])
 
     # defined here, not on the shared base, so that a wrong call names this class
-    def predict(self, X: Any) -> Any:
-        """Predict with the best model (``best_estimator_``).
+    def predict(self, X: Any, return_std: bool = False, return_cov: bool = False) -> Any:
+        """Predict with the best model (``best_estimator_``), with its posterior standard
+        deviation or covariance of a new observation (:meth:`FeatureRidge.predict`).
 
         Parameters
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+        return_std : bool, default=False
+        return_cov : bool, default=False
 
         Returns
         -------
-        ndarray
+        y_mean : ndarray
+        y_std or y_cov : ndarray, optional
         """
-        return self._best("predict", X)
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X, return_std=return_std, return_cov=return_cov)
+
+    def predict_interval(self, X: Any, coverage: float = 0.9) -> tuple[Any, Any]:
+        """The best model's jackknife+ intervals (:meth:`FeatureRidge.predict_interval`).
+
+        The model's penalty, bandwidth and width are those the search chose on all the
+        rows, held fixed: the guarantee is that of the model at those parameters.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+        coverage : float in (0, 1), default=0.9
+
+        Returns
+        -------
+        lower, upper : ndarray
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict_interval(X, coverage=coverage)
+
+    def sample_y(self, X: Any, n_samples: int = 1, random_state: Any = 0) -> Any:
+        """Joint posterior samples of new observations at ``X``
+        (:meth:`FeatureRidge.sample_y`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+        n_samples : int, default=1
+        random_state : int, RandomState, Generator or None, default=0
+
+        Returns
+        -------
+        y_samples : ndarray
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.sample_y(X, n_samples=n_samples, random_state=random_state)
+
+    def sample_functions(self, n_samples: int = 1, random_state: Any = None) -> Any:
+        """Functions drawn from the best model's posterior
+        (:meth:`FeatureRidge.sample_functions`).
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+        random_state : int, RandomState, Generator or None, default=None
+
+        Returns
+        -------
+        paths : PosteriorFunctions
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.sample_functions(n_samples, random_state=random_state)
 
 
 class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):

@@ -147,6 +147,9 @@ class UncertaintyMixin:
     (:class:`ConformalScores` or None).
     """
 
+    noise_variance_: Any
+    _conformal: ConformalScores | None
+
     def _mean(self, X: Any) -> Any:
         raise NotImplementedError
 
@@ -284,21 +287,33 @@ class UncertaintyMixin:
                 f"coverage must be a number in (0, 1), got {coverage!r}; e.g. coverage=0.9."
             )
         check_is_fitted(self, "noise_variance_")
-        if getattr(self, "_conformal", None) is None:
+        scores = getattr(self, "_conformal", None)
+        if scores is None:
             raise ValueError(
                 f"{type(self).__name__} has no held-out residuals for conformal intervals: "
-                "they need exchangeable rows, so fit without sample_weight (or with equal "
-                "weights) and keep_statistics=True."
+                "they need exchangeable rows, so fit without sample_weight (or with unit "
+                "weights)."
+            )
+        m = scores.residuals.shape[0]
+        if math.ceil(float(coverage) * (m + 1)) > m:
+            least = math.ceil(coverage / (1 - coverage) - 1e-9)
+            raise ValueError(
+                f"coverage={coverage:g} needs at least {least} "
+                f"scored rows for a finite interval, but the fit scored {m}; lower the "
+                "coverage or fit on more rows."
             )
         bounds = self._bounds(X, coverage=float(coverage))
+        t = scores.residuals.shape[1]
         if self._one_target():
-            return bounds[:, 0, 0], bounds[:, 1, 0]
-        return bounds[:, 0, :], bounds[:, 1, :]
+            return bounds[:, 0], bounds[:, 1]
+        return bounds[:, :t], bounds[:, t:]
 
     @rowwise
     def _bounds(self, X: Any, coverage: float = 0.9) -> Any:
-        """The lower and upper bounds of the rows of ``X``, shape (n, 2, t)."""
-        scores: ConformalScores = self._conformal
+        """The lower bounds of the rows of ``X`` for each target, then the upper ones,
+        shape (n, 2 t)."""
+        scores = self._conformal
+        assert scores is not None  # checked by predict_interval
         t = scores.residuals.shape[1]
 
         def predictor(Xv: Any) -> Callable[[Any], Any]:
@@ -310,11 +325,11 @@ class UncertaintyMixin:
             def block(Xb: Any) -> Any:
                 held = xp.astype(held_out(Xb), Xb.dtype, copy=False)
                 lower, upper = conformal_bounds(held, residuals, coverage, xp)
-                return xp.stack([lower, upper], axis=1)
+                return xp.concat([lower, upper], axis=1)
 
             return block
 
-        return predict_in_blocks(self, X, (2, t), self._posterior().block_rows, predictor)
+        return predict_in_blocks(self, X, (2 * t,), self._posterior().block_rows, predictor)
 
     def sample_y(self, X: Any, n_samples: int = 1, random_state: Any = 0) -> Any:
         """Draw joint samples of new observations at the rows of ``X`` from the posterior.
