@@ -368,3 +368,54 @@ def test_arrays_of_other_libraries_stay_where_they_are(place: Place) -> None:
     span = float(np.max(np.abs(y))) * 4 * (24 + 3) * place.eps * 120
     assert_close(lower, ref_lower, span, "lower")
     assert_close(upper, ref_upper, span, "upper")
+
+
+def test_kfold_search_gives_cv_plus(seed: int) -> None:
+    """CV+ (Barber et al. 2021, section 4) from refits without each fold."""
+    from sklearn.model_selection import KFold
+
+    X, y = _data(seed, n=60)
+    Xt = _data(seed + 1, n=5)[0]
+    splits = KFold(5, shuffle=True, random_state=seed)
+    rff = RandomFourierFeatures(gamma=0.5, n_components=12, random_state=seed)
+    search = FeatureRidgeCV(rff, gammas=[0.5], alphas=[0.3], cv=splits).fit(X, y)
+    held, residuals = np.empty((5, 60)), np.empty(60)
+    for train, test in splits.split(X):
+        model = FeatureRidge(rff, alpha=0.3).fit(X[train], y[train])
+        held[:, test] = model.predict(Xt)[:, None]
+        residuals[test] = np.abs(y[test] - model.predict(X[test]))
+    lower, upper = search.predict_interval(Xt, coverage=0.8)
+    expected_lower = np.sort(held - residuals, axis=1)[:, math.floor(0.2 * 61) - 1]
+    expected_upper = np.sort(held + residuals, axis=1)[:, math.ceil(0.8 * 61) - 1]
+    # fold models from statistics instead of refits: rounding c = 1000 D on |y|
+    tol = 1e3 * 12 * EPS * float(np.max(np.abs(y)))
+    np.testing.assert_allclose(lower, expected_lower, rtol=0, atol=tol)
+    np.testing.assert_allclose(upper, expected_upper, rtol=0, atol=tol)
+    assert search._conformal.folds is not None
+
+
+def test_kfold_search_on_dask_gives_cv_plus_of_its_hashed_folds(seed: int) -> None:
+    da = pytest.importorskip("dask.array")
+    from kernelmaps.models._search._pass import hashed_folds
+
+    X, y = _data(seed, n=80)
+    Xt = _data(seed + 1, n=5)[0]
+    rff = RandomFourierFeatures(gamma=0.5, n_components=12, random_state=seed)
+    search = FeatureRidgeCV(rff, gammas=[0.5], alphas=[0.3], cv=4).fit(
+        da.from_array(X, chunks=30), da.from_array(y, chunks=30)
+    )
+    labels = hashed_folds(0, 80, 4)
+    held, residuals = np.empty((5, 80)), np.empty(80)
+    for k in range(4):
+        test = labels == k
+        model = FeatureRidge(rff, alpha=0.3).fit(X[~test], y[~test])
+        held[:, test] = model.predict(Xt)[:, None]
+        residuals[test] = np.abs(y[test] - model.predict(X[test]))
+    lower, upper = search.predict_interval(da.from_array(Xt, chunks=2), coverage=0.8)
+    tol = 1e3 * 12 * EPS * float(np.max(np.abs(y)))
+    np.testing.assert_allclose(
+        lower.compute(), np.sort(held - residuals, axis=1)[:, math.floor(0.2 * 81) - 1], atol=tol
+    )
+    np.testing.assert_allclose(
+        upper.compute(), np.sort(held + residuals, axis=1)[:, math.ceil(0.8 * 81) - 1], atol=tol
+    )

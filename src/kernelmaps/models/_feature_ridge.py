@@ -365,9 +365,11 @@ class FeatureRidge(UncertaintyMixin, RegressorMixin, _StreamingRidgeMixin):
         """The conformal scores: the leave-one-out residuals of a sample of the rows
         (every row up to 1024, else a tenth of them within [1024, 4096]); none for
         weighted rows, which are not exchangeable."""
-        values, targets, weights, rows = sample(sample_rows(n_rows, calibration_size(n_rows)))
+        index = sample_rows(n_rows, calibration_size(n_rows))
+        values, targets, weights, rows = sample(index)
         exchangeable = bool(np.all(weights == 1.0)) and bool(np.all(np.isfinite(values)))
-        self._conformal = ConformalScores(rows, targets - values) if exchangeable else None
+        scores = ConformalScores(rows, targets - values, index=index, targets=targets)
+        self._conformal = scores if exchangeable else None
 
     def _posterior(self) -> FeaturePosterior:
         """The weight posterior of the fitted penalty, formed from ``statistics_`` (one

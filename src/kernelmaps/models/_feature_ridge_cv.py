@@ -12,6 +12,7 @@ the best candidate (``best_estimator_``, a :class:`FeatureRidge` or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from numbers import Integral
 from typing import Any, ClassVar
 
@@ -23,7 +24,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import to_numpy
+from .._array_api import get_namespace, is_numpy, to_namespace, to_numpy
 from .._estimator_repr import CompactArrayReprMixin
 from .._progress import Progress
 from .._rows import Rows
@@ -36,9 +37,11 @@ from ._feature_ridge import FeatureRidge
 from ._ridge._pass import RowWork, checked_weights
 from ._ridge._path import REGRESSION_SCORINGS
 from ._search._batches import RidgeSearch, SearchSpec
+from ._search._conformal import fold_models, out_of_fold
 from ._search._gamma import extend_at_edge, golden_refine
-from ._search._pass import SearchWork
+from ._search._pass import SearchWork, hashed_folds
 from ._search._results import cv_results
+from ._uncertainty import ConformalScores, UncertaintyMixin
 
 __all__ = ["FeatureRidgeCV", "FeatureRidgeClassifierCV"]
 
@@ -339,7 +342,7 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         return getattr(self.best_estimator_, method)(X)
 
 
-class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
+class FeatureRidgeCV(UncertaintyMixin, RegressorMixin, _RidgeSearchCV):
     """Ridge regression on a feature map with ``gamma``, ``alpha`` and ``n_components``
     chosen by cross-validation in one pass over the rows per batch of bandwidths.
 
@@ -507,75 +510,72 @@ class FeatureRidgeCV(RegressorMixin, _RidgeSearchCV):
     def _n_targets(self, y: Any) -> int:
         return 1 if y.ndim == 1 else int(y.shape[1])
 
-    # defined here, not on the shared base, so that a wrong call names this class
-    def predict(self, X: Any, return_std: bool = False, return_cov: bool = False) -> Any:
-        """Predict with the best model (``best_estimator_``), with its posterior standard
-        deviation or covariance of a new observation (:meth:`FeatureRidge.predict`).
+    def _finish(self, search: RidgeSearch, rows: Rows, largest_weight: float | None) -> None:
+        super()._finish(search, rows, largest_weight)
+        self._conformal = self._conformal_scores(search, rows)
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-        return_std : bool, default=False
-        return_cov : bool, default=False
+    def _conformal_scores(self, search: RidgeSearch, rows: Rows) -> ConformalScores | None:
+        """CV+ scores with ``cv`` (the scored rows of the final model, each predicted by
+        the model without its fold, solved from the fold statistics at the chosen
+        penalty); else the final model's jackknife+ scores."""
+        model, best = self.best_estimator_, search.best
+        scores = getattr(model, "_conformal", None)
+        if scores is None or best is None or best.folds is None or scores.index is None:
+            return scores
+        n_splits = search.spec.n_splits
+        models = fold_models(best.folds, n_splits, best.alpha, self.fit_intercept)
+        labels = search.aligned[2]
+        if labels is None:  # a Dask array's folds: a hash of the row index
+            fold_of = hashed_folds(0, rows.n_rows, n_splits)[scores.index]
+        else:
+            fold_of = np.asarray(to_numpy(labels))[scores.index]
+        keep = np.flatnonzero(fold_of < n_splits)  # rows in no test set have no model
+        kept = scores.rows[keep]
+        held = kept if is_numpy(rows.xp) else to_namespace(kept, rows.xp, rows.device)
+        Z = to_numpy(model._features(held))
+        assert scores.targets is not None
+        targets = scores.targets[keep]
+        own = out_of_fold(Z, fold_of[keep], models, targets.shape[1])
+        return ConformalScores(
+            kept, targets - own, fold_of[keep], models, scores.index[keep], targets
+        )
 
-        Returns
-        -------
-        y_mean : ndarray
-        y_std or y_cov : ndarray, optional
-        """
+    # the uncertainty of the best model (UncertaintyMixin's methods)
+
+    def _mean(self, X: Any) -> Any:
+        return self._best("predict", X)
+
+    def _posterior(self) -> Any:
         check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict(X, return_std=return_std, return_cov=return_cov)
+        return self.best_estimator_._posterior()
 
-    def predict_interval(self, X: Any, coverage: float = 0.9) -> tuple[Any, Any]:
-        """The best model's jackknife+ intervals (:meth:`FeatureRidge.predict_interval`).
+    def _sample_functions(self, n_samples: int, rng: np.random.Generator) -> Any:
+        return self.best_estimator_._sample_functions(n_samples, rng)
 
-        The model's penalty, bandwidth and width are those the search chose on all the
-        rows, held fixed: the guarantee is that of the model at those parameters.
+    def _held_out(self, X: Any) -> Callable[[Any], Any]:
+        """CV+: every scored row's fold model at the rows (one product per fold); else
+        the best model's jackknife+."""
+        scores = self._conformal
+        assert scores is not None  # checked by predict_interval
+        if scores.fold_models is None or scores.folds is None:
+            return self.best_estimator_._held_out(X)
+        xp, device = get_namespace(X)
+        coef, intercept = scores.fold_models
+        folds = scores.folds
+        if not is_numpy(xp):
+            coef, intercept = (
+                to_namespace(a, xp, device, dtype=X.dtype) for a in scores.fold_models
+            )
+            folds = to_namespace(folds, xp, device)
+        t, features = scores.residuals.shape[1], self.best_estimator_._features
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-        coverage : float in (0, 1), default=0.9
+        def block(Xb: Any) -> Any:
+            Z = features(Xb)
+            every = Z @ (coef if is_numpy(xp) else xp.astype(coef, Z.dtype, copy=False))
+            every = xp.reshape(xp.asarray(every) + intercept, (Xb.shape[0], -1, t))
+            return xp.take(every, folds, axis=1)
 
-        Returns
-        -------
-        lower, upper : ndarray
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict_interval(X, coverage=coverage)
-
-    def sample_y(self, X: Any, n_samples: int = 1, random_state: Any = 0) -> Any:
-        """Joint posterior samples of new observations at ``X``
-        (:meth:`FeatureRidge.sample_y`).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
-        n_samples : int, default=1
-        random_state : int, RandomState, Generator or None, default=0
-
-        Returns
-        -------
-        y_samples : ndarray
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.sample_y(X, n_samples=n_samples, random_state=random_state)
-
-    def sample_functions(self, n_samples: int = 1, random_state: Any = None) -> Any:
-        """Functions drawn from the best model's posterior
-        (:meth:`FeatureRidge.sample_functions`).
-
-        Parameters
-        ----------
-        n_samples : int, default=1
-        random_state : int, RandomState, Generator or None, default=None
-
-        Returns
-        -------
-        paths : PosteriorFunctions
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.sample_functions(n_samples, random_state=random_state)
+        return block
 
 
 class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):

@@ -72,14 +72,19 @@ class ConformalScores:
     folds : ndarray of shape (m,) or None
         CV+: the fold of each row, whose model is ``fold_models[fold]``; None for
         leave-one-out.
-    fold_models : tuple or None
-        CV+: per fold ``(coef (t, D), intercept (t,))`` of the model fitted without it.
+    fold_models : tuple of ndarray or None
+        CV+: ``(coef (D, K t), intercept (K t,))``, the models fitted without each fold,
+        fold after fold.
+    index, targets : ndarray of shape (m,) and (m, t), or None
+        The global indices of the scored rows (sorted) and their targets.
     """
 
     rows: Any
     residuals: np.ndarray
     folds: np.ndarray | None = None
-    fold_models: tuple[tuple[np.ndarray, np.ndarray], ...] | None = None
+    fold_models: tuple[np.ndarray, np.ndarray] | None = None
+    index: np.ndarray | None = None
+    targets: np.ndarray | None = None
 
 
 def evidence_noise_variance(residual: np.ndarray, count: float) -> np.ndarray:
@@ -149,6 +154,9 @@ class UncertaintyMixin:
 
     noise_variance_: Any
     _conformal: ConformalScores | None
+
+    #: The internal types of the fitted state (a model file may hold them).
+    _state_types: tuple[type, ...] = (ConformalScores,)
 
     def _mean(self, X: Any) -> Any:
         raise NotImplementedError

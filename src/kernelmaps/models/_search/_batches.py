@@ -87,6 +87,8 @@ class Best:
     width: int
     feature_map: Any
     statistics: RidgeStatistics
+    #: K-fold: the statistics of each group of rows (a fold, or the rows in no test set)
+    folds: list[RidgeStatistics] | None = None
 
 
 class RidgeSearch:
@@ -298,11 +300,11 @@ class RidgeSearch:
         else:
             split_scores = self._kfold_scores(candidates, problems)
         out = []
-        for (candidate, width, _, total), (alphas, scores) in zip(
+        for (candidate, width, folds, total), (alphas, scores) in zip(
             problems, split_scores, strict=True
         ):
             out.append((candidate.gamma, float(np.max(np.mean(scores, axis=0)))))
-            self._record(candidate, width, total, alphas, scores)
+            self._record(candidate, width, (total, folds), alphas, scores)
         return out
 
     def _alphas(self, total: RidgeStatistics, eig: Any = None) -> np.ndarray:
@@ -401,11 +403,13 @@ class RidgeSearch:
         self,
         candidate: Candidate,
         width: Width,
-        total: RidgeStatistics,
+        statistics: tuple[RidgeStatistics, list[RidgeStatistics]],
         alphas: np.ndarray,
         scores: np.ndarray,
     ) -> None:
-        """Append a result row per penalty; keep the statistics of a new best."""
+        """Append a result row per penalty; keep the statistics of a new best (of all
+        its rows, and of each group of rows for K-fold)."""
+        total, folds = statistics
         means = np.mean(scores, axis=0)
         for j, alpha in enumerate(alphas):
             self.results.append(
@@ -428,6 +432,7 @@ class RidgeSearch:
                 width.n_components,
                 _final_map(candidate, width),
                 total,
+                folds if self.spec.n_splits else None,
             )
 
 
