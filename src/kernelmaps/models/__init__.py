@@ -29,6 +29,8 @@
   one pass over the rows per gradient or Hessian-vector product;
   :class:`FeatureLogisticRegressionCV` -- ``gamma``, ``C`` and ``n_components`` chosen by
   exact K-fold log-loss.
+* :class:`PosteriorFunctions` -- the functions ``sample_functions`` of the regressors draws
+  from their posterior, evaluated at any rows in blocks.
 """
 
 from ._budget._feature_budget import BudgetRow, FeatureBudget, feature_budget
@@ -44,6 +46,7 @@ from ._kernel_ridge import KernelRidge
 from ._nystroem_classifier import NystroemKernelRidgeClassifier
 from ._nystroem_ridge import NystroemKernelRidge
 from ._nystroem_ridge_cv import NystroemKernelRidgeCV
+from ._posterior_functions import PosteriorFunctions
 from ._ridge_statistics import RidgeStatistics
 
 __all__ = [
@@ -63,6 +66,7 @@ __all__ = [
     "NystroemKernelRidgeCV",
     "NystroemKernelRidgeClassifier",
     "NystroemMatvec",
+    "PosteriorFunctions",
     "RidgeStatistics",
     "StatisticalDimension",
     "conjugate_gradient",
