@@ -18,7 +18,6 @@ from sklearn.linear_model import Ridge
 from sklearn.preprocessing import PolynomialFeatures
 
 from kernelmaps import FeatureRidge, KernelRidge, RandomBinningFeatures, RandomFourierFeatures
-from kernelmaps.models._calibration import calibration_size
 
 from ._bounds import DELTA
 
@@ -428,12 +427,9 @@ def test_fit_maps_each_row_once_and_scans_x_once(monkeypatch, state_width) -> No
 
     monkeypatch.setattr(validation, "_assert_all_finite", counting)
     model = FeatureRidge(_CountingMap(state_width)).fit(X, y)
-    # one pass of the map over X (no extra transform to learn the width), and the rows
-    # scored for the conformal intervals (every row below 1024) ...
-    scored = min(X.shape[0], calibration_size(X.shape[0]))
-    assert sum(model.feature_map_.rows_) == X.shape[0] + scored
+    # one pass of the map over X (no extra transform to learn the width) ...
+    assert sum(model.feature_map_.rows_) == X.shape[0]
     # ... and one NaN/inf scan of X (of any of its rows), by FeatureRidge itself
     assert scans == [X.shape]
     loo = FeatureRidge(_CountingMap(state_width), alphas=[0.1, 1.0]).fit(X, y)
-    # exact leave-one-out: two passes
-    assert sum(loo.feature_map_.rows_) == 2 * X.shape[0] + scored
+    assert sum(loo.feature_map_.rows_) == 2 * X.shape[0]  # exact leave-one-out: two passes

@@ -28,14 +28,14 @@ import scipy.sparse as sp
 from sklearn.base import RegressorMixin
 
 from .._array_api import check_place, get_namespace, is_numpy, to_namespace, to_numpy
-from .._rows import rowwise
+from .._rows import Rows, rowwise
 from .._streamed_rows import stream_rows
 from ._base import regression_rows
 from ._calibration import calibration_size
 from ._posterior_functions import FeatureFunctions
-from ._ridge._pass import checked_weights, sample_rows
+from ._ridge._pass import RowWork, checked_weights, row_sample, sample_rows
 from ._ridge._posterior import FeaturePosterior, weight_draws
-from ._ridge._solvers import penalty_terms
+from ._ridge._solvers import loo_values, penalty_terms
 from ._streaming_ridge import _StreamingRidgeMixin
 from ._uncertainty import ConformalScores, UncertaintyMixin, evidence_noise_variance
 
@@ -244,9 +244,11 @@ class FeatureRidge(UncertaintyMixin, RegressorMixin, _StreamingRidgeMixin):
     ``sample_y`` and ``sample_functions`` draw from the same posterior (weight-space
     draws: each function is ``w_s^T z(x) + b_s``).  ``predict_interval`` returns
     jackknife+ intervals (Barber et al. 2021) from the exact leave-one-out residuals of
-    the training rows, which the fit computes for a sample of them (every row up to
-    1024, else a tenth within [1024, 4096]; ``O(m D^2)``, one more read of those rows
-    on Dask).
+    a sample of the training rows (every row up to 1024, else a tenth within [1024,
+    4096]), which the fit keeps with their targets (one more read of those rows on Dask)
+    and whose residuals are computed from the posterior when first needed
+    (``O(m D^2)``); then ``O(D^2 + m D)`` a row.  None after a fit with
+    ``sample_weight`` (weighted rows are not exchangeable).
 
     References
     ----------
@@ -294,6 +296,7 @@ class FeatureRidge(UncertaintyMixin, RegressorMixin, _StreamingRidgeMixin):
         rows, y = regression_rows(self, X, y, reset=True)
         rows = stream_rows(rows, self.device)
         head = self._start(rows, 1 if y.ndim == 1 else y.shape[1], y.ndim == 1)
+        self._exchangeable = sample_weight is None
         self._fit_rows(rows, rows.align(y), checked_weights(rows, sample_weight), head)
         return self
 
@@ -336,6 +339,8 @@ class FeatureRidge(UncertaintyMixin, RegressorMixin, _StreamingRidgeMixin):
         else:
             self._check_same_targets(n_targets, y.ndim == 1)
         weights = checked_weights(rows, sample_weight)
+        exchangeable = first or getattr(self, "_exchangeable", True)
+        self._exchangeable = exchangeable and sample_weight is None
         self._partial_fit_rows(rows, rows.align(y), weights, first, head)
         return self
 
@@ -356,20 +361,57 @@ class FeatureRidge(UncertaintyMixin, RegressorMixin, _StreamingRidgeMixin):
         )
         self.noise_variance_ = float(noise[0]) if self._y_1d else noise
 
-    def _wants_loo(self) -> bool:
-        return True
+    def _calibrate_primal(
+        self, rows: Rows, work: RowWork | None, targets: tuple[Any, Any], solution: Any, stats: Any
+    ) -> None:
+        """Keep the rows scored for conformal intervals (:meth:`_calibrate`), read in one
+        pass; their leave-one-out residuals are computed when first needed."""
+        work = work if work is not None else self._row_work(rows)
+        self._calibrate(rows.n_rows, lambda index: (None, *row_sample(rows, work, *targets, index)))
 
     def _calibrate(
         self, n_rows: int, sample: Callable[[np.ndarray], tuple[np.ndarray, ...]]
     ) -> None:
-        """The conformal scores: the leave-one-out residuals of a sample of the rows
-        (every row up to 1024, else a tenth of them within [1024, 4096]); none for
-        weighted rows, which are not exchangeable."""
+        """Keep the rows scored for conformal intervals: every row up to 1024, else a
+        tenth of them within [1024, 4096] (a fixed uniform sample), with their targets;
+        none after a fit with sample weights (the rows are not exchangeable)."""
+        self._scored = None
+        if not getattr(self, "_exchangeable", True):
+            return
         index = sample_rows(n_rows, calibration_size(n_rows))
-        values, targets, weights, rows = sample(index)
-        exchangeable = bool(np.all(weights == 1.0)) and bool(np.all(np.isfinite(values)))
-        scores = ConformalScores(rows, targets - values, index=index, targets=targets)
-        self._conformal = scores if exchangeable else None
+        _, targets, weights, rows = sample(index)
+        if np.all(weights == 1.0):
+            self._scored = (index, rows, targets)
+
+    def _scores(self) -> ConformalScores | None:
+        """The jackknife+ scores: the leave-one-out residuals of the scored rows under
+        the fitted model (:func:`loo_values` from the posterior's terms, ``O(m D^2)``),
+        computed when first needed and kept with the posterior."""
+        scored = getattr(self, "_scored", None)
+        if scored is None:
+            return None
+        posterior = self._posterior()
+        if posterior.scores is None:
+            index, rows, targets = scored
+            held = self._placed(rows)
+            Z = self._features(held)
+            ones = np.ones(targets.shape[0])
+            terms = posterior.terms_for(Z)
+            xp, device = get_namespace(Z)
+            Y, w = targets, ones
+            if not is_numpy(xp):
+                Y, w = (to_namespace(a, xp, device) for a in (targets, ones))
+            values = np.asarray(to_numpy(loo_values(terms, Z, Y, w)), dtype=np.float64)
+            posterior.scores = ConformalScores(rows, targets - values, index=index, targets=targets)
+        return posterior.scores
+
+    def _placed(self, rows: Any) -> Any:
+        """Host rows moved where the model lives (as ``X`` of its fit)."""
+        coef = self.coef_
+        xp, device = get_namespace(coef)
+        if is_numpy(xp) or sp.issparse(rows):
+            return rows
+        return to_namespace(rows, xp, device)
 
     def _posterior(self) -> FeaturePosterior:
         """The weight posterior of the fitted penalty, formed from ``statistics_`` (one
@@ -397,7 +439,7 @@ class FeatureRidge(UncertaintyMixin, RegressorMixin, _StreamingRidgeMixin):
         with ``s = R(x) R(x_j)^T`` (:class:`FeaturePosterior`) and ``r_j`` the
         leave-one-out residual (the Sherman-Morrison update of the fit without row
         ``j``)."""
-        posterior, scores = self._posterior(), self._conformal
+        posterior, scores = self._posterior(), self._scores()
         assert scores is not None  # checked by predict_interval
         xp, device = get_namespace(X)
         rows = (

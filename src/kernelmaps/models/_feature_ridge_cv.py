@@ -502,7 +502,7 @@ class FeatureRidgeCV(UncertaintyMixin, RegressorMixin, _RidgeSearchCV):
         """
         self._validate_params()
         rows, y = regression_rows(self, X, y, reset=True)
-        self._y_1d = y.ndim == 1
+        self._y_1d, self._weighted = y.ndim == 1, sample_weight is not None
         search, largest_weight = self._search(rows, y, sample_weight, groups, None)
         self._finish(search, rows, largest_weight)
         return self
@@ -514,31 +514,39 @@ class FeatureRidgeCV(UncertaintyMixin, RegressorMixin, _RidgeSearchCV):
         super()._finish(search, rows, largest_weight)
         self._conformal = self._conformal_scores(search, rows)
 
+    def _final_estimator(self, best: Any) -> Any:
+        model = super()._final_estimator(best)
+        model._exchangeable = not getattr(self, "_weighted", False)
+        return model
+
+    def _scores(self) -> ConformalScores | None:
+        """CV+ scores after a K-fold search, else the best model's jackknife+ ones."""
+        check_is_fitted(self, "best_estimator_")
+        if self._conformal is not None:
+            return self._conformal
+        return self.best_estimator_._scores()
+
     def _conformal_scores(self, search: RidgeSearch, rows: Rows) -> ConformalScores | None:
         """CV+ scores with ``cv`` (the scored rows of the final model, each predicted by
         the model without its fold, solved from the fold statistics at the chosen
         penalty); else the final model's jackknife+ scores."""
         model, best = self.best_estimator_, search.best
-        scores = getattr(model, "_conformal", None)
-        if scores is None or best is None or best.folds is None or scores.index is None:
-            return scores
+        scored = getattr(model, "_scored", None)
+        if scored is None or best is None or best.folds is None:
+            return None
+        index, scored_rows, scored_targets = scored
         n_splits = search.spec.n_splits
         models = fold_models(best.folds, n_splits, best.alpha, self.fit_intercept)
         labels = search.aligned[2]
         if labels is None:  # a Dask array's folds: a hash of the row index
-            fold_of = hashed_folds(0, rows.n_rows, n_splits)[scores.index]
+            fold_of = hashed_folds(0, rows.n_rows, n_splits)[index]
         else:
-            fold_of = np.asarray(to_numpy(labels))[scores.index]
+            fold_of = np.asarray(to_numpy(labels))[index]
         keep = np.flatnonzero(fold_of < n_splits)  # rows in no test set have no model
-        kept = scores.rows[keep]
-        held = kept if is_numpy(rows.xp) else to_namespace(kept, rows.xp, rows.device)
-        Z = to_numpy(model._features(held))
-        assert scores.targets is not None
-        targets = scores.targets[keep]
+        kept, targets = scored_rows[keep], scored_targets[keep]
+        Z = to_numpy(model._features(model._placed(kept)))
         own = out_of_fold(Z, fold_of[keep], models, targets.shape[1])
-        return ConformalScores(
-            kept, targets - own, fold_of[keep], models, scores.index[keep], targets
-        )
+        return ConformalScores(kept, targets - own, fold_of[keep], models, index[keep], targets)
 
     # the uncertainty of the best model (UncertaintyMixin's methods)
 
@@ -555,7 +563,7 @@ class FeatureRidgeCV(UncertaintyMixin, RegressorMixin, _RidgeSearchCV):
     def _held_out(self, X: Any) -> Callable[[Any], Any]:
         """CV+: every scored row's fold model at the rows (one product per fold); else
         the best model's jackknife+."""
-        scores = self._conformal
+        scores = self._scores()
         assert scores is not None  # checked by predict_interval
         if scores.fold_models is None or scores.folds is None:
             return self.best_estimator_._held_out(X)

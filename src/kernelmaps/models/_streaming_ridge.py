@@ -70,6 +70,7 @@ _FITTED_STATE = (
     "_training_rows",
     "noise_variance_",
     "_conformal",
+    "_scored",
     "_posterior_state",
     "calibrator_",
 )
@@ -322,7 +323,8 @@ class _StreamingRidgeMixin(CompactArrayReprMixin, BaseEstimator):
             loo = solution.loo
 
             def sample(index: np.ndarray) -> tuple[Any, ...]:
-                return loo[index], Y[index], w[index], host_rows(pick_rows(X, index))
+                values = None if loo is None else loo[index]
+                return values, Y[index], w[index], host_rows(pick_rows(X, index))
 
             self._calibrate(X.shape[0], sample)
             self.statistics_ = None

@@ -164,6 +164,10 @@ class UncertaintyMixin:
     def _posterior(self) -> Posterior:
         raise NotImplementedError
 
+    def _scores(self) -> ConformalScores | None:
+        """The conformal scores of the fit (None: no intervals, e.g. weighted rows)."""
+        return getattr(self, "_conformal", None)
+
     def _held_out(self, X: Any) -> Callable[[Any], Any]:
         raise NotImplementedError
 
@@ -295,7 +299,7 @@ class UncertaintyMixin:
                 f"coverage must be a number in (0, 1), got {coverage!r}; e.g. coverage=0.9."
             )
         check_is_fitted(self, "noise_variance_")
-        scores = getattr(self, "_conformal", None)
+        scores = self._scores()
         if scores is None:
             raise ValueError(
                 f"{type(self).__name__} has no held-out residuals for conformal intervals: "
@@ -320,7 +324,7 @@ class UncertaintyMixin:
     def _bounds(self, X: Any, coverage: float = 0.9) -> Any:
         """The lower bounds of the rows of ``X`` for each target, then the upper ones,
         shape (n, 2 t)."""
-        scores = self._conformal
+        scores = self._scores()
         assert scores is not None  # checked by predict_interval
         t = scores.residuals.shape[1]
 

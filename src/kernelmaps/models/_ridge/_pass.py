@@ -410,6 +410,44 @@ def _concatenate(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
     )
 
 
+def _picked(
+    work: RowWork, index: np.ndarray, X: Any, y: Any, weights: Any, start: int
+) -> tuple[Any, Any, Any]:
+    """The rows of ``index`` (sorted global indices) in a part of first row ``start``,
+    their targets and weights, checked as a pass checks its rows (:meth:`RowWork.rows`)."""
+    local = index[(index >= start) & (index < start + X.shape[0])] - start
+    picked_w = None if weights is None else pick_rows(weights, local)
+    picked_X = pick_rows(as_row_sliceable(X), local)
+    return work.rows(picked_X, pick_rows(y, local), picked_w, start)
+
+
+def _host_numbers(*arrays: Any) -> tuple[np.ndarray, ...]:
+    return tuple(np.asarray(to_numpy(a), dtype=np.float64) for a in arrays)
+
+
+def row_sample(rows: Rows, work: RowWork, Y: Any, w: Any, index: np.ndarray) -> tuple[Any, ...]:
+    """The rows ``index`` (sorted global indices) read in one pass, with their targets
+    and weights: ``(targets, weights, rows)``, NumPy (the rows by :func:`host_rows`), in
+    the order of ``index``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._rows import as_rows
+    >>> from kernelmaps.models._ridge._pass import RowWork, row_sample
+    >>> X, y = np.arange(8.0).reshape(4, 2), np.arange(4.0)
+    >>> work = RowWork(feature_map=None, width=2, n_targets=1, centre=True)
+    >>> row_sample(as_rows(X), work, y, None, np.array([1, 3]))[2].tolist()
+    [[2.0, 3.0], [6.0, 7.0]]
+    """
+
+    def part(X: Any, y: Any, weights: Any, start: int) -> tuple[Any, ...]:
+        Xs, Ys, ws = _picked(work, index, X, y, weights, start)
+        return (*_host_numbers(Ys, ws), host_rows(Xs))
+
+    return rows.map_reduce(part, _concatenate, Y, w)
+
+
 def loo_sample(
     rows: Rows, work: RowWork, Y: Any, w: Any, terms: LooTerms, index: np.ndarray
 ) -> tuple[Any, ...]:
@@ -424,14 +462,10 @@ def loo_sample(
     """
     held = terms.to_device(rows.xp, rows.device)
 
-    def part(X: Any, y: Any, weights: Any, start: int) -> tuple[np.ndarray, ...]:
-        local = index[(index >= start) & (index < start + X.shape[0])] - start
-        picked_w = None if weights is None else pick_rows(weights, local)
-        picked_X = pick_rows(as_row_sliceable(X), local)
-        Xs, Ys, ws = work.rows(picked_X, pick_rows(y, local), picked_w, start)
+    def part(X: Any, y: Any, weights: Any, start: int) -> tuple[Any, ...]:
+        Xs, Ys, ws = _picked(work, index, X, y, weights, start)
         values = loo_values(held, map_features(work.feature_map, Xs), Ys, ws)
-        numbers = tuple(np.asarray(to_numpy(a), dtype=np.float64) for a in (values, Ys, ws))
-        return (*numbers, host_rows(Xs))
+        return (*_host_numbers(values, Ys, ws), host_rows(Xs))
 
     return rows.map_reduce(part, _concatenate, Y, w)
 

@@ -48,9 +48,12 @@ class FeaturePosterior:
     terms: LooTerms
     features: Callable[[Any], Any]
     block_rows: Callable[[Any], Iterable[slice]]
+    #: the conformal scores of the fit, computed from ``terms`` when first needed
+    scores: Any = None
     _moved: dict[str, LooTerms] = dataclasses.field(default_factory=dict)
 
-    def _terms_for(self, Z: Any) -> LooTerms:
+    def terms_for(self, Z: Any) -> LooTerms:
+        """``terms`` where the rows ``Z`` are (moved once per namespace and device)."""
         xp, device = get_namespace(Z)
         if is_numpy(xp):
             return self.terms
@@ -61,7 +64,7 @@ class FeaturePosterior:
 
     def root(self, X: Any) -> Any:
         """``R(X)`` of shape (n, D [+ 1]): ``Cov(f(a), f(b)) / sigma^2 = R(a) R(b)^T``."""
-        terms = self._terms_for(X)
+        terms = self.terms_for(X)
         xp, P = project_rows(terms, self.features(X))
         scale = xp.sqrt(terms.inv[:, 0]) if not is_numpy(xp) else np.sqrt(terms.inv[:, 0])
         R = P * xp.astype(scale, P.dtype, copy=False) if not is_numpy(xp) else P * scale
