@@ -100,6 +100,13 @@ def evidence_noise_variance(residual: np.ndarray, count: float) -> np.ndarray:
     less ``p``, one for the flat prior of an intercept (the restricted likelihood)
     (MacKay 1992; Bishop 2006, section 3.5).  Clipped at 0 (a noiseless fit); NaN when
     ``count <= 0`` (too few observations: the methods that need it say so).
+
+    Why this rule: it is the noise of the model whose posterior mean the fit is, so the
+    standard deviations are those of a coherent Bayesian model (at ``D -> infinity`` the
+    Gaussian process's with the same penalty); it comes from the sums the solve already
+    has (no pass over the rows, the same after ``partial_fit`` and on Dask).  The mean
+    squared leave-one-out residual would instead estimate ``sigma^2`` plus the posterior
+    variance at the rows, counting the latter twice in ``Var f(x) + sigma^2``.
     """
     residual = np.clip(np.asarray(residual, dtype=np.float64), 0.0, None)
     if count <= 0:
