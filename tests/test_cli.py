@@ -577,3 +577,51 @@ def test_predict_proba_writes_one_column_per_class(tmp_path, capsys):
     X = np.loadtxt(tmp_path / "cls.csv", delimiter=",", skiprows=1, usecols=(0, 1))
     assert list(saved.pipeline.classes_) == ["inside", "outside"]
     np.testing.assert_allclose(P, saved.pipeline.predict_proba(X), rtol=1e-9, atol=1e-12)
+
+
+def test_predict_std_and_interval_of_a_regression_model(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    _regression_csv(tmp_path / "train.csv", 120, rng)
+    model = tmp_path / "m.skops"
+    fit = ["fit", str(tmp_path / "train.csv"), "--target", "price", "--n-components", "16",
+           "-o", str(model)]  # fmt: skip
+    assert run_inprocess(capsys, *fit).returncode == 0
+    _assert_user_error(
+        run_inprocess(capsys, "predict", str(model), str(tmp_path / "train.csv"), "--std"),
+        "m.skops: the model file holds no posterior", "--keep-statistics",
+    )  # fmt: skip
+    proc = run_inprocess(capsys, *fit, "--keep-statistics")
+    assert proc.returncode == 0, proc.stderr
+    from kernelmaps.experiments import load_model
+
+    saved = load_model(model)
+    X = np.loadtxt(tmp_path / "train.csv", delimiter=",", skiprows=1)[:, :-1]
+    steps, final = saved.pipeline[:-1], saved.pipeline[-1]
+    for option, header, expected in [
+        (["--std"], ["prediction", "std"], saved.pipeline.predict(X, return_std=True)),
+        (["--interval", "0.8"], ["prediction", "lower", "upper"],
+         (final.predict(steps.transform(X)), *final.predict_interval(steps.transform(X), 0.8))),
+    ]:  # fmt: skip
+        out = tmp_path / "p.csv"
+        proc = run_inprocess(capsys, "predict", str(model), str(tmp_path / "train.csv"),
+                             *option, "-o", str(out))  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert ("negative log predictive density" if option == ["--std"] else "coverage = ") in (
+            proc.stdout
+        )
+        with open(out, newline="") as fh:
+            rows = list(csv.reader(fh))
+        assert rows[0] == header
+        # written to 10 significant digits
+        np.testing.assert_allclose(np.array(rows[1:], dtype=float), np.column_stack(expected),
+                                   rtol=1e-9)  # fmt: skip
+    _assert_user_error(
+        run_inprocess(capsys, "predict", str(model), str(tmp_path / "train.csv"), "--interval",
+                      "1.5"),
+        "--interval: the coverage must be in (0, 1)",
+    )  # fmt: skip
+    _assert_user_error(
+        run_inprocess(capsys, "predict", str(model), str(tmp_path / "train.csv"), "--std",
+                      "--proba"),
+        "give at most one of --std, --proba.",
+    )  # fmt: skip

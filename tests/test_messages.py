@@ -83,19 +83,19 @@ def test_wrong_keyword_names_no_private_class(estimator) -> None:
             continue
         arguments = (X, y) if method in ("fit", "score") else (X,)
         with pytest.raises(TypeError) as info:
-            getattr(fitted, method)(*arguments, return_std=True)
+            getattr(fitted, method)(*arguments, return_var=True)
         called += 1
-        assert "return_std" in str(info.value)
+        assert "return_var" in str(info.value)
         assert not _PRIVATE_CLASS.search(str(info.value)), str(info.value)
     assert called >= 2
 
 
-def test_feature_ridge_cv_predict_return_std_names_the_public_class() -> None:
+def test_feature_ridge_cv_predict_wrong_keyword_names_the_public_class() -> None:
     from kernelmaps import FeatureRidgeCV
 
     search, X, _ = _fitted(FeatureRidgeCV(RandomFourierFeatures(n_components=8), gammas=[1.0]))
     with pytest.raises(TypeError, match=r"^FeatureRidgeCV\.predict\(\) got an unexpected"):
-        search.predict(X, return_std=True)
+        search.predict(X, return_var=True)
 
 
 @_each_public_estimator()

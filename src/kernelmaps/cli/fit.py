@@ -122,8 +122,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--keep-statistics",
         action="store_true",
         help="keep the ridge statistics in the model file, so that partial_fit can continue "
-        "the fit in Python (a D x D matrix: a larger file); by default the file holds only "
-        "what prediction needs",
+        "the fit in Python and 'kernelmaps predict --std / --interval' have the posterior "
+        "(a D x D matrix: a larger file); by default the file holds only what prediction "
+        "needs",
     )
     add_data_options(parser, "train")
     _tuning.add_options(add)

@@ -27,6 +27,7 @@ EXAMPLES = """examples:
   kernelmaps predict model.skops new.csv             # predictions to standard output
   kernelmaps predict usps.skops usps --data-home DIR  # usps's test part, scored
   kernelmaps predict model.skops new.csv --proba -o probabilities.csv
+  kernelmaps predict model.skops new.csv --interval 0.9 -o intervals.csv
 
 {data}
 
@@ -35,7 +36,12 @@ error, extra ones are ignored); when the target column is present, the score on 
 rows is printed as well.  With --proba, a classifier's probabilities are written instead
 of its predictions: one column per class, named proba_CLASS (proba_setosa, proba_-1,
 ...), in the order of the sorted classes; with the target present, the log-loss and the
-expected calibration error are printed too.  Rows with NaN or infinite values, and rows
+expected calibration error are printed too.  With --std, a regression model's prediction
+and the standard deviation of a new observation are written (columns prediction, std; the
+negative log predictive density is printed when the target is present); with --interval
+COVERAGE, the prediction and its conformal interval (columns prediction, lower, upper; the
+coverage and the mean width are printed when the target is present).  Rows with NaN or
+infinite values, and rows
 whose prediction overflows, are refused by number; nothing is written then.
 
 Only model files written by 'kernelmaps fit' (skops format) are read, and reading one
@@ -76,6 +82,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="write the probability of each class (a classifier's), one column per class "
         "named proba_CLASS, instead of the predicted class",
+    )
+    parser.add_argument(
+        "--std",
+        action="store_true",
+        help="also write the standard deviation of a new observation (a regression model's)",
+    )
+    parser.add_argument(
+        "--interval",
+        metavar="COVERAGE",
+        type=float,
+        help="also write the conformal interval of this coverage, e.g. 0.9 (a regression model's)",
     )
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="CSV of predictions (default: standard output)"
@@ -144,10 +161,13 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:  # else: to standard output
         out = output_file(args.output, "the predictions", "the predictions")
     saved = _load_model(args.model)
+    _check_uncertainty(saved, args)
     if args.proba:
         _check_proba(saved, args.model)
     X, y_true = _load_rows(saved, args)
     refuse_nonfinite_rows(args.data, X, "values")
+    if args.std or args.interval is not None:
+        return _run_uncertainty(saved, args, X, y_true, out)
     try:
         pred = saved.predict_proba(X) if args.proba else saved.predict(X)
     except NonFinitePredictionError as exc:
@@ -173,6 +193,74 @@ def run(args: argparse.Namespace) -> int:
     elif y_true is not None:
         _score(saved.task, pred, y_true, report)
     return EXIT_OK
+
+
+def _check_uncertainty(saved: Any, args: argparse.Namespace) -> None:
+    """Refuse ``--std`` and ``--interval`` where they do not apply, in one line."""
+    asked = [
+        name
+        for name, on in (
+            ("--std", args.std),
+            ("--interval", args.interval is not None),
+            ("--proba", args.proba),
+        )
+        if on
+    ]
+    if len(asked) > 1:
+        raise UserError(f"give at most one of {', '.join(asked)}.")
+    if args.interval is not None and not 0.0 < args.interval < 1.0:
+        raise UserError(
+            f"--interval: the coverage must be in (0, 1), e.g. 0.9; got {args.interval}."
+        )
+    if (args.std or args.interval is not None) and saved.task != "regression":
+        raise UserError(
+            f"{args.model}: a {saved.task} model has no predictive std or interval; drop "
+            f"{asked[0]}, or use --proba for a classifier's probabilities."
+        )
+
+
+def _run_uncertainty(
+    saved: Any, args: argparse.Namespace, X: np.ndarray, y_true: Any, out: Any
+) -> int:
+    """``--std`` or ``--interval``: the prediction with its std or interval, written and,
+    where the target is present, scored."""
+    try:
+        if args.std:
+            values, header = saved.predict_std(X), ["prediction", "std"]
+        else:
+            values = saved.predict_interval(X, args.interval)
+            header = ["prediction", "lower", "upper"]
+    except ValueError as exc:  # the model's one-line reason (no posterior, weighted fit)
+        if "keep_statistics=False" in str(exc):
+            raise UserError(
+                f"{args.model}: the model file holds no posterior (fitted without "
+                "--keep-statistics); fit again with 'kernelmaps fit ... --keep-statistics' "
+                "for --std and --interval."
+            ) from None
+        raise UserError(f"{args.model}: {exc}") from None
+    _write(out, header, values)
+    report = sys.stderr if not args.output else sys.stdout
+    print(
+        f"predicted {len(values)} rows with {saved.info.get('method')} ({saved.task})"
+        + (f"; wrote {args.output}" if args.output else ""),
+        file=report,
+    )
+    if y_true is not None:
+        text = _uncertainty_score(values, np.asarray(y_true, dtype=np.float64), args.interval)
+        print(f"on these rows (their target is present): {text}", file=report)
+    return EXIT_OK
+
+
+def _uncertainty_score(values: np.ndarray, y: np.ndarray, coverage: float | None) -> str:
+    """The mean Gaussian negative log predictive density of ``(prediction, std)``
+    columns, or the coverage and mean width of ``(prediction, lower, upper)`` ones."""
+    if coverage is None:
+        z = (y - values[:, 0]) / values[:, 1]
+        nlpd = np.mean(0.5 * np.log(2 * np.pi * values[:, 1] ** 2) + 0.5 * z**2)
+        return f"negative log predictive density = {float(nlpd):.4f}"
+    inside = float(np.mean((values[:, 1] <= y) & (y <= values[:, 2])))
+    width = float(np.mean(values[:, 2] - values[:, 1]))
+    return f"coverage = {inside:.4f} (nominal {coverage:g}), mean width = {width:.4g}"
 
 
 def _check_proba(saved: Any, path: str) -> None:

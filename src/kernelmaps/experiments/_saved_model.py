@@ -178,6 +178,24 @@ class SavedModel:
         """
         return self._finite(self.pipeline.predict_proba, X)
 
+    def predict_std(self, X: Any) -> np.ndarray:
+        """A regression pipeline's prediction and the standard deviation of a new
+        observation (``predict(X, return_std=True)`` of its model), shape (n, 2), for rows
+        checked by :meth:`check_columns`; refused rows as by :meth:`predict`."""
+        return self._finite(lambda X: np.column_stack(self.pipeline.predict(X, return_std=True)), X)
+
+    def predict_interval(self, X: Any, coverage: float) -> np.ndarray:
+        """A regression pipeline's prediction and its model's conformal interval
+        (``predict_interval``), shape (n, 3): prediction, lower, upper."""
+
+        def compute(X: Any) -> np.ndarray:
+            head, model = self.pipeline[:-1], self.pipeline[-1]
+            Xt = head.transform(X)
+            bounds = model.predict_interval(Xt, coverage=coverage)
+            return np.column_stack([model.predict(Xt), *bounds])
+
+        return self._finite(compute, X)
+
     def _finite(self, compute: Callable[[Any], Any], X: Any) -> np.ndarray:
         """``compute(X)`` when every row's value is finite; else the rows, in an error."""
         try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import types
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
@@ -164,6 +165,15 @@ class UncertaintyMixin:
 
     #: The internal types of the fitted state (a model file may hold them).
     _state_types: tuple[type, ...] = (ConformalScores,)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give each estimator its own copy of the public methods, so that a wrong call
+        names the estimator (``FeatureRidge.predict() got an unexpected keyword``), not
+        this mixin."""
+        super().__init_subclass__(**kwargs)
+        for name in _PUBLIC_METHODS:
+            if name not in cls.__dict__:
+                setattr(cls, name, _renamed(getattr(UncertaintyMixin, name), cls.__name__))
 
     def _mean(self, X: Any) -> Any:
         raise NotImplementedError
@@ -408,6 +418,28 @@ class UncertaintyMixin:
         _check_n_samples(n_samples)
         check_is_fitted(self, "noise_variance_")
         return self._sample_functions(n_samples, check_random_state(random_state))
+
+
+_PUBLIC_METHODS = ("predict", "predict_interval", "sample_y", "sample_functions")
+
+
+def _renamed(function: Any, owner: str) -> Any:
+    """A copy of ``function`` whose qualified name (and code's) is ``owner.name``."""
+    code = function.__code__
+    if hasattr(code, "co_qualname"):  # Python 3.11+: what the TypeError messages name
+        code = code.replace(co_qualname=f"{owner}.{function.__name__}")
+    copy = types.FunctionType(
+        code,
+        function.__globals__,
+        function.__name__,
+        function.__defaults__,
+        function.__closure__,
+    )
+    copy.__kwdefaults__ = function.__kwdefaults__
+    copy.__doc__, copy.__module__ = function.__doc__, function.__module__
+    copy.__qualname__ = f"{owner}.{function.__name__}"
+    copy.__annotations__ = dict(function.__annotations__)
+    return copy
 
 
 def _check_n_samples(n_samples: Any) -> None:
