@@ -219,7 +219,8 @@ def test_map_without_width_is_probed_on_first_rows(data) -> None:
         got = FeatureRidge(square, alphas=ALPHAS, alpha_selection="gcv").fit(
             as_dask(data["X"], "uneven-with-1-row"), data["y"]
         )
-    assert counter.calls == 2  # the probe of the first rows, then the pass
+    # the probe of the first rows, the pass, the read of the rows scored for intervals
+    assert counter.calls == 3
     assert got.n_features_out_ == 2 * D_IN
     ref_gcv = FeatureRidge(square, alphas=ALPHAS, alpha_selection="gcv").fit(data["X"], data["y"])
     assert_same_fit(got, ref_gcv)
@@ -259,6 +260,11 @@ def test_number_of_computes(data, params, computes) -> None:
     with dask.config.set(scheduler=counter):
         FeatureRidge(_rff(), **params).fit(X, y, sample_weight=w)
     assert counter.calls == computes
+    # unweighted rows are exchangeable: one read more, of the rows scored for intervals
+    counter = CountingScheduler()
+    with dask.config.set(scheduler=counter):
+        FeatureRidge(_rff(), **params).fit(X, y)
+    assert counter.calls == computes + 1
 
 
 def test_validation_computes_nothing(data) -> None:
@@ -453,7 +459,7 @@ def test_partial_fit_checks(data) -> None:
     counter = CountingScheduler()
     with dask.config.set(scheduler=counter):
         FeatureRidge(_rff(), alphas=ALPHAS).partial_fit(X, data["y"])
-    assert counter.calls == 1
+    assert counter.calls == 2  # the pass, and the read of the rows scored for intervals
 
 
 def test_keep_statistics_and_partial_fit_after_a_dual_fit(data) -> None:
