@@ -8,13 +8,11 @@ from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import get_namespace, is_numpy, to_numpy
-from .._array_extras import cholesky, solve_triangular
+from .._array_api import get_namespace, to_namespace, to_numpy
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._row_blocks import row_blocks
@@ -27,9 +25,21 @@ from ._base import (
     predict_in_blocks,
     regression_rows,
 )
+from ._calibration import calibration_size
 from ._checks import check_solution
 from ._device import Placement, array_kernel_matrix, diagonal, plus_diagonal
-from ._ridge._solvers import cholesky_solve_clear, ridge_inverse, rounding_level
+from ._kernel_posterior import (
+    ExactPosterior,
+    KernelFunctions,
+    eigen_inverse,
+    factor_solve,
+    lower_factor,
+    prior_at,
+    prior_draws,
+    prior_features,
+)
+from ._ridge._pass import host_rows, pick_rows, sample_rows
+from ._uncertainty import ConformalScores, UncertaintyMixin, evidence_noise_variance
 
 __all__ = ["EXACT_MEMORY_WARNING_BYTES", "KernelRidge"]
 
@@ -53,25 +63,9 @@ def _stack_pairs(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
     return X, np.concatenate([np.asarray(a[1]), np.asarray(b[1])])
 
 
-def _cholesky_solve(A: Any, C: Any, level: float) -> Any:
-    """``A^-1 C`` by Cholesky, or None when ``A`` is near singular (the factorisation
-    fails, or a squared pivot is at or below ``level``), on any library (``A``
-    overwritten on the host)."""
-    xp = get_namespace(A)[0]
-    if is_numpy(xp):  # SciPy's factorization in place
-        return cholesky_solve_clear(A, C, level)
-    try:
-        L = cholesky(xp, A, "K + alpha I")
-    except np.linalg.LinAlgError:
-        return None
-    if float(xp.min(diagonal(L))) ** 2 <= level:
-        return None
-    C2 = xp.reshape(C, (A.shape[0], -1))
-    Z = solve_triangular(xp, L, C2, lower=True)
-    return xp.reshape(solve_triangular(xp, L, Z, lower=True, transpose=True), C.shape)
-
-
-class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, BaseEstimator):
+class KernelRidge(
+    UncertaintyMixin, KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, BaseEstimator
+):
     """Exact kernel ridge regression (the reference the approximations are measured against).
 
     Solves the dual problem ``(K + alpha I) c = y`` with ``K[i, j] = k(x_i, x_j)`` by a
@@ -230,6 +224,12 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
         self.kernel_ = kernel
         self.X_fit_ = X
         self.dual_coef_ = place.fitted(coef)
+        self.__dict__.pop("_posterior_state", None)
+        fit_term = float(self.alpha) * np.sum(
+            to_numpy(Y).reshape(n, -1) * to_numpy(coef).reshape(n, -1), axis=0
+        )
+        noise = evidence_noise_variance(fit_term, n)
+        self.noise_variance_ = float(noise[0]) if Y.ndim == 1 else noise
         return self
 
     def _kernel_matrix(self, kernel: Any, X: Any) -> Any:
@@ -249,67 +249,35 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
         numerical null space are left out (they change no prediction).  An indefinite
         ``K`` (a callable that is not a positive-definite kernel) is solved by its
         eigendecomposition with a warning, leaving out the eigenvalues of ``K + alpha I``
-        at the rounding level.
+        at the rounding level (:func:`~._kernel_posterior.eigen_inverse`).
         """
-        n, alpha = K.shape[0], float(self.alpha)
-        xp = get_namespace(K)[0]
-        level = n * _EPS * max(float(xp.max(diagonal(K))), 0.0)
-        K = plus_diagonal(K, alpha, copy=False)
-        solution = _cholesky_solve(K, Y, level)
-        if solution is not None:
-            return solution
+        L = self._factor(K)
+        if L is not None:
+            return factor_solve(L, Y)
         del K
-        check_memory(
-            16.0 * n * n,
-            f"KernelRidge's eigendecomposition of the {n} x {n} kernel matrix (K + alpha I "
-            "is numerically singular)",
-            _FEWER_ROWS,
-        )
-        evals, U = scipy.linalg.eigh(to_numpy(remake()), overwrite_a=True, check_finite=False)
-        cutoff = n * _EPS * float(np.max(np.abs(evals)))
-        if float(np.min(evals)) < -cutoff:
-            warnings.warn(
-                "K has negative eigenvalues and K + alpha I is numerically singular or not "
-                "positive definite (is the kernel positive definite?); solving it by its "
-                "eigendecomposition instead, without the eigenvalues at the rounding level.",
-                UserWarning,
-                stacklevel=3,
-            )
-            shifted = evals + alpha
-            inv = np.divide(
-                1.0, shifted, out=np.zeros_like(shifted), where=np.abs(shifted) > cutoff
-            )
-        else:
-            inv = ridge_inverse(evals, np.array([alpha]), rounding_level(evals))[:, 0]
-        Y2 = to_numpy(Y).reshape(n, -1)
+        U, inv = eigen_inverse(to_numpy(remake()), float(self.alpha), stacklevel=3)
+        Y2 = to_numpy(Y).reshape(U.shape[0], -1)
         return (U @ (inv[:, None] * (U.T @ Y2))).reshape(Y.shape)
 
+    def _factor(self, K: Any) -> Any:
+        """The lower Cholesky factor of ``K + alpha I`` (in ``K``'s memory on the host), or
+        None when it is numerically singular (a pivot at ``n eps max K_ii``)."""
+        xp = get_namespace(K)[0]
+        level = K.shape[0] * _EPS * max(float(xp.max(diagonal(K))), 0.0)
+        return lower_factor(plus_diagonal(K, float(self.alpha), copy=False), level)
+
     @rowwise
-    def predict(self, X: Any) -> np.ndarray:
-        """Predict ``f(x) = sum_i c_i k(x, x_i)``, in row blocks.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_queries, n_features)
-            Query points; each block of rows meets all ``n`` training rows in one kernel
-            evaluation.  An array of another library where the model was fitted (array
-            API dispatch on).
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_queries,) or (n_queries, n_targets)
-            In the float dtype of ``X`` (float32 stays float32); an array of ``X``'s
-            library on its device for such an ``X``.
-        """
+    def _mean(self, X: Any) -> np.ndarray:
+        """``f(x) = sum_i c_i k(x, x_i)``, in row blocks (each block of rows meets all ``n``
+        training rows in one kernel evaluation); float32 stays float32, an array of
+        another library where the model was fitted gives one there."""
         check_is_fitted(self)
-        coef, X_fit = self.dual_coef_, self.X_fit_
         return predict_in_blocks(
-            self,
-            X,
-            tuple(coef.shape[1:]),
-            lambda X: row_blocks(X.shape[0], 3.0 * 8 * X_fit.shape[0]),
-            self._predictor,
+            self, X, tuple(self.dual_coef_.shape[1:]), self._block_rows, self._predictor
         )
+
+    def _block_rows(self, X: Any) -> Any:
+        return row_blocks(X.shape[0], 3.0 * 8 * self.X_fit_.shape[0])
 
     def _predictor(self, X: Any) -> Callable[[Any], Any]:
         """What :meth:`predict` does to a block of rows of ``X``: on a device, the kernel
@@ -322,3 +290,78 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
             return xp.astype(K @ coef, dtype, copy=False)
 
         return block
+
+    # -- the posterior ------------------------------------------------------------------
+
+    def _posterior(self) -> ExactPosterior:
+        """The Gaussian process posterior, from the Cholesky factor of ``K + alpha I``
+        formed from ``X_fit_`` when first needed (``O(n^2 d + n^3 / 3)``, memory ``n^2``)
+        and kept (not pickled); from the eigendecomposition of ``K`` where ``K + alpha I``
+        is numerically singular, as in the fit."""
+        state = self.__dict__.get("_posterior_state")
+        if state is not None:
+            return state
+        check_is_fitted(self, "noise_variance_")
+        X = self.X_fit_
+        check_memory(8.0 * X.shape[0] ** 2, f"KernelRidge's {X.shape[0]}^2 factor", _FEWER_ROWS)
+        place = Placement.of(X)
+        factor, scale = self._factor(self._kernel_matrix(self.kernel_, X)), None
+        if factor is None:
+            K = to_numpy(self._kernel_matrix(self.kernel_, X))
+            factor, scale = eigen_inverse(K, float(self.alpha), stacklevel=4)
+        state = ExactPosterior(
+            self.kernel_, place.widened(X), float(self.alpha), factor, scale, self._block_rows
+        )
+        self._posterior_state = state
+        return state
+
+    @property
+    def _conformal(self) -> ConformalScores:
+        """The exact leave-one-out residuals ``r_j = c_j / [(K + alpha I)^{-1}]_jj`` of a
+        sample of the training rows (every row up to 1024, else a tenth of them within
+        [1024, 4096]), from the posterior's factor (``O(n^2)`` a row) when first needed."""
+        posterior = self._posterior()
+        if posterior.conformal is None:
+            n = self.X_fit_.shape[0]
+            index = sample_rows(n, calibration_size(n))
+            coef = to_numpy(self.dual_coef_).reshape(n, -1)[index]
+            residuals = coef / posterior.inverse_diagonal(index)[:, None]
+            posterior.conformal = ConformalScores(
+                host_rows(pick_rows(self.X_fit_, index)), residuals
+            )
+        return posterior.conformal
+
+    def _held_out(self, X: Any) -> Callable[[Any], Any]:
+        """Jackknife+: ``mu_{-j}(x) = mu(x) - s(x, x_j) r_j``, with ``s`` the posterior
+        covariance in units of ``sigma^2`` (the Sherman-Morrison update of the fit without
+        row ``j``: removing an observation from a Gaussian process)."""
+        posterior, scores = self._posterior(), self._conformal
+        xp, device = get_namespace(X)
+        rows = scores.rows
+        if not sp.issparse(rows):
+            rows = to_namespace(rows, xp, device, dtype=X.dtype)
+        mean = self._predictor(X)
+
+        def block(Xb: Any) -> Any:
+            smoother = posterior.smoother(Xb, rows)
+            residuals = to_namespace(scores.residuals, xp, device, dtype=smoother.dtype)
+            mu = xp.reshape(xp.astype(mean(Xb), smoother.dtype, copy=False), (Xb.shape[0], -1))
+            return mu[:, None, :] - smoother[:, :, None] * residuals[None, :, :]
+
+        return block
+
+    def _sample_functions(self, n_samples: int, rng: np.random.Generator) -> KernelFunctions:
+        """Pathwise draws: ``v_s = (K + alpha I)^{-1} (y - f_prior(X) - e_s)`` with ``e_s ~
+        N(0, sigma^2 I)`` (Wilson et al. 2020, eq. 13), ``= c - (K + alpha I)^{-1}
+        (f_prior(X) + e_s)``."""
+        posterior, noise = self._posterior(), self._noise()
+        X = self.X_fit_ if sp.issparse(self.X_fit_) else to_numpy(self.X_fit_)
+        features = prior_features(self.kernel_, X.shape[1], type(self).__name__, rng)
+        weights = prior_draws(features, noise, float(self.alpha), n_samples, rng)
+        shifted = prior_at(features, weights, X)
+        shifted += rng.standard_normal(shifted.shape) * np.sqrt(noise)[None, :, None]
+        n, t = shifted.shape[:2]
+        coef = to_numpy(self.dual_coef_).reshape(n, t, 1)
+        update = coef - posterior.solve(shifted.reshape(n, -1)).reshape(n, t, n_samples)
+        one = self._one_target()
+        return KernelFunctions(features, weights, self.kernel_, X, update, X.shape[1], one)
