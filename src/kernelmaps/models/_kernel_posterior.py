@@ -53,8 +53,10 @@ __all__ = [
     "DTCPosterior",
     "ExactPosterior",
     "KernelFunctions",
+    "draw_functions",
     "eigen_inverse",
     "gram_factor",
+    "held_out_block",
     "lower_factor",
     "prior_at",
     "prior_draws",
@@ -196,6 +198,14 @@ class ExactPosterior:
 
     smoother = covariance
 
+    def update(self, coef: np.ndarray, prior: np.ndarray, noise_draws: np.ndarray) -> np.ndarray:
+        """The pathwise update ``v_s = c - (K + alpha I)^{-1} (f_prior(X) + e_s)`` of shape
+        (n, t, s), from the prior draws at the training rows and the noise draws ``e_s``
+        (Wilson et al. 2020, eq. 13; ``c = (K + alpha I)^{-1} y``)."""
+        n, t, s = prior.shape
+        shifted = (prior + noise_draws).reshape(n, t * s)
+        return coef.reshape(n, t, 1) - self.solve(shifted).reshape(n, t, s)
+
     def inverse_diagonal(self, index: np.ndarray) -> np.ndarray:
         """``[(K + alpha I)^{-1}]_jj`` of the rows ``index``, on the host (``O(n^2)`` each)."""
         E = np.zeros((self.factor.shape[0], index.shape[0]))
@@ -288,6 +298,68 @@ class DTCPosterior:
     def smoother(self, A: Any, B: Any) -> Any:
         """The SoR part, ``k_a^T H^{-1} k_b``: how training row ``b`` moves the mean."""
         return self.sor(self.cross(A)).T @ self.sor(self.cross(B))
+
+    def update(self, coef: np.ndarray, prior: np.ndarray, noise_draws: np.ndarray) -> np.ndarray:
+        """The pathwise update at the landmarks, ``v_s = c + sigma R^{-T} xi_s - K_mm^{-1}
+        f_prior(L)``, shape (m, t, s): ``u_s = K_mm (c + sigma R^{-T} xi_s)`` is a draw of
+        the DTC posterior of ``f(L)``, ``N(K_mm c, sigma^2 K_mm H^{-1} K_mm)``, and
+        ``f_prior + k(., L)^T K_mm^{-1} (u_s - f_prior(L))`` the matching draw of ``f``
+        (Wilson et al. 2020, eq. 15).  ``noise_draws`` are ``sigma_t xi_s``, host arrays."""
+        m, t, s = prior.shape
+        T, R = (np.asarray(to_numpy(a), dtype=np.float64) for a in (self.T, self.R))
+        solve = scipy.linalg.solve_triangular
+        spread = solve(R, noise_draws.reshape(m, t * s), lower=True, trans="T")
+        inner = solve(T, prior.reshape(m, t * s), lower=False, trans="T")
+        interp = solve(T, inner, lower=False)
+        return coef.reshape(m, t, 1) + (spread - interp).reshape(m, t, s)
+
+    def loo_residuals(self, X: np.ndarray, Y: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """The exact leave-one-out residuals ``r_j = e_j / (1 - h_j)`` of training rows
+        ``X`` (host) with targets ``Y`` (n, t), ``h_j = k_j^T H^{-1} k_j`` the leverage of
+        the row in the Nyström fit (its landmarks fixed)."""
+        K = self.cross(X)
+        fitted = K.T @ coef.reshape(K.shape[0], -1)
+        return (Y - fitted) / (1.0 - _col_sq(self.sor(K)))[:, None]
+
+
+def held_out_block(posterior: Any, scores: Any, mean: Callable[[Any], Any], X: Any) -> Any:
+    """Jackknife+ for a kernel model: the function from a block of the validated rows
+    ``X`` to ``mu_{-j}(x) = mu(x) - s(x, x_j) r_j`` (shape (b, m, t)) of the scored rows
+    ``x_j`` with leave-one-out residuals ``r_j``, ``s`` the posterior's smoother (the
+    Sherman-Morrison update of the fit without row ``j``) and ``mean`` the model's block
+    predictor."""
+    xp, device = get_namespace(X)
+    rows = scores.rows
+    if not sp.issparse(rows):
+        rows = to_namespace(rows, xp, device, dtype=X.dtype)
+
+    def block(Xb: Any) -> Any:
+        smoother = posterior.smoother(Xb, rows)
+        residuals = to_namespace(scores.residuals, xp, device, dtype=smoother.dtype)
+        mu = xp.reshape(xp.astype(mean(Xb), smoother.dtype, copy=False), (Xb.shape[0], -1))
+        return mu[:, None, :] - smoother[:, :, None] * residuals[None, :, :]
+
+    return block
+
+
+def draw_functions(
+    model: Any, posterior: Any, centres: Any, coef: Any, n_samples: int, rng: np.random.Generator
+) -> KernelFunctions:
+    """``n_samples`` pathwise posterior functions of a fitted kernel model whose posterior
+    has ``update`` (:class:`ExactPosterior` with the training rows as ``centres``,
+    :class:`DTCPosterior` with the landmarks): the prior from :func:`prior_features`,
+    noise draws ``sigma_t xi``, all on the host from ``rng``."""
+    noise = model._noise()
+    X = centres if sp.issparse(centres) else np.asarray(to_numpy(centres))
+    name = type(model).__name__
+    features = prior_features(model.kernel_, X.shape[1], name, rng)
+    weights = prior_draws(features, noise, float(model.alpha), n_samples, rng)
+    prior = prior_at(features, weights, X)
+    noise_draws = rng.standard_normal(prior.shape) * np.sqrt(noise)[None, :, None]
+    host_coef = np.asarray(to_numpy(coef), dtype=np.float64)
+    update = posterior.update(host_coef, prior, noise_draws)
+    one = model._one_target()
+    return KernelFunctions(features, weights, model.kernel_, X, update, X.shape[1], one)
 
 
 def prior_features(kernel: Any, n_features: int, name: str, rng: np.random.Generator) -> Any:

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import get_namespace, to_namespace, to_numpy
+from .._array_api import get_namespace, to_numpy
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._row_blocks import row_blocks
@@ -31,12 +31,11 @@ from ._device import Placement, array_kernel_matrix, diagonal, plus_diagonal
 from ._kernel_posterior import (
     ExactPosterior,
     KernelFunctions,
+    draw_functions,
     eigen_inverse,
     factor_solve,
+    held_out_block,
     lower_factor,
-    prior_at,
-    prior_draws,
-    prior_features,
 )
 from ._ridge._pass import host_rows, pick_rows, sample_rows
 from ._uncertainty import ConformalScores, UncertaintyMixin, evidence_noise_variance
@@ -332,36 +331,13 @@ class KernelRidge(
         return posterior.conformal
 
     def _held_out(self, X: Any) -> Callable[[Any], Any]:
-        """Jackknife+: ``mu_{-j}(x) = mu(x) - s(x, x_j) r_j``, with ``s`` the posterior
-        covariance in units of ``sigma^2`` (the Sherman-Morrison update of the fit without
-        row ``j``: removing an observation from a Gaussian process)."""
-        posterior, scores = self._posterior(), self._conformal
-        xp, device = get_namespace(X)
-        rows = scores.rows
-        if not sp.issparse(rows):
-            rows = to_namespace(rows, xp, device, dtype=X.dtype)
-        mean = self._predictor(X)
-
-        def block(Xb: Any) -> Any:
-            smoother = posterior.smoother(Xb, rows)
-            residuals = to_namespace(scores.residuals, xp, device, dtype=smoother.dtype)
-            mu = xp.reshape(xp.astype(mean(Xb), smoother.dtype, copy=False), (Xb.shape[0], -1))
-            return mu[:, None, :] - smoother[:, :, None] * residuals[None, :, :]
-
-        return block
+        """Jackknife+ (:func:`~._kernel_posterior.held_out_block`), the smoother the
+        posterior covariance in units of ``sigma^2``: removing an observation from a
+        Gaussian process."""
+        return held_out_block(self._posterior(), self._conformal, self._predictor(X), X)
 
     def _sample_functions(self, n_samples: int, rng: np.random.Generator) -> KernelFunctions:
         """Pathwise draws: ``v_s = (K + alpha I)^{-1} (y - f_prior(X) - e_s)`` with ``e_s ~
-        N(0, sigma^2 I)`` (Wilson et al. 2020, eq. 13), ``= c - (K + alpha I)^{-1}
-        (f_prior(X) + e_s)``."""
-        posterior, noise = self._posterior(), self._noise()
-        X = self.X_fit_ if sp.issparse(self.X_fit_) else to_numpy(self.X_fit_)
-        features = prior_features(self.kernel_, X.shape[1], type(self).__name__, rng)
-        weights = prior_draws(features, noise, float(self.alpha), n_samples, rng)
-        shifted = prior_at(features, weights, X)
-        shifted += rng.standard_normal(shifted.shape) * np.sqrt(noise)[None, :, None]
-        n, t = shifted.shape[:2]
-        coef = to_numpy(self.dual_coef_).reshape(n, t, 1)
-        update = coef - posterior.solve(shifted.reshape(n, -1)).reshape(n, t, n_samples)
-        one = self._one_target()
-        return KernelFunctions(features, weights, self.kernel_, X, update, X.shape[1], one)
+        N(0, sigma^2 I)`` (Wilson et al. 2020, eq. 13)."""
+        posterior = self._posterior()
+        return draw_functions(self, posterior, self.X_fit_, self.dual_coef_, n_samples, rng)

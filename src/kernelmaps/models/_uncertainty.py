@@ -284,6 +284,7 @@ class UncertaintyMixin:
                 f"coverage must be a number in (0, 1), got {coverage!r}; e.g. coverage=0.9."
             )
         check_is_fitted(self, "noise_variance_")
+        self._posterior()  # a model fitted without one says why
         if getattr(self, "_conformal", None) is None:
             raise ValueError(
                 f"{type(self).__name__} has no held-out residuals for conformal intervals: "

@@ -605,6 +605,7 @@ class FalkonSolver:
         """
         with np.errstate(over="ignore", invalid="ignore"):
             rhs = self.matvec.rhs(Y)
+        self.rhs = rhs  # K_nm^T Y, kept for the caller (the objective at the solution)
         if not is_finite(rhs):
             raise NonFiniteOutputError(
                 f"{self.name}: K_nm^T y, the right-hand side of the Nystroem system, holds "
