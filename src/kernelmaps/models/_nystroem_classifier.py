@@ -277,7 +277,7 @@ tol, cache_size, random_state, device, verbose
         return NystroemKernelRidge._mean(self, X)
 
     @rowwise
-    def predict(self, X: Any) -> Any:
+    def predict(self, X: Any) -> Any:  # type: ignore[override]  # a classifier's
         """The class with the largest decision value.
 
         Parameters

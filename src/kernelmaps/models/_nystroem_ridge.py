@@ -521,7 +521,7 @@ class NystroemKernelRidge(
         self.dual_coef_ = coef[:, 0] if y.ndim == 1 else coef
         self.__dict__.pop("_posterior_state", None)
         self._posterior_factors: tuple[Any, Any] | None = None
-        self._conformal = None
+        self._conformal: ConformalScores | None = None
         self.noise_variance_: Any = None
         if self.posterior:
             self._fit_posterior(rows, rows.align(y), **kept)
@@ -587,7 +587,8 @@ class NystroemKernelRidge(
             )
         place = Placement.of(self.landmarks_)
         L = place.widened(self.landmarks_)
-        state = DTCPosterior(self.kernel_, L, float(self.alpha), *factors, self._landmark_blocks)
+        T, R = factors
+        state = DTCPosterior(self.kernel_, L, float(self.alpha), T, R, self._landmark_blocks)
         self._posterior_state = state
         return state
 
