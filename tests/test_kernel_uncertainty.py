@@ -32,6 +32,7 @@ from kernelmaps import KernelRidge, NystroemKernelRidge, NystroemKernelRidgeClas
 from kernelmaps.kernels import Gaussian
 from kernelmaps.models._kernel_posterior import PRIOR_FEATURES
 from kernelmaps.models._uncertainty import conformal_bounds
+from tests._array_api import PLACES, Place, assert_at, assert_close, dispatch
 from tests._bounds import DELTA
 
 EPS = float(np.finfo(np.float64).eps)
@@ -379,3 +380,41 @@ def test_nystroem_posterior_of_a_dask_fit_equals_the_numpy_fit() -> None:
         lazy.predict(X, return_std=True)[1], local.predict(X, return_std=True)[1], rtol=1e-9
     )
     np.testing.assert_allclose(lazy._conformal.residuals, local._conformal.residuals, atol=1e-9)
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("estimator", ["exact", "dtc"])
+def test_return_std_on_another_library(place: Place, estimator: str) -> None:
+    X, y = _data(0, n=30)
+    X = X.astype(place.dtype)
+    if estimator == "exact":
+        make = lambda: KernelRidge(gamma=GAMMA, alpha=ALPHA)  # noqa: E731
+    else:
+        make = lambda: NystroemKernelRidge(  # noqa: E731
+            gamma=GAMMA, alpha=ALPHA, n_components=8, posterior=True, random_state=0, tol=1e-12
+        )
+    reference = make().fit(X, y)
+    expected_mean, expected_std = reference.predict(X[:7], return_std=True)
+    expected_low, expected_high = reference.predict_interval(X[:7])
+    with dispatch():
+        model = make().fit(place.asarray(X), place.asarray(y))
+        mean, std = model.predict(place.asarray(X[:7]), return_std=True)
+        low, high = model.predict_interval(place.asarray(X[:7]))
+        paths = model.sample_functions(3, random_state=0)(place.asarray(X[:7]))
+    for result in (mean, std, low, high, paths):
+        assert_at(result, place)
+    # the same float64 computation where the device holds it, the results cast to the
+    # dtype: its rounding of the values (the CG's tolerance, 1e-12 times a condition
+    # below 1e3, for the Nystroem fit); the Nystroem fit forms its K_nm blocks and their
+    # products in the rows' dtype (on the host too, for the Gaussian kernel): H and
+    # K_nm^T y within n eps |K_nm|^2, so c within n eps kappa(H) |c|
+    scale = float(np.max(np.abs(expected_high))) + 1.0
+    atol = 8 * place.eps * scale + 1e-9 * scale
+    if estimator == "dtc" and place.dtype == "float32":
+        K_nm = _kernel(X.astype(np.float64), np.asarray(reference.landmarks_, np.float64))
+        H = K_nm.T @ K_nm + ALPHA * _kernel(reference.landmarks_, reference.landmarks_)
+        atol += len(y) * place.eps * _cond(H) * scale
+    assert_close(std, np.asarray(expected_std, np.float64), atol, "std")
+    assert_close(mean, np.asarray(expected_mean, np.float64), atol, "mean")
+    assert_close(low, np.asarray(expected_low, np.float64), atol, "lower")
+    assert_close(high, np.asarray(expected_high, np.float64), atol, "upper")

@@ -188,7 +188,7 @@ class ExactPosterior:
         P = self.whiten(self.cross(A))
         xp = get_namespace(P)[0]
         prior = xp.astype(_placed_as(kernel_diag(self.kernel, A), P), P.dtype, copy=False)
-        return xp.clip(prior - _col_sq(P), 0.0, None) / self.alpha
+        return xp.astype(xp.clip(prior - _col_sq(P), 0.0, None) / self.alpha, A.dtype)
 
     def covariance(self, A: Any, B: Any) -> Any:
         PA, PB = self.whiten(self.cross(A)), self.whiten(self.cross(B))
@@ -286,7 +286,7 @@ class DTCPosterior:
         xp = get_namespace(KA)[0]
         prior = xp.astype(_placed_as(kernel_diag(self.kernel, A), KA), KA.dtype, copy=False)
         rest = xp.clip(prior - _col_sq(self.nystroem(KA)), 0.0, None) / self.alpha
-        return rest + _col_sq(self.sor(KA))
+        return xp.astype(rest + _col_sq(self.sor(KA)), A.dtype)
 
     def covariance(self, A: Any, B: Any) -> Any:
         KA, KB = self.cross(A), self.cross(B)
