@@ -418,3 +418,26 @@ def test_return_std_on_another_library(place: Place, estimator: str) -> None:
     assert_close(mean, np.asarray(expected_mean, np.float64), atol, "mean")
     assert_close(low, np.asarray(expected_low, np.float64), atol, "lower")
     assert_close(high, np.asarray(expected_high, np.float64), atol, "upper")
+
+
+def test_kernel_ridge_duplicate_rows_leave_one_out() -> None:
+    """``K + alpha I`` numerically singular (every row twice, alpha below the rounding
+    level): the posterior from the eigendecomposition, and each row's leave-one-out
+    residual vanishes, its duplicate still fitting it."""
+    X, y = _data(0, n=20)
+    X2, y2 = np.vstack([X, X]), np.concatenate([y, y])
+    model = KernelRidge(gamma=GAMMA, alpha=1e-20).fit(X2, y2)
+    posterior = model._posterior()
+    assert posterior.evals is not None
+    # the null space holds half of each e_j (its antisymmetric part with its twin), so
+    # [(K + alpha I)^{-1}]_jj >= 1 / (2 (alpha + level)), level = n eps l_max bounding the
+    # null space's eigenvalues: |r_j| = |c_j| / that <= 2 (alpha + level) |c|_inf
+    level = len(y2) * EPS * float(posterior.evals.max())
+    residuals = model._conformal.residuals
+    assert np.all(np.abs(residuals) <= 2.2 * (1e-20 + level) * np.abs(model.dual_coef_).max())
+    lower, upper = model.predict_interval(X[:4], coverage=0.8)
+    # every held-out mean within |s(x, x_j) r_j| of the mean, the bounds within |r_j| more
+    move = np.abs(posterior.smoother(X[:4], model._conformal.rows) * residuals[:, 0])
+    width = 2 * move.max(axis=1) + 2 * np.abs(residuals).max()
+    assert np.all(np.abs(upper - lower) <= width * (1 + 1e-9))
+    assert np.all(np.isfinite(model.predict(X[:4], return_std=True)[1]))

@@ -91,11 +91,14 @@ def factor_solve(L: Any, B: Any) -> Any:
     return xp.reshape(solve_triangular(xp, L, Z, lower=True, transpose=True), B.shape)
 
 
-def eigen_inverse(K: np.ndarray, alpha: float, stacklevel: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(U, inv)`` with ``(K + alpha I)^{-1} = U diag(inv) U^T``, ``K`` on the host
-    (overwritten): the directions of ``K``'s numerical null space are left out where
-    ``alpha`` is at the rounding level (:func:`~._ridge._solvers.ridge_inverse`); an
-    indefinite ``K`` (a callable that is not a positive-definite kernel) warns and leaves
+def eigen_inverse(
+    K: np.ndarray, alpha: float, stacklevel: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(U, inv, evals)`` with ``(K + alpha I)^{-1} = U diag(inv) U^T`` and ``K = U
+    diag(evals) U^T``, ``K`` on the host (overwritten): the directions of ``K``'s
+    numerical null space are left out where ``alpha`` is at the rounding level
+    (:func:`~._ridge._solvers.ridge_inverse`); an indefinite ``K`` (a callable that is
+    not a positive-definite kernel) warns and leaves
     out the eigenvalues of ``K + alpha I`` at the rounding level."""
     n = K.shape[0]
     check_memory(
@@ -107,7 +110,8 @@ def eigen_inverse(K: np.ndarray, alpha: float, stacklevel: int) -> tuple[np.ndar
     evals, U = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False)
     cutoff = n * _EPS * float(np.max(np.abs(evals)))
     if float(np.min(evals)) >= -cutoff:
-        return U, ridge_inverse(evals, np.array([alpha]), rounding_level(evals))[:, 0]
+        inv = ridge_inverse(evals, np.array([alpha]), rounding_level(evals))[:, 0]
+        return U, inv, evals
     warnings.warn(
         "K has negative eigenvalues and K + alpha I is numerically singular or not "
         "positive definite (is the kernel positive definite?); solving it by its "
@@ -116,7 +120,8 @@ def eigen_inverse(K: np.ndarray, alpha: float, stacklevel: int) -> tuple[np.ndar
         stacklevel=stacklevel + 1,
     )
     shifted = evals + alpha
-    return U, np.divide(1.0, shifted, out=np.zeros_like(shifted), where=np.abs(shifted) > cutoff)
+    inv = np.divide(1.0, shifted, out=np.zeros_like(shifted), where=np.abs(shifted) > cutoff)
+    return U, inv, evals
 
 
 def kernel_diag(kernel: Any, A: Any) -> Any:
@@ -154,6 +159,10 @@ class ExactPosterior:
         None for the Cholesky factor.
     block_rows : callable
         The row blocks of a pass over ``X``.
+    evals : ndarray of shape (n,) or None
+        The eigenvalues of ``K`` with ``U`` (None for the Cholesky factor).
+    conformal : ConformalScores or None
+        The leave-one-out scores, once formed.
     """
 
     kernel: Any
@@ -162,6 +171,7 @@ class ExactPosterior:
     factor: Any
     scale: np.ndarray | None
     block_rows: Callable[[Any], Iterable[slice]]
+    evals: np.ndarray | None = None
     conformal: Any = None
 
     def cross(self, A: Any) -> Any:
@@ -207,7 +217,15 @@ class ExactPosterior:
         return coef.reshape(n, t, 1) - self.solve(shifted).reshape(n, t, s)
 
     def inverse_diagonal(self, index: np.ndarray) -> np.ndarray:
-        """``[(K + alpha I)^{-1}]_jj`` of the rows ``index``, on the host (``O(n^2)`` each)."""
+        """``[(K + alpha I)^{-1}]_jj`` of the rows ``index``, on the host (``O(n^2)`` each).
+
+        From the eigendecomposition every direction counts, ``1 / (max(l, 0) + alpha)``,
+        those of the numerical null space too (left out of the fit's solution, where they
+        change no prediction): a row with a duplicate has a null direction whose ``1 /
+        alpha`` makes its leave-one-out residual vanish, as the duplicate still fits it."""
+        if self.evals is not None:
+            full = 1.0 / (np.clip(self.evals, 0.0, None) + self.alpha)
+            return np.asarray((self.factor[index] ** 2) @ full)
         E = np.zeros((self.factor.shape[0], index.shape[0]))
         E[index, np.arange(index.shape[0])] = 1.0
         return np.asarray(to_numpy(_col_sq(self.whiten(_like(E, self.factor)))))

@@ -228,7 +228,7 @@ class KernelRidge(
             to_numpy(Y).reshape(n, -1) * to_numpy(coef).reshape(n, -1), axis=0
         )
         noise = evidence_noise_variance(fit_term, n)
-        self.noise_variance_ = float(noise[0]) if Y.ndim == 1 else noise
+        self.noise_variance_ = float(noise[0]) if Y.ndim == 1 else place.fitted(noise)
         return self
 
     def _kernel_matrix(self, kernel: Any, X: Any) -> Any:
@@ -254,7 +254,7 @@ class KernelRidge(
         if L is not None:
             return factor_solve(L, Y)
         del K
-        U, inv = eigen_inverse(to_numpy(remake()), float(self.alpha), stacklevel=3)
+        U, inv, _ = eigen_inverse(to_numpy(remake()), float(self.alpha), stacklevel=3)
         Y2 = to_numpy(Y).reshape(U.shape[0], -1)
         return (U @ (inv[:, None] * (U.T @ Y2))).reshape(Y.shape)
 
@@ -304,12 +304,18 @@ class KernelRidge(
         X = self.X_fit_
         check_memory(8.0 * X.shape[0] ** 2, f"KernelRidge's {X.shape[0]}^2 factor", _FEWER_ROWS)
         place = Placement.of(X)
-        factor, scale = self._factor(self._kernel_matrix(self.kernel_, X)), None
+        factor, scale, evals = self._factor(self._kernel_matrix(self.kernel_, X)), None, None
         if factor is None:
             K = to_numpy(self._kernel_matrix(self.kernel_, X))
-            factor, scale = eigen_inverse(K, float(self.alpha), stacklevel=4)
+            factor, scale, evals = eigen_inverse(K, float(self.alpha), stacklevel=4)
         state = ExactPosterior(
-            self.kernel_, place.widened(X), float(self.alpha), factor, scale, self._block_rows
+            self.kernel_,
+            place.widened(X),
+            float(self.alpha),
+            factor,
+            scale,
+            self._block_rows,
+            evals,
         )
         self._posterior_state = state
         return state

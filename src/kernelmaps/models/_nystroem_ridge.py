@@ -536,14 +536,14 @@ class NystroemKernelRidge(
         n = rows.n_rows
         coef = to_numpy(self.dual_coef_).reshape(H.shape[0], -1)
         H_host, rhs_host = to_numpy(H), to_numpy(rhs).reshape(coef.shape)
-        squares = rows.map_reduce(_target_squares, _add_arrays, y)
+        index = sample_rows(n, calibration_size(n))
+        squares, X_scored, y_scored = rows.map_reduce(
+            functools.partial(_posterior_part, index=index), _merge_parts, y
+        )
         objective = squares - 2.0 * np.sum(coef * rhs_host, 0) + np.sum(coef * (H_host @ coef), 0)
         noise = evidence_noise_variance(objective, n)
-        self.noise_variance_ = float(noise[0]) if self.dual_coef_.ndim == 1 else noise
-        index = sample_rows(n, calibration_size(n))
-        X_scored, y_scored = rows.map_reduce(
-            functools.partial(_rows_at, index=index), _concatenate, y
-        )
+        home = Placement(*rows.fitted_place())
+        self.noise_variance_ = float(noise[0]) if self.dual_coef_.ndim == 1 else home.fitted(noise)
         residuals = self._posterior().loo_residuals(X_scored, y_scored, coef)
         self._conformal = ConformalScores(X_scored, residuals)
 
@@ -608,26 +608,32 @@ def _system_matrix(solver: FalkonSolver) -> Any:
     """``H = K_nm^T K_nm + alpha K_mm`` (symmetrized), where ``K_mm`` is: the solver's
     matvec applied to the identity, one pass over the rows through the cached blocks."""
     K_mm = solver.K_mm
-    eye = placed(np.eye(K_mm.shape[0]), *get_namespace(K_mm))
+    m = K_mm.shape[0]
+    check_memory(
+        8.0 * 3 * m * m,
+        f"{solver.name}'s posterior: H ({m} x {m}), its factor and the identity it is formed from",
+        "lower n_components (the number of landmarks), or fit with posterior=False",
+    )
+    eye = placed(np.eye(m), *get_namespace(K_mm))
     H = solver.system_matvec(eye)
     return 0.5 * (H + H.T)
 
 
-def _target_squares(X: Any, y: Any, start: int) -> np.ndarray:
-    """``sum_i y_i^2`` per target of a part (float64, on the host)."""
+def _posterior_part(
+    X: Any, y: Any, start: int, *, index: np.ndarray
+) -> tuple[np.ndarray, Any, np.ndarray]:
+    """Of a part: ``sum_i y_i^2`` per target (float64, on the host), and its rows of
+    ``index`` (sorted global indices) on the host with their targets as float64 columns."""
     xp = get_namespace(y)[0]
     Y = xp.reshape(xp.astype(y, xp.float64) if not is_numpy(xp) else y, (y.shape[0], -1))
-    return np.asarray(to_numpy(xp.sum(Y * Y, axis=0)), dtype=np.float64)
-
-
-def _add_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a + b
-
-
-def _rows_at(X: Any, y: Any, start: int, *, index: np.ndarray) -> tuple[Any, np.ndarray]:
-    """The part's rows of ``index`` (sorted global indices) on the host, and their
-    targets as float64 columns."""
+    squares = np.asarray(to_numpy(xp.sum(Y * Y, axis=0)), dtype=np.float64)
     local = index[(index >= start) & (index < start + X.shape[0])] - start
     picked = pick_rows(as_row_sliceable(X), local)
-    targets = np.asarray(to_numpy(pick_rows(y, local)), dtype=np.float64)
-    return host_rows(picked), targets.reshape(local.shape[0], -1)
+    targets = np.asarray(to_numpy(pick_rows(Y, local)), dtype=np.float64)
+    return squares, host_rows(picked), targets
+
+
+def _merge_parts(
+    a: tuple[np.ndarray, Any, np.ndarray], b: tuple[np.ndarray, Any, np.ndarray]
+) -> tuple[np.ndarray, Any, np.ndarray]:
+    return (a[0] + b[0], *_concatenate(a[1:], b[1:]))
