@@ -163,6 +163,9 @@ class ExactPosterior:
         The eigenvalues of ``K`` with ``U`` (None for the Cholesky factor).
     conformal : ConformalScores or None
         The leave-one-out scores, once formed.
+    columns : tuple or None
+        ``(index, (K + alpha I)^{-1} E_index)`` of the scored rows, once formed
+        (Cholesky factor only).
     """
 
     kernel: Any
@@ -173,6 +176,7 @@ class ExactPosterior:
     block_rows: Callable[[Any], Iterable[slice]]
     evals: np.ndarray | None = None
     conformal: Any = None
+    columns: Any = None
 
     def cross(self, A: Any) -> Any:
         """``k(X_fit, A)`` of shape (n, b), in float64 where ``A`` is."""
@@ -201,12 +205,21 @@ class ExactPosterior:
         return xp.astype(xp.clip(prior - _col_sq(P), 0.0, None) / self.alpha, A.dtype)
 
     def covariance(self, A: Any, B: Any) -> Any:
-        PA, PB = self.whiten(self.cross(A)), self.whiten(self.cross(B))
-        place = Placement.of(A)
-        prior = place.float64(array_kernel_matrix(self.kernel, place.widened(A), _wide(B)))
-        return (_like(prior, PA) - PA.T @ PB) / self.alpha
+        return self.smoother_to(B)(A)
 
     smoother = covariance
+
+    def smoother_to(self, B: Any) -> Callable[[Any], Any]:
+        """``A -> covariance(A, B)``, ``B``'s side formed once (the scored rows of
+        jackknife+, met by every block)."""
+        PB, wide_B = self.whiten(self.cross(B)), _wide(B)
+
+        def against(A: Any) -> Any:
+            PA, place = self.whiten(self.cross(A)), Placement.of(A)
+            prior = place.float64(array_kernel_matrix(self.kernel, place.widened(A), wide_B))
+            return (_like(prior, PA) - PA.T @ _like(PB, PA)) / self.alpha
+
+        return against
 
     def update(self, coef: np.ndarray, prior: np.ndarray, noise_draws: np.ndarray) -> np.ndarray:
         """The pathwise update ``v_s = c - (K + alpha I)^{-1} (f_prior(X) + e_s)`` of shape
@@ -226,9 +239,32 @@ class ExactPosterior:
         if self.evals is not None:
             full = 1.0 / (np.clip(self.evals, 0.0, None) + self.alpha)
             return np.asarray((self.factor[index] ** 2) @ full)
-        E = np.zeros((self.factor.shape[0], index.shape[0]))
-        E[index, np.arange(index.shape[0])] = 1.0
-        return np.asarray(to_numpy(_col_sq(self.whiten(_like(E, self.factor)))))
+        columns = self.inverse_columns(index)
+        return np.asarray(to_numpy(columns[:, :]))[index, np.arange(index.shape[0])]
+
+    def inverse_columns(self, index: np.ndarray) -> Any:
+        """``(K + alpha I)^{-1} E_index`` (n, len(index)) where the factor is, formed once
+        (``O(n^2)`` a row; Cholesky factor only)."""
+        if self.columns is None or not np.array_equal(self.columns[0], index):
+            E = np.zeros((self.factor.shape[0], index.shape[0]))
+            E[index, np.arange(index.shape[0])] = 1.0
+            self.columns = (index, factor_solve(self.factor, _like(E, self.factor)))
+        return self.columns[1]
+
+    def training_smoother(self, index: np.ndarray) -> Callable[[Any], Any] | None:
+        """``A -> covariance(A, X_fit[index])`` in one product a block: for a training row
+        ``x_j``, ``(k(a, x_j) - k_a^T (K + alpha I)^{-1} k_j) / alpha = k_a^T (K + alpha
+        I)^{-1} e_j`` (as ``(K + alpha I)^{-1} K = I - alpha (K + alpha I)^{-1}``); None
+        for the eigendecomposition (its solution leaves out the null space)."""
+        if self.evals is not None:
+            return None
+        columns = self.inverse_columns(index)
+
+        def against(A: Any) -> Any:
+            KA = self.cross(A)
+            return KA.T @ _like(columns, KA)
+
+        return against
 
 
 def _placed_as(a: Any, like: Any) -> Any:
@@ -315,7 +351,17 @@ class DTCPosterior:
 
     def smoother(self, A: Any, B: Any) -> Any:
         """The SoR part, ``k_a^T H^{-1} k_b``: how training row ``b`` moves the mean."""
-        return self.sor(self.cross(A)).T @ self.sor(self.cross(B))
+        return self.smoother_to(B)(A)
+
+    def smoother_to(self, B: Any) -> Callable[[Any], Any]:
+        """``A -> smoother(A, B)``, ``B``'s side formed once."""
+        SB = self.sor(self.cross(B))
+
+        def against(A: Any) -> Any:
+            SA = self.sor(self.cross(A))
+            return SA.T @ _like(SB, SA)
+
+        return against
 
     def update(self, coef: np.ndarray, prior: np.ndarray, noise_draws: np.ndarray) -> np.ndarray:
         """The pathwise update at the landmarks, ``v_s = c + sigma R^{-T} xi_s - K_mm^{-1}
@@ -340,19 +386,28 @@ class DTCPosterior:
         return (Y - fitted) / (1.0 - _col_sq(self.sor(K)))[:, None]
 
 
-def held_out_block(posterior: Any, scores: Any, mean: Callable[[Any], Any], X: Any) -> Any:
+def held_out_block(
+    posterior: Any,
+    scores: Any,
+    mean: Callable[[Any], Any],
+    X: Any,
+    smoother_of: Callable[[Any], Any] | None = None,
+) -> Any:
     """Jackknife+ for a kernel model: the function from a block of the validated rows
     ``X`` to ``mu_{-j}(x) = mu(x) - s(x, x_j) r_j`` (shape (b, m, t)) of the scored rows
     ``x_j`` with leave-one-out residuals ``r_j``, ``s`` the posterior's smoother (the
-    Sherman-Morrison update of the fit without row ``j``) and ``mean`` the model's block
-    predictor."""
+    Sherman-Morrison update of the fit without row ``j``; ``smoother_of``, the block's
+    ``s`` to the scored rows, when the model has a faster one) and ``mean`` the model's
+    block predictor."""
     xp, device = get_namespace(X)
-    rows = scores.rows
-    if not sp.issparse(rows):
-        rows = to_namespace(rows, xp, device, dtype=X.dtype)
+    if smoother_of is None:
+        rows = scores.rows
+        if not sp.issparse(rows):
+            rows = to_namespace(rows, xp, device, dtype=X.dtype)
+        smoother_of = posterior.smoother_to(rows)
 
     def block(Xb: Any) -> Any:
-        smoother = posterior.smoother(Xb, rows)
+        smoother = smoother_of(Xb)
         residuals = to_namespace(scores.residuals, xp, device, dtype=smoother.dtype)
         mu = xp.reshape(xp.astype(mean(Xb), smoother.dtype, copy=False), (Xb.shape[0], -1))
         return mu[:, None, :] - smoother[:, :, None] * residuals[None, :, :]

@@ -338,9 +338,13 @@ class KernelRidge(
 
     def _held_out(self, X: Any) -> Callable[[Any], Any]:
         """Jackknife+ (:func:`~._kernel_posterior.held_out_block`), the smoother the
-        posterior covariance in units of ``sigma^2``: removing an observation from a
-        Gaussian process."""
-        return held_out_block(self._posterior(), self._conformal, self._predictor(X), X)
+        posterior covariance in units of ``sigma^2`` (removing an observation from a
+        Gaussian process): to a training row, one product a block
+        (:meth:`ExactPosterior.training_smoother`)."""
+        posterior, scores = self._posterior(), self._conformal
+        n = self.X_fit_.shape[0]
+        smoother_of = posterior.training_smoother(sample_rows(n, calibration_size(n)))
+        return held_out_block(posterior, scores, self._predictor(X), X, smoother_of)
 
     def _sample_functions(self, n_samples: int, rng: np.random.Generator) -> KernelFunctions:
         """Pathwise draws: ``v_s = (K + alpha I)^{-1} (y - f_prior(X) - e_s)`` with ``e_s ~

@@ -16,7 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import get_namespace, host_dtype, is_numpy, placed, to_numpy
+from .._array_api import get_namespace, host_dtype, is_numpy, to_numpy
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import available_memory, check_memory
 from .._progress import Progress
@@ -605,17 +605,16 @@ class NystroemKernelRidge(
 
 
 def _system_matrix(solver: FalkonSolver) -> Any:
-    """``H = K_nm^T K_nm + alpha K_mm`` (symmetrized), where ``K_mm`` is: the solver's
-    matvec applied to the identity, one pass over the rows through the cached blocks."""
+    """``H = K_nm^T K_nm + alpha K_mm`` (symmetrized), where ``K_mm`` is: one pass over the
+    rows through the solver's cached blocks."""
     K_mm = solver.K_mm
     m = K_mm.shape[0]
     check_memory(
         8.0 * 3 * m * m,
-        f"{solver.name}'s posterior: H ({m} x {m}), its factor and the identity it is formed from",
+        f"{solver.name}'s posterior: H ({m} x {m}), its factor and a part's product",
         "lower n_components (the number of landmarks), or fit with posterior=False",
     )
-    eye = placed(np.eye(m), *get_namespace(K_mm))
-    H = solver.system_matvec(eye)
+    H = solver.matvec.gram() + solver.alpha * K_mm
     return 0.5 * (H + H.T)
 
 
