@@ -441,3 +441,19 @@ def test_kernel_ridge_duplicate_rows_leave_one_out() -> None:
     width = 2 * move.max(axis=1) + 2 * np.abs(residuals).max()
     assert np.all(np.abs(upper - lower) <= width * (1 + 1e-9))
     assert np.all(np.isfinite(model.predict(X[:4], return_std=True)[1]))
+
+
+def test_model_files_hold_the_posteriors() -> None:
+    sio = pytest.importorskip("skops.io")
+    from kernelmaps.experiments import trusted_model_types
+
+    X, y = _data(0)
+    for model in (
+        KernelRidge(gamma=GAMMA, alpha=ALPHA).fit(X, y),
+        NystroemKernelRidge(n_components=8, posterior=True, random_state=0).fit(X, y),
+    ):
+        expected = model.predict_interval(X[:3])
+        data = sio.dumps(model)
+        assert set(sio.get_untrusted_types(data=data)) <= set(trusted_model_types())
+        loaded = sio.loads(data, trusted=list(trusted_model_types()))
+        np.testing.assert_array_equal(np.stack(loaded.predict_interval(X[:3])), expected)

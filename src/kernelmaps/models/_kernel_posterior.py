@@ -105,7 +105,8 @@ def eigen_inverse(
         16.0 * n * n,
         f"KernelRidge's eigendecomposition of the {n} x {n} kernel matrix (K + alpha I "
         "is numerically singular)",
-        "fit on fewer rows, or use NystroemKernelRidge or FeatureRidge",
+        "fit on fewer rows, or use NystroemKernelRidge (memory O(m^2) for m landmarks) or "
+        "FeatureRidge with RandomFourierFeatures",
     )
     evals, U = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False)
     cutoff = n * _EPS * float(np.max(np.abs(evals)))

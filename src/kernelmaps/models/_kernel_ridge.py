@@ -99,6 +99,8 @@ class KernelRidge(
         The dual coefficients ``c`` (float64; float32 on a device without float64).
     X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features)
         The training inputs, needed for prediction.
+    noise_variance_ : float or ndarray of shape (n_targets,)
+        The noise variance ``sigma^2`` at the evidence's maximum (see Notes).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -137,10 +139,39 @@ class KernelRidge(
     float64) raise :class:`~kernelmaps.exceptions.NonFiniteOutputError` naming what to
     rescale.
 
+    Posterior.  The model is the posterior mean of the Gaussian process ``f ~ GP(0,
+    (sigma^2 / alpha) k)`` with noise ``N(0, sigma^2)``, whose latent covariance is
+
+    .. math:: \\operatorname{Cov}(f(a), f(b)) = \\frac{\\sigma^2}{\\alpha}\\big(k(a, b)
+              - k_a^T (K + \\alpha I)^{-1} k_b\\big),
+
+    what ``predict(X, return_std=True)``, ``return_cov``, :meth:`sample_y` and
+    :meth:`sample_functions` give (the std of a new observation adds ``sigma^2``): the
+    posterior of :class:`sklearn.gaussian_process.GaussianProcessRegressor` with the
+    kernel ``ConstantKernel(sigma^2 / alpha) * k + WhiteKernel(sigma^2)``.  The Cholesky
+    factor of ``K + alpha I`` is formed from ``X_fit_`` when first needed (``O(n^3 / 3)``,
+    memory ``n^2``) and kept, but not pickled.  The noise variance maximizes the evidence
+    ``y ~ N(0, (sigma^2 / alpha) (K + alpha I))`` over ``sigma^2`` at the fitted
+    ``alpha``: setting the derivative of ``-(alpha / (2 sigma^2)) y^T (K + alpha I)^{-1} y
+    - (n / 2) log sigma^2`` to zero,
+
+    .. math:: \\hat\\sigma^2 = \\frac{\\alpha\\, y^T c}{n}
+              = \\frac{|y - K c|^2 + \\alpha c^T K c}{n},
+
+    the ridge objective at its minimum over ``n`` (``y = (K + alpha I) c``; MacKay 1992).
+    :meth:`predict_interval` is jackknife+ from the exact leave-one-out residuals ``r_j =
+    c_j / [(K + alpha I)^{-1}]_jj`` of a sample of the rows (``O(n^2)`` each, when first
+    needed); :meth:`sample_functions` draws pathwise functions (Wilson et al. 2020) on a
+    random Fourier prior of the kernel (shift-invariant kernels).
+
     References
     ----------
     Saunders, C., Gammerman, A. and Vovk, V. (1998). Ridge regression learning algorithm in
     dual variables. ICML.
+    Rasmussen, C. E. and Williams, C. K. I. (2006). Gaussian Processes for Machine
+    Learning, section 2.2. MIT Press.
+    Wilson, J. T. et al. (2020). Efficiently sampling functions from Gaussian process
+    posteriors. ICML.
 
     Examples
     --------

@@ -333,6 +333,9 @@ class NystroemKernelRidge(
     (2,)
     """
 
+    #: What the fitted state holds besides arrays (model files read it back).
+    _state_types: ClassVar[tuple[type, ...]] = (ConformalScores,)
+
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **kernel_parameter_constraints(named=("gamma", "degree", "coef0"), callable_ok=True),
         "n_components": [StrictInterval(Integral, 1, None, closed="left")],
