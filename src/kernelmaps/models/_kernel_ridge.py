@@ -255,10 +255,11 @@ class KernelRidge(
         self.X_fit_ = X
         self.dual_coef_ = place.fitted(coef)
         self.__dict__.pop("_posterior_state", None)
-        fit_term = float(self.alpha) * np.sum(
-            to_numpy(Y).reshape(n, -1) * to_numpy(coef).reshape(n, -1), axis=0
-        )
-        noise = evidence_noise_variance(fit_term, n)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf for y near float64's limit
+            fit_term = float(self.alpha) * np.sum(
+                to_numpy(Y).reshape(n, -1) * to_numpy(coef).reshape(n, -1), axis=0
+            )
+            noise = evidence_noise_variance(fit_term, n)
         self.noise_variance_ = float(noise[0]) if Y.ndim == 1 else place.fitted(noise)
         return self
 

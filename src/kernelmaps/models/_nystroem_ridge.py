@@ -537,17 +537,18 @@ class NystroemKernelRidge(
         R = gram_factor(H)
         self._posterior_factors = (T, R)
         n = rows.n_rows
-        coef = to_numpy(self.dual_coef_).reshape(H.shape[0], -1)
-        H_host, rhs_host = to_numpy(H), to_numpy(rhs).reshape(coef.shape)
         index = sample_rows(n, calibration_size(n))
         squares, X_scored, y_scored = rows.map_reduce(
             functools.partial(_posterior_part, index=index), _merge_parts, y
         )
-        objective = squares - 2.0 * np.sum(coef * rhs_host, 0) + np.sum(coef * (H_host @ coef), 0)
-        noise = evidence_noise_variance(objective, n)
+        coef = to_numpy(self.dual_coef_).reshape(H.shape[0], -1)
+        H_host, rhs_host = to_numpy(H), to_numpy(rhs).reshape(coef.shape)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf for y near float64's limit
+            fit = np.sum(coef * (H_host @ coef - 2.0 * rhs_host), axis=0)
+            noise = evidence_noise_variance(squares + fit, n)
+            residuals = self._posterior().loo_residuals(X_scored, y_scored, coef)
         home = Placement(*rows.fitted_place())
         self.noise_variance_ = float(noise[0]) if self.dual_coef_.ndim == 1 else home.fitted(noise)
-        residuals = self._posterior().loo_residuals(X_scored, y_scored, coef)
         self._conformal = ConformalScores(X_scored, residuals)
 
     @rowwise
@@ -628,7 +629,8 @@ def _posterior_part(
     ``index`` (sorted global indices) on the host with their targets as float64 columns."""
     xp = get_namespace(y)[0]
     Y = xp.reshape(xp.astype(y, xp.float64) if not is_numpy(xp) else y, (y.shape[0], -1))
-    squares = np.asarray(to_numpy(xp.sum(Y * Y, axis=0)), dtype=np.float64)
+    with np.errstate(over="ignore"):  # inf for y near float64's limit
+        squares = np.asarray(to_numpy(xp.sum(Y * Y, axis=0)), dtype=np.float64)
     local = index[(index >= start) & (index < start + X.shape[0])] - start
     picked = pick_rows(as_row_sliceable(X), local)
     targets = np.asarray(to_numpy(pick_rows(Y, local)), dtype=np.float64)
