@@ -64,7 +64,14 @@ CHECK_PARAMS: dict[str, list[dict[str, Any]]] = {
     ],
     "NystroemKernelRidge": [
         {"n_components": 20, "alpha": 0.1, "random_state": 0},
-        {"n_components": 20, "kernel": "laplacian", "alpha": 0.1, "tol": 1e-8, "random_state": 0},
+        {
+            "n_components": 20,
+            "kernel": "laplacian",
+            "alpha": 0.1,
+            "tol": 1e-8,
+            "random_state": 0,
+            "posterior": True,
+        },
     ],
     "NystroemKernelRidgeClassifier": [
         {"n_components": 20, "alpha": 0.1, "random_state": 0},

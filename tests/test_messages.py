@@ -82,7 +82,7 @@ def test_wrong_keyword_names_no_private_class(estimator) -> None:
         if not hasattr(fitted, method):
             continue
         arguments = (X, y) if method in ("fit", "score") else (X,)
-        with pytest.raises(TypeError) as info:
+        with pytest.raises(TypeError) as info:  # a keyword no method takes
             getattr(fitted, method)(*arguments, return_var=True)
         called += 1
         assert "return_var" in str(info.value)

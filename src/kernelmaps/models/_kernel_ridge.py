@@ -8,13 +8,11 @@ from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import get_namespace, is_numpy, to_numpy
-from .._array_extras import cholesky, solve_triangular
+from .._array_api import get_namespace, to_numpy
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._row_blocks import row_blocks
@@ -27,9 +25,20 @@ from ._base import (
     predict_in_blocks,
     regression_rows,
 )
+from ._calibration import calibration_size
 from ._checks import check_solution
 from ._device import Placement, array_kernel_matrix, diagonal, plus_diagonal
-from ._ridge._solvers import cholesky_solve_clear, ridge_inverse, rounding_level
+from ._kernel_posterior import (
+    ExactPosterior,
+    KernelFunctions,
+    draw_functions,
+    eigen_inverse,
+    factor_solve,
+    held_out_block,
+    lower_factor,
+)
+from ._ridge._pass import host_rows, pick_rows, sample_rows
+from ._uncertainty import ConformalScores, UncertaintyMixin, evidence_noise_variance
 
 __all__ = ["EXACT_MEMORY_WARNING_BYTES", "KernelRidge"]
 
@@ -53,25 +62,9 @@ def _stack_pairs(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
     return X, np.concatenate([np.asarray(a[1]), np.asarray(b[1])])
 
 
-def _cholesky_solve(A: Any, C: Any, level: float) -> Any:
-    """``A^-1 C`` by Cholesky, or None when ``A`` is near singular (the factorisation
-    fails, or a squared pivot is at or below ``level``), on any library (``A``
-    overwritten on the host)."""
-    xp = get_namespace(A)[0]
-    if is_numpy(xp):  # SciPy's factorization in place
-        return cholesky_solve_clear(A, C, level)
-    try:
-        L = cholesky(xp, A, "K + alpha I")
-    except np.linalg.LinAlgError:
-        return None
-    if float(xp.min(diagonal(L))) ** 2 <= level:
-        return None
-    C2 = xp.reshape(C, (A.shape[0], -1))
-    Z = solve_triangular(xp, L, C2, lower=True)
-    return xp.reshape(solve_triangular(xp, L, Z, lower=True, transpose=True), C.shape)
-
-
-class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, BaseEstimator):
+class KernelRidge(
+    UncertaintyMixin, KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, BaseEstimator
+):
     """Exact kernel ridge regression (the reference the approximations are measured against).
 
     Solves the dual problem ``(K + alpha I) c = y`` with ``K[i, j] = k(x_i, x_j)`` by a
@@ -106,6 +99,8 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
         The dual coefficients ``c`` (float64; float32 on a device without float64).
     X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features)
         The training inputs, needed for prediction.
+    noise_variance_ : float or ndarray of shape (n_targets,)
+        The noise variance ``sigma^2`` at the evidence's maximum (see Notes).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -144,10 +139,39 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
     float64) raise :class:`~kernelmaps.exceptions.NonFiniteOutputError` naming what to
     rescale.
 
+    Posterior.  The model is the posterior mean of the Gaussian process ``f ~ GP(0,
+    (sigma^2 / alpha) k)`` with noise ``N(0, sigma^2)``, whose latent covariance is
+
+    .. math:: \\operatorname{Cov}(f(a), f(b)) = \\frac{\\sigma^2}{\\alpha}\\big(k(a, b)
+              - k_a^T (K + \\alpha I)^{-1} k_b\\big),
+
+    what ``predict(X, return_std=True)``, ``return_cov``, :meth:`sample_y` and
+    :meth:`sample_functions` give (the std of a new observation adds ``sigma^2``): the
+    posterior of :class:`sklearn.gaussian_process.GaussianProcessRegressor` with the
+    kernel ``ConstantKernel(sigma^2 / alpha) * k + WhiteKernel(sigma^2)``.  The Cholesky
+    factor of ``K + alpha I`` is formed from ``X_fit_`` when first needed (``O(n^3 / 3)``,
+    memory ``n^2``) and kept, but not pickled.  The noise variance maximizes the evidence
+    ``y ~ N(0, (sigma^2 / alpha) (K + alpha I))`` over ``sigma^2`` at the fitted
+    ``alpha``: setting the derivative of ``-(alpha / (2 sigma^2)) y^T (K + alpha I)^{-1} y
+    - (n / 2) log sigma^2`` to zero,
+
+    .. math:: \\hat\\sigma^2 = \\frac{\\alpha\\, y^T c}{n}
+              = \\frac{|y - K c|^2 + \\alpha c^T K c}{n},
+
+    the ridge objective at its minimum over ``n`` (``y = (K + alpha I) c``; MacKay 1992).
+    :meth:`predict_interval` is jackknife+ from the exact leave-one-out residuals ``r_j =
+    c_j / [(K + alpha I)^{-1}]_jj`` of a sample of the rows (``O(n^2)`` each, when first
+    needed); :meth:`sample_functions` draws pathwise functions (Wilson et al. 2020) on a
+    random Fourier prior of the kernel (shift-invariant kernels).
+
     References
     ----------
     Saunders, C., Gammerman, A. and Vovk, V. (1998). Ridge regression learning algorithm in
     dual variables. ICML.
+    Rasmussen, C. E. and Williams, C. K. I. (2006). Gaussian Processes for Machine
+    Learning, section 2.2. MIT Press.
+    Wilson, J. T. et al. (2020). Efficiently sampling functions from Gaussian process
+    posteriors. ICML.
 
     Examples
     --------
@@ -230,6 +254,13 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
         self.kernel_ = kernel
         self.X_fit_ = X
         self.dual_coef_ = place.fitted(coef)
+        self.__dict__.pop("_posterior_state", None)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf for y near float64's limit
+            fit_term = float(self.alpha) * np.sum(
+                to_numpy(Y).reshape(n, -1) * to_numpy(coef).reshape(n, -1), axis=0
+            )
+            noise = evidence_noise_variance(fit_term, n)
+        self.noise_variance_ = float(noise[0]) if Y.ndim == 1 else place.fitted(noise)
         return self
 
     def _kernel_matrix(self, kernel: Any, X: Any) -> Any:
@@ -249,67 +280,35 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
         numerical null space are left out (they change no prediction).  An indefinite
         ``K`` (a callable that is not a positive-definite kernel) is solved by its
         eigendecomposition with a warning, leaving out the eigenvalues of ``K + alpha I``
-        at the rounding level.
+        at the rounding level (:func:`~._kernel_posterior.eigen_inverse`).
         """
-        n, alpha = K.shape[0], float(self.alpha)
-        xp = get_namespace(K)[0]
-        level = n * _EPS * max(float(xp.max(diagonal(K))), 0.0)
-        K = plus_diagonal(K, alpha, copy=False)
-        solution = _cholesky_solve(K, Y, level)
-        if solution is not None:
-            return solution
+        L = self._factor(K)
+        if L is not None:
+            return factor_solve(L, Y)
         del K
-        check_memory(
-            16.0 * n * n,
-            f"KernelRidge's eigendecomposition of the {n} x {n} kernel matrix (K + alpha I "
-            "is numerically singular)",
-            _FEWER_ROWS,
-        )
-        evals, U = scipy.linalg.eigh(to_numpy(remake()), overwrite_a=True, check_finite=False)
-        cutoff = n * _EPS * float(np.max(np.abs(evals)))
-        if float(np.min(evals)) < -cutoff:
-            warnings.warn(
-                "K has negative eigenvalues and K + alpha I is numerically singular or not "
-                "positive definite (is the kernel positive definite?); solving it by its "
-                "eigendecomposition instead, without the eigenvalues at the rounding level.",
-                UserWarning,
-                stacklevel=3,
-            )
-            shifted = evals + alpha
-            inv = np.divide(
-                1.0, shifted, out=np.zeros_like(shifted), where=np.abs(shifted) > cutoff
-            )
-        else:
-            inv = ridge_inverse(evals, np.array([alpha]), rounding_level(evals))[:, 0]
-        Y2 = to_numpy(Y).reshape(n, -1)
+        U, inv, _ = eigen_inverse(to_numpy(remake()), float(self.alpha), stacklevel=3)
+        Y2 = to_numpy(Y).reshape(U.shape[0], -1)
         return (U @ (inv[:, None] * (U.T @ Y2))).reshape(Y.shape)
 
+    def _factor(self, K: Any) -> Any:
+        """The lower Cholesky factor of ``K + alpha I`` (in ``K``'s memory on the host), or
+        None when it is numerically singular (a pivot at ``n eps max K_ii``)."""
+        xp = get_namespace(K)[0]
+        level = K.shape[0] * _EPS * max(float(xp.max(diagonal(K))), 0.0)
+        return lower_factor(plus_diagonal(K, float(self.alpha), copy=False), level)
+
     @rowwise
-    def predict(self, X: Any) -> np.ndarray:
-        """Predict ``f(x) = sum_i c_i k(x, x_i)``, in row blocks.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_queries, n_features)
-            Query points; each block of rows meets all ``n`` training rows in one kernel
-            evaluation.  An array of another library where the model was fitted (array
-            API dispatch on).
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_queries,) or (n_queries, n_targets)
-            In the float dtype of ``X`` (float32 stays float32); an array of ``X``'s
-            library on its device for such an ``X``.
-        """
+    def _mean(self, X: Any) -> np.ndarray:
+        """``f(x) = sum_i c_i k(x, x_i)``, in row blocks (each block of rows meets all ``n``
+        training rows in one kernel evaluation); float32 stays float32, an array of
+        another library where the model was fitted gives one there."""
         check_is_fitted(self)
-        coef, X_fit = self.dual_coef_, self.X_fit_
         return predict_in_blocks(
-            self,
-            X,
-            tuple(coef.shape[1:]),
-            lambda X: row_blocks(X.shape[0], 3.0 * 8 * X_fit.shape[0]),
-            self._predictor,
+            self, X, tuple(self.dual_coef_.shape[1:]), self._block_rows, self._predictor
         )
+
+    def _block_rows(self, X: Any) -> Any:
+        return row_blocks(X.shape[0], 3.0 * 8 * self.X_fit_.shape[0])
 
     def _predictor(self, X: Any) -> Callable[[Any], Any]:
         """What :meth:`predict` does to a block of rows of ``X``: on a device, the kernel
@@ -322,3 +321,64 @@ class KernelRidge(KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, B
             return xp.astype(K @ coef, dtype, copy=False)
 
         return block
+
+    # -- the posterior ------------------------------------------------------------------
+
+    def _posterior(self) -> ExactPosterior:
+        """The Gaussian process posterior, from the Cholesky factor of ``K + alpha I``
+        formed from ``X_fit_`` when first needed (``O(n^2 d + n^3 / 3)``, memory ``n^2``)
+        and kept (not pickled); from the eigendecomposition of ``K`` where ``K + alpha I``
+        is numerically singular, as in the fit."""
+        state = self.__dict__.get("_posterior_state")
+        if state is not None:
+            return state
+        check_is_fitted(self, "noise_variance_")
+        X = self.X_fit_
+        check_memory(8.0 * X.shape[0] ** 2, f"KernelRidge's {X.shape[0]}^2 factor", _FEWER_ROWS)
+        place = Placement.of(X)
+        factor, scale, evals = self._factor(self._kernel_matrix(self.kernel_, X)), None, None
+        if factor is None:
+            K = to_numpy(self._kernel_matrix(self.kernel_, X))
+            factor, scale, evals = eigen_inverse(K, float(self.alpha), stacklevel=4)
+        state = ExactPosterior(
+            self.kernel_,
+            place.widened(X),
+            float(self.alpha),
+            factor,
+            scale,
+            self._block_rows,
+            evals,
+        )
+        self._posterior_state = state
+        return state
+
+    def _scores(self) -> ConformalScores:
+        """The exact leave-one-out residuals ``r_j = c_j / [(K + alpha I)^{-1}]_jj`` of a
+        sample of the training rows (every row up to 1024, else a tenth of them within
+        [1024, 4096]), from the posterior's factor (``O(n^2)`` a row) when first needed."""
+        posterior = self._posterior()
+        if posterior.conformal is None:
+            n = self.X_fit_.shape[0]
+            index = sample_rows(n, calibration_size(n))
+            coef = to_numpy(self.dual_coef_).reshape(n, -1)[index]
+            residuals = coef / posterior.inverse_diagonal(index)[:, None]
+            posterior.conformal = ConformalScores(
+                host_rows(pick_rows(self.X_fit_, index)), residuals
+            )
+        return posterior.conformal
+
+    def _held_out(self, X: Any) -> Callable[[Any], Any]:
+        """Jackknife+ (:func:`~._kernel_posterior.held_out_block`), the smoother the
+        posterior covariance in units of ``sigma^2`` (removing an observation from a
+        Gaussian process): to a training row, one product a block
+        (:meth:`ExactPosterior.training_smoother`)."""
+        posterior, scores = self._posterior(), self._scores()
+        n = self.X_fit_.shape[0]
+        smoother_of = posterior.training_smoother(sample_rows(n, calibration_size(n)))
+        return held_out_block(posterior, scores, self._predictor(X), X, smoother_of)
+
+    def _sample_functions(self, n_samples: int, rng: np.random.Generator) -> KernelFunctions:
+        """Pathwise draws: ``v_s = (K + alpha I)^{-1} (y - f_prior(X) - e_s)`` with ``e_s ~
+        N(0, sigma^2 I)`` (Wilson et al. 2020, eq. 13)."""
+        posterior = self._posterior()
+        return draw_functions(self, posterior, self.X_fit_, self.dual_coef_, n_samples, rng)

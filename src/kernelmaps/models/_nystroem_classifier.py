@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -20,6 +21,7 @@ from ._base import classification_rows
 from ._calibration import CALIBRATIONS, CalibratedProbaMixin, Calibrator, fit_calibrator
 from ._classifiers import labels_of
 from ._nystroem_ridge import NystroemKernelRidge
+from ._uncertainty import UncertaintyMixin, regressor_only
 
 __all__ = ["NystroemKernelRidgeClassifier"]
 
@@ -187,6 +189,11 @@ tol, cache_size, random_state, device, verbose
         )
         self.calibration = calibration
 
+    # the posterior of the regression is not offered by the classifier
+    predict_interval = available_if(regressor_only)(UncertaintyMixin.predict_interval)
+    sample_y = available_if(regressor_only)(UncertaintyMixin.sample_y)
+    sample_functions = available_if(regressor_only)(UncertaintyMixin.sample_functions)
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.regressor_tags = None
@@ -267,10 +274,10 @@ tol, cache_size, random_state, device, verbose
         """
         check_is_fitted(self)
         check_place(self, X, "decision_function")
-        return NystroemKernelRidge.predict(self, X)
+        return NystroemKernelRidge._mean(self, X)
 
     @rowwise
-    def predict(self, X: Any) -> Any:
+    def predict(self, X: Any) -> Any:  # type: ignore[override]  # a classifier's
         """The class with the largest decision value.
 
         Parameters

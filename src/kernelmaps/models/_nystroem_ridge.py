@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import time
 import warnings
+from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -35,9 +36,11 @@ from ..sampling import LANDMARK_METHODS, resolve_landmarks
 from ._base import (
     KernelLike,
     KernelRegressorMixin,
+    as_row_sliceable,
     predict_in_blocks,
     regression_rows,
 )
+from ._calibration import calibration_size
 from ._checks import check_solution
 from ._device import Placement, array_kernel_matrix
 from ._falkon._solver import (
@@ -46,6 +49,9 @@ from ._falkon._solver import (
     RowsMatvec,
     landmark_gram,
 )
+from ._kernel_posterior import DTCPosterior, draw_functions, gram_factor, held_out_block
+from ._ridge._pass import _concatenate, host_rows, pick_rows, sample_rows
+from ._uncertainty import ConformalScores, UncertaintyMixin, evidence_noise_variance
 
 __all__ = ["NystroemKernelRidge"]
 
@@ -99,7 +105,7 @@ def _block_bytes_per_row(m: int, n_features: int, n_targets: int) -> float:
 
 
 class NystroemKernelRidge(
-    KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, BaseEstimator
+    UncertaintyMixin, KernelRegressorMixin, RegressorMixin, CompactArrayReprMixin, BaseEstimator
 ):
     """Nyström kernel ridge regression, solved by preconditioned conjugate gradient (FALKON).
 
@@ -173,6 +179,12 @@ class NystroemKernelRidge(
         in-memory fit's to rounding.  None (default) fits where the rows are; arrays of
         another library with array API dispatch on are fitted on their own device and
         ``device`` is ignored.
+    posterior : bool, default=False
+        Also form ``K_nm^T K_nm`` in the fit (one more pass over the rows, ``O(n m^2)``,
+        through the cached ``K_nm`` blocks where they are kept), for the posterior of the
+        model: ``predict(X, return_std=True)``, ``return_cov``, :meth:`predict_interval`,
+        :meth:`sample_y` and :meth:`sample_functions` (see Notes).  Without it those raise
+        a ``ValueError`` that names this parameter.
     verbose : int, default=0
         Reports of the fit, printed on standard output (flushed), each line starting
         with ``[NystroemKernelRidge]``.  0: nothing.  1: the landmark selection and the
@@ -203,6 +215,9 @@ class NystroemKernelRidge(
         Rows of ``K_nm`` kept in memory during the solve (``n_samples`` when all fit in
         ``cache_size``); for a Dask array, the rows whose blocks were persisted on the
         workers; 0 with ``device`` (streamed rows).
+    noise_variance_ : float or ndarray of shape (n_targets,) or None
+        With ``posterior=True``, the noise variance ``sigma^2`` at the evidence's maximum
+        (see Notes); None otherwise.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -264,12 +279,49 @@ class NystroemKernelRidge(
     that device and ``predict`` runs there.  With ``device``, NumPy rows are streamed to
     a device (see ``device``).
 
+    Posterior (``posterior=True``).  The model is the posterior mean of ``f ~ GP(0,
+    (sigma^2 / alpha) k)`` with noise ``N(0, sigma^2)`` under the deterministic training
+    conditional (DTC: the training values replaced by their projection on the landmarks,
+    Seeger, Williams & Lawrence 2003).  Its latent variance, with ``k_x = k(L, x)`` and
+    ``H = K_nm^T K_nm + alpha K_mm`` (factorized once, ``O(m^3)``),
+
+    .. math:: \\operatorname{Var} f(x) = \\sigma^2 \\big(\\tfrac{1}{\\alpha}(k(x, x) - k_x^T
+              K_{mm}^{-1} k_x) + k_x^T H^{-1} k_x\\big) \\ge 0,
+
+    is never below the subset of regressors' (the second term alone, which vanishes far
+    from the landmarks: it is overconfident there) and tends to the prior's ``sigma^2
+    k(x, x) / alpha`` far from them; with every training row a landmark it is the exact
+    Gaussian process posterior of :class:`KernelRidge`.  With fewer landmarks it is
+    neither above nor below the exact posterior's variance (same ``alpha`` and
+    ``sigma^2``): the likelihood sees only the projection of ``f`` on the landmarks, as
+    if the rest were not there, which understates the variance of that projection (the
+    data look more informative than they are; FITC would add ``diag(K - Q)`` to the
+    noise), while the rest of the prior is not reduced by the data at all, which
+    overstates it near training rows far from the landmarks.  Its mean is the Nyström
+    mean.  The noise variance maximizes the DTC evidence, ``y ~ N(0,
+    sigma^2 (Q_nn / alpha + I))`` with ``Q_nn = K_nm K_mm^{-1} K_mn``:
+
+    .. math:: \\hat\\sigma^2 = \\frac{\\alpha\\, y^T (Q_{nn} + \\alpha I)^{-1} y}{n}
+              = \\frac{|y - K_{nm} c|^2 + \\alpha c^T K_{mm} c}{n},
+
+    the objective at its minimum (by the matrix inversion lemma), computed as ``(y^T y -
+    2 c^T K_nm^T y + c^T H c) / n``.  Jackknife+ (:meth:`predict_interval`) uses the exact
+    leave-one-out residuals ``r_j = e_j / (1 - k_j^T H^{-1} k_j)`` of a sample of the rows
+    (the landmarks fixed), read in one more pass; the posterior functions are pathwise
+    draws at the landmarks (Wilson et al. 2020).
+
     References
     ----------
     Rudi, A., Carratino, L. and Rosasco, L. (2017). FALKON: An optimal large scale kernel
     method. NIPS.
     Williams, C. K. I. and Seeger, M. (2001). Using the Nyström method to speed up kernel
     machines. NIPS.
+    Seeger, M., Williams, C. K. I. and Lawrence, N. D. (2003). Fast forward selection to
+    speed up sparse Gaussian process regression. AISTATS.
+    Quiñonero-Candela, J. and Rasmussen, C. E. (2005). A unifying view of sparse
+    approximate Gaussian process regression. JMLR 6.
+    Wilson, J. T. et al. (2020). Efficiently sampling functions from Gaussian process
+    posteriors. ICML.
 
     Examples
     --------
@@ -292,6 +344,7 @@ class NystroemKernelRidge(
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         # a device's name or a library's device object, resolved by resolve_device at fit
         "device": [None, str, object],
+        "posterior": ["boolean"],
         "verbose": [Interval(Integral, 0, None, closed="left"), "boolean"],
     }
 
@@ -311,6 +364,7 @@ class NystroemKernelRidge(
         cache_size: float | str = "auto",
         random_state: Any = None,
         device: Any = None,
+        posterior: bool = False,
         verbose: int = 0,
     ) -> None:
         self.kernel = kernel
@@ -326,6 +380,7 @@ class NystroemKernelRidge(
         self.cache_size = cache_size
         self.random_state = random_state
         self.device = device
+        self.posterior = posterior
         self.verbose = verbose
 
     # -- pieces -------------------------------------------------------------------------
@@ -391,10 +446,13 @@ class NystroemKernelRidge(
 
     # -- fit / predict ------------------------------------------------------------------
 
-    def _fit_targets(self, rows: Rows, y: Any) -> Any:
+    def _fit_targets(
+        self, rows: Rows, y: Any, after: Callable[[FalkonSolver], None] | None = None
+    ) -> Any:
         """Choose the landmarks and solve the Nyström system for the targets ``y`` (1-D
         or 2-D, not yet aligned on ``rows``); sets every fitted attribute but
-        ``dual_coef_`` and returns ``c`` of shape (m, t), where ``X`` is."""
+        ``dual_coef_`` and returns ``c`` of shape (m, t), where ``X`` is.  ``after`` is
+        called with the solver after the solve, while its ``K_nm`` blocks are kept."""
         # the blocks are formed where the rows are; the fitted arrays go where X is
         where, home = Placement.of(rows), Placement(*rows.fitted_place())
         kernel = resolve_estimator_kernel(self, rows.n_features)
@@ -409,6 +467,8 @@ class NystroemKernelRidge(
         solver = self._solver(rows, kernel, where.data(L), n_targets, progress)
         try:
             coef, result = solver.solve(rows.align(y), tol=self.tol, max_iter=self.max_iter)
+            if after is not None:
+                after(solver)
         finally:
             solver.matvec.release()
         check_solution(type(self).__name__, float(self.alpha), to_numpy(coef))
@@ -451,36 +511,130 @@ class NystroemKernelRidge(
         """
         self._validate_params()
         rows, y = regression_rows(self, X, y, reset=True)
-        coef = self._fit_targets(stream_rows(rows, self.device), y)
+        rows = stream_rows(rows, self.device)
+        kept: dict[str, Any] = {}
+
+        def keep(solver: FalkonSolver) -> None:  # H while the K_nm blocks are cached
+            kept.update(H=_system_matrix(solver), rhs=solver.rhs, T=solver.preconditioner.T)
+
+        coef = self._fit_targets(rows, y, keep if self.posterior else None)
         self.dual_coef_ = coef[:, 0] if y.ndim == 1 else coef
+        self.__dict__.pop("_posterior_state", None)
+        self._posterior_factors: tuple[Any, Any] | None = None
+        self._conformal: ConformalScores | None = None
+        self.noise_variance_: Any = None
+        if self.posterior:
+            self._fit_posterior(rows, rows.align(y), **kept)
         return self
 
-    @rowwise
-    def predict(self, X: Any) -> np.ndarray:
-        """Predict ``f(x) = sum_j c_j k(x, l_j)`` over the ``m`` landmarks, in row blocks.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_queries, n_features)
-            Points to predict at; cost ``O(m d)`` kernel evaluations per point.  An array
-            of another library where the model was fitted (array API dispatch on).
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_queries,) or (n_queries, n_targets)
-            float32 when ``X`` is float32 (the kernel block too, for the Gaussian kernel);
-            an array of ``X``'s library on its device for such an ``X``.
-        """
-        check_is_fitted(self)
-        L, coef = self.landmarks_, self.dual_coef_
-
-        def predictor(X: Any) -> Any:
-            work, place = _work_dtype(self.kernel_, X), Placement.of(X)
-            landmarks = L if not place.on_device else place.work(L, work, copy=False)
-            block_kernel = _landmark_kernel(self.kernel_, landmarks, work)
-            coef_work = place.work(coef, work, copy=True)
-            return lambda Xb: block_kernel(Xb) @ coef_work
-
-        return predict_in_blocks(
-            self, X, coef.shape[1:], lambda X: self._block_rows(X, L.shape[0], 1), predictor
+    def _fit_posterior(self, rows: Rows, y: Any, H: Any, rhs: Any, T: Any) -> None:
+        """The factors of the posterior (``T`` of ``K_mm``, ``R`` of ``H``), the noise
+        variance at the evidence's maximum and the leave-one-out residuals of a sample of
+        the rows (one pass that reads them and their targets)."""
+        R = gram_factor(H)
+        self._posterior_factors = (T, R)
+        n = rows.n_rows
+        index = sample_rows(n, calibration_size(n))
+        squares, X_scored, y_scored = rows.map_reduce(
+            functools.partial(_posterior_part, index=index), _merge_parts, y
         )
+        coef = to_numpy(self.dual_coef_).reshape(H.shape[0], -1)
+        H_host, rhs_host = to_numpy(H), to_numpy(rhs).reshape(coef.shape)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf for y near float64's limit
+            fit = np.sum(coef * (H_host @ coef - 2.0 * rhs_host), axis=0)
+            noise = evidence_noise_variance(squares + fit, n)
+            residuals = self._posterior().loo_residuals(X_scored, y_scored, coef)
+        home = Placement(*rows.fitted_place())
+        self.noise_variance_ = float(noise[0]) if self.dual_coef_.ndim == 1 else home.fitted(noise)
+        self._conformal = ConformalScores(X_scored, residuals)
+
+    @rowwise
+    def _mean(self, X: Any) -> np.ndarray:
+        """``f(x) = sum_j c_j k(x, l_j)`` over the ``m`` landmarks, in row blocks (``O(m d)``
+        kernel evaluations per row); float32 for float32 ``X`` (the kernel block too, for
+        the Gaussian kernel), an array of ``X``'s library on its device for such an ``X``."""
+        check_is_fitted(self)
+        return predict_in_blocks(
+            self, X, self.dual_coef_.shape[1:], self._landmark_blocks, self._predictor
+        )
+
+    def _landmark_blocks(self, X: Any) -> Any:
+        return self._block_rows(X, self.landmarks_.shape[0], 1)
+
+    def _predictor(self, X: Any) -> Callable[[Any], Any]:
+        """What the mean does to a block of rows of ``X``: ``k(X_b, L) c`` in the working
+        dtype."""
+        L, coef = self.landmarks_, self.dual_coef_
+        work, place = _work_dtype(self.kernel_, X), Placement.of(X)
+        landmarks = L if not place.on_device else place.work(L, work, copy=False)
+        block_kernel = _landmark_kernel(self.kernel_, landmarks, work)
+        coef_work = place.work(coef, work, copy=True)
+        return lambda Xb: block_kernel(Xb) @ coef_work
+
+    # -- the posterior ------------------------------------------------------------------
+
+    def _posterior(self) -> DTCPosterior:
+        """The DTC posterior from the factors the fit formed (``posterior=True``)."""
+        state = self.__dict__.get("_posterior_state")
+        if state is not None:
+            return state
+        check_is_fitted(self, "dual_coef_")
+        factors = getattr(self, "_posterior_factors", None)
+        if factors is None:
+            raise ValueError(
+                f"{type(self).__name__} was fitted with posterior=False; refit with "
+                "posterior=True (one more pass over the rows, O(n m^2)) for return_std, "
+                "return_cov, predict_interval, sample_y and sample_functions."
+            )
+        place = Placement.of(self.landmarks_)
+        L = place.widened(self.landmarks_)
+        T, R = factors
+        state = DTCPosterior(self.kernel_, L, float(self.alpha), T, R, self._landmark_blocks)
+        self._posterior_state = state
+        return state
+
+    def _held_out(self, X: Any) -> Callable[[Any], Any]:
+        """Jackknife+ (:func:`~._kernel_posterior.held_out_block`), the smoother the
+        subset-of-regressors part ``k_x^T H^{-1} k_j`` (the mean is the SoR mean)."""
+        return held_out_block(self._posterior(), self._conformal, self._predictor(X), X)
+
+    def _sample_functions(self, n_samples: int, rng: np.random.Generator) -> Any:
+        """Pathwise draws at the landmarks (:meth:`DTCPosterior.update`)."""
+        posterior = self._posterior()
+        L = to_numpy(self.landmarks_)
+        return draw_functions(self, posterior, L, self.dual_coef_, n_samples, rng)
+
+
+def _system_matrix(solver: FalkonSolver) -> Any:
+    """``H = K_nm^T K_nm + alpha K_mm`` (symmetrized), where ``K_mm`` is: one pass over the
+    rows through the solver's cached blocks."""
+    K_mm = solver.K_mm
+    m = K_mm.shape[0]
+    check_memory(
+        8.0 * 3 * m * m,
+        f"{solver.name}'s posterior: H ({m} x {m}), its factor and a part's product",
+        "lower n_components (the number of landmarks), or fit with posterior=False",
+    )
+    H = solver.matvec.gram() + solver.alpha * K_mm
+    return 0.5 * (H + H.T)
+
+
+def _posterior_part(
+    X: Any, y: Any, start: int, *, index: np.ndarray
+) -> tuple[np.ndarray, Any, np.ndarray]:
+    """Of a part: ``sum_i y_i^2`` per target (float64, on the host), and its rows of
+    ``index`` (sorted global indices) on the host with their targets as float64 columns."""
+    xp = get_namespace(y)[0]
+    Y = xp.reshape(xp.astype(y, xp.float64) if not is_numpy(xp) else y, (y.shape[0], -1))
+    with np.errstate(over="ignore"):  # inf for y near float64's limit
+        squares = np.asarray(to_numpy(xp.sum(Y * Y, axis=0)), dtype=np.float64)
+    local = index[(index >= start) & (index < start + X.shape[0])] - start
+    picked = pick_rows(as_row_sliceable(X), local)
+    targets = np.asarray(to_numpy(pick_rows(Y, local)), dtype=np.float64)
+    return squares, host_rows(picked), targets
+
+
+def _merge_parts(
+    a: tuple[np.ndarray, Any, np.ndarray], b: tuple[np.ndarray, Any, np.ndarray]
+) -> tuple[np.ndarray, Any, np.ndarray]:
+    return (a[0] + b[0], *_concatenate(a[1:], b[1:]))

@@ -316,6 +316,7 @@ class UncertaintyMixin:
                 f"coverage must be a number in (0, 1), got {coverage!r}; e.g. coverage=0.9."
             )
         check_is_fitted(self, "noise_variance_")
+        self._posterior()  # a model fitted without one says why
         scores = self._scores()
         if scores is None:
             raise ValueError(

@@ -310,6 +310,18 @@ class NystroemMatvec:
                 progress(K.shape[0])
         return out
 
+    def gram(self, progress: Callable[[int], None] | None = None) -> Any:
+        """``K_nm^T K_nm`` (float64, shape (m, m)), one read of each block (its symmetric
+        product, half a general one's work)."""
+        out: Any = None
+        for rows, Kb in zip(self.blocks, self._cache, strict=True):
+            K = self.block_kernel(self.X[rows, ...]) if Kb is None else Kb
+            part = self.placement.to_float_place(K.T @ K)
+            out = part if out is None else out + part
+            if progress is not None:
+                progress(K.shape[0])
+        return out
+
     def release(self) -> None:
         """Drop the cached ``K_nm`` blocks."""
         self._cache = [None] * len(self.blocks)
@@ -412,6 +424,10 @@ def _gram_product(part: MatvecPart, V: Any, progress: Callable[[int], None] | No
     return part.matvec(V, part.matvec.placement.zeros((V.shape[0], V.shape[1])), progress)
 
 
+def _part_gram(part: MatvecPart, progress: Callable[[int], None] | None = None) -> Any:
+    return part.matvec.gram(progress)
+
+
 class RowsMatvec:
     """``K_nm^T (K_nm V)`` over the parts of the training rows (``kernelmaps._rows.Rows``).
 
@@ -502,6 +518,15 @@ class RowsMatvec:
             out += self.parts.map_reduce(product, _add, V)
         return out
 
+    def gram(self) -> Any:
+        """``K_nm^T K_nm`` (float64, shape (m, m), where the float64 work runs): one pass
+        over the parts, through their cached blocks."""
+        if self.parts is None:
+            raise RuntimeError("RowsMatvec.rhs must be called first.")
+        with counted_pass(self.progress, "K_nm^T K_nm", self.rows) as done:
+            gram = _part_gram if done is None else functools.partial(_part_gram, progress=done)
+            return self.placement.float64(self.parts.map_reduce(gram, _add))
+
     def release(self) -> None:
         """Let the parts go."""
         if self.parts is not None:
@@ -521,6 +546,10 @@ class GramOperator(Protocol):
 
     def __call__(self, V: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``out += K_nm^T (K_nm V)``; returns ``out``."""
+        ...
+
+    def gram(self) -> Any:
+        """``K_nm^T K_nm`` (float64, shape (m, m))."""
         ...
 
     def release(self) -> None:
@@ -605,6 +634,7 @@ class FalkonSolver:
         """
         with np.errstate(over="ignore", invalid="ignore"):
             rhs = self.matvec.rhs(Y)
+        self.rhs = rhs  # K_nm^T Y, kept for the caller (the objective at the solution)
         if not is_finite(rhs):
             raise NonFiniteOutputError(
                 f"{self.name}: K_nm^T y, the right-hand side of the Nystroem system, holds "
