@@ -419,3 +419,18 @@ def test_kfold_search_on_dask_gives_cv_plus_of_its_hashed_folds(seed: int) -> No
     np.testing.assert_allclose(
         upper.compute(), np.sort(held + residuals, axis=1)[:, math.ceil(0.8 * 81) - 1], atol=tol
     )
+
+
+def test_nystroem_search_says_how_to_get_a_posterior() -> None:
+    from kernelmaps import NystroemKernelRidgeCV
+
+    X, y = _data(0, n=100)
+    search = NystroemKernelRidgeCV(n_components_grid=[10, 20]).fit(X, y)
+    for call in (
+        lambda: search.predict(X, return_std=True),
+        lambda: search.predict_interval(X),
+        lambda: search.sample_y(X),
+        lambda: search.sample_functions(2),
+    ):
+        with pytest.raises(ValueError, match=r"NystroemKernelRidge\(posterior=True\)"):
+            call()

@@ -405,6 +405,7 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
         ridge, best = self.best_estimator_, search.best
         assert best is not None
         del self.feature_map_, self.coef_, self.intercept_
+        self.noise_variance_, self._conformal = None, None  # no posterior: see _posterior
         if self._plan.refit is not None and best.width == max(self._plan.widths):
             self.solver_ = "falkon"
             return
@@ -417,6 +418,14 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
         if hasattr(self, "feature_names_in_"):
             model.feature_names_in_ = self.feature_names_in_
         self._adopt_model(model, "statistics")
+
+    def _posterior(self) -> Any:
+        """None kept: the uncertainty methods say how to get one."""
+        raise ValueError(
+            "NystroemKernelRidgeCV keeps no posterior; fit NystroemKernelRidge(posterior=True) "
+            "with the chosen parameters (best_params_) for return_std, return_cov, "
+            "predict_interval, sample_y and sample_functions."
+        )
 
     def _refit(self, best: Best, X: Any, y: Any) -> None:
         """The model at the ``n_components`` above the exact bound, by conjugate gradient,

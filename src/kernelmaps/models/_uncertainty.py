@@ -418,6 +418,7 @@ class UncertaintyMixin:
         """
         _check_n_samples(n_samples)
         check_is_fitted(self, "noise_variance_")
+        self._posterior()  # a model fitted without one says why
         return self._sample_functions(n_samples, check_random_state(random_state))
 
 
