@@ -31,6 +31,19 @@ class PosteriorFunctions:
         The number of functions.
     n_features_in_ : int
         Columns of the rows the functions take.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import FeatureRidge, RandomFourierFeatures
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 2))
+    >>> model = FeatureRidge(RandomFourierFeatures(n_components=20, random_state=0))
+    >>> paths = model.fit(X, np.sin(X[:, 0])).sample_functions(n_samples=4, random_state=0)
+    >>> paths(X[:3]).shape
+    (3, 4)
+    >>> bool(np.array_equal(paths(X[:3]), paths(X[:3])))  # the same functions at every call
+    True
     """
 
     n_samples: int

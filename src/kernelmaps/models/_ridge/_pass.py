@@ -436,7 +436,7 @@ def row_sample(rows: Rows, work: RowWork, Y: Any, w: Any, index: np.ndarray) -> 
     >>> from kernelmaps._rows import as_rows
     >>> from kernelmaps.models._ridge._pass import RowWork, row_sample
     >>> X, y = np.arange(8.0).reshape(4, 2), np.arange(4.0)
-    >>> work = RowWork(feature_map=None, width=2, n_targets=1, centre=True)
+    >>> work = RowWork(None, width=2, n_targets=1, centre=True, estimator_name="FeatureRidge")
     >>> row_sample(as_rows(X), work, y, None, np.array([1, 3]))[2].tolist()
     [[2.0, 3.0], [6.0, 7.0]]
     """
