@@ -143,7 +143,8 @@ right.legend(fontsize=8)
 # conformal the 4000 rows of its second half, so its coverage is the closer one and its
 # width the smaller one on this data; jackknife+'s model is the one fitted on every row,
 # the model the user keeps. The Gaussian bands assume Gaussian noise of one variance:
-# they cover too much at 80 % and too little at 95 %, as heavy-tailed residuals make them
-# (the values are capped at 5, and the noise grows with the price). And the coverage is
+# they cover far too much at 80 % and a little too little at 95 %, as heavy-tailed
+# residuals make them (the values are capped at 5, and the noise grows with the price).
+# And the coverage is
 # marginal: by quintile of the prediction, the 90 % intervals cover the cheap houses more
 # and the dear ones less, since their width hardly varies with ``x`` while the noise does.
