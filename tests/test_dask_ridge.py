@@ -330,6 +330,25 @@ def test_fitted_attributes_are_numpy(data) -> None:
     np.testing.assert_allclose(computed[0], model.predict(data["X"]), rtol=10 * D_OUT * U64)
 
 
+@pytest.mark.parametrize("targets", ["y", "Y"])
+def test_uncertainty_on_dask_rows_is_lazy_and_equals_numpy(data, targets) -> None:
+    """``return_std`` and ``predict_interval`` of Dask rows: lazy arrays, each chunk's
+    (n, 2, t) bounds a new trailing axis; equal to the NumPy rows' to the rounding of
+    their dot products of ``D + 1`` terms in other row blocks (``10 (D + 1) u`` of the
+    largest value)."""
+    model = FeatureRidge(_rff(), alphas=ALPHAS).fit(data["X"], data[targets])
+    X = data["X"]
+    with nothing_computed():
+        _, std = model.predict(as_dask(X, "rows-37"), return_std=True)
+        lower, upper = model.predict_interval(as_dask(X, "uneven-with-1-row"), coverage=0.8)
+    ref_std = model.predict(X, return_std=True)[1]
+    ref = (*model.predict_interval(X, coverage=0.8), ref_std)
+    for got, want in zip(dask.compute(lower, upper, std), ref, strict=True):
+        assert type(got) is np.ndarray and got.shape == want.shape
+        atol = 10 * (D_OUT + 1) * U64 * np.abs(want).max()
+        np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+
+
 def test_tree_reduce_pairs_neighbours_in_order() -> None:
     def join(a, b):
         return f"({a}{b})"

@@ -103,6 +103,7 @@ SUBSET: dict[str, list[tuple[str, str, str | None]]] = {
             ("base.clone", "py:function"),
             ("calibration.CalibratedClassifierCV", "py:class"),
             ("calibration.calibration_curve", "py:function"),
+            ("gaussian_process.GaussianProcessRegressor", "py:class"),
             ("exceptions.ConvergenceWarning", "py:class"),
             ("exceptions.NotFittedError", "py:class"),
             ("gaussian_process.kernels.Matern", "py:class"),
@@ -112,6 +113,7 @@ SUBSET: dict[str, list[tuple[str, str, str | None]]] = {
             ("kernel_approximation.RBFSampler", "py:class"),
             ("kernel_approximation.SkewedChi2Sampler", "py:class"),
             ("kernel_ridge.KernelRidge", "py:class"),
+            ("linear_model.BayesianRidge", "py:class"),
             ("linear_model.LogisticRegression", "py:class"),
             ("linear_model.Ridge", "py:class"),
             ("linear_model.RidgeCV", "py:class"),
@@ -138,6 +140,14 @@ SUBSET: dict[str, list[tuple[str, str, str | None]]] = {
             ("svm.SVC", "py:class"),
             ("utils.class_weight.compute_class_weight", "py:function"),
         ]
+    ]
+    + [
+        (
+            "sklearn.gaussian_process.GaussianProcessRegressor.sample_y",
+            "py:method",
+            "modules/generated/sklearn.gaussian_process.GaussianProcessRegressor.html"
+            "#sklearn.gaussian_process.GaussianProcessRegressor.sample_y",
+        )
     ],
     "matplotlib": [
         ("matplotlib.axes.Axes.plot", "py:method", None),

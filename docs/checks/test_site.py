@@ -139,6 +139,7 @@ PAGES = {
     "guide": "guide.html",
     "gallery index": "auto_examples/index.html",
     "choosing": "choosing.html",
+    "uncertainty": "uncertainty.html",
     "feature ridge cv": "generated/kernelmaps.FeatureRidgeCV.html",
 }
 #: Pages whose screenshot is kept (full page but for the home page's first screen).

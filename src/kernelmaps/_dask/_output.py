@@ -89,7 +89,8 @@ def _map_chunk(X: Any, work: RowwiseWork, settings: TaskSettings, block_info: An
 def map_rows(work: RowwiseWork, X: Any) -> Any:
     """The lazy Dask array of ``work`` over the row chunks of the validated ``X``
     (columns in one chunk): each output chunk has the rows of its input chunk and the
-    trailing shape ``work.shape``, of ``work.dtype``, CSR blocks when ``work.sparse``."""
+    trailing shape ``work.shape`` (of any length: axes beyond the second are new), of
+    ``work.dtype``, CSR blocks when ``work.sparse``."""
     import dask.array as da
 
     dtype = np.dtype(work.dtype)
@@ -104,5 +105,6 @@ def map_rows(work: RowwiseWork, X: Any) -> Any:
         chunks=(X.chunks[0], *((n,) for n in work.shape)),
         meta=meta,
         drop_axis=[] if work.shape else [1],
+        new_axis=list(range(2, 1 + len(work.shape))),
         name=work.name,
     )
