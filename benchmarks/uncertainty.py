@@ -15,7 +15,8 @@ with ``gamma`` by the median heuristic (:func:`kernelmaps.bandwidth.gamma_from_d
 ``FeatureRidge:evidence``, the same with the ``alpha`` of largest evidence among them
 (``FeatureRidgeCV(criterion="evidence")`` at that ``gamma``; no timings of its own);
 ``FeatureRidgeCV`` (``gamma`` and ``alpha`` by its
-search); ``NystroemKernelRidge(posterior=True)`` with ``--nystroem-m`` landmarks and the
+search; jackknife+ from its best model) and ``FeatureRidgeCV:cv5`` (the same search by
+5-fold cross-validation; CV+ from the models without each fold); ``NystroemKernelRidge(posterior=True)`` with ``--nystroem-m`` landmarks and the
 same ``gamma``; ``KernelRidge`` (exact) on ``--exact-rows`` training rows.  A model whose
 class in this version has no ``predict_interval`` is skipped with a note.  For each:
 
@@ -28,8 +29,8 @@ class in this version has no ``predict_interval`` is skipped with a note.  For e
   averaged over the held-out rows; lower is better) and the root mean squared error;
 * the time of ``predict(return_std=True)`` and of ``predict_interval`` against a plain
   ``predict`` on the held-out rows (alternated, ``--repeats`` rounds, ratios of medians),
-  and of the fit against the same fit without the conformal scores (a subclass that skips
-  the scoring; alternated), with the fit's absolute seconds.
+  and of the fit against the same fit that keeps no rows for the conformal scores (a
+  subclass; alternated), with the fit's absolute seconds.
 
 References, on the same rows: scikit-learn's ``GaussianProcessRegressor`` (exact, kernel
 ``ConstantKernel * RBF + WhiteKernel`` with its optimizer, ``normalize_y=True``, from the
@@ -135,6 +136,8 @@ def build(name: str, run: Run) -> tuple[Any, int] | None:
         return cls(_features(gamma, D), alpha=evidence_alpha(run)), n
     if name == "FeatureRidgeCV":
         return cls(RandomFourierFeatures(n_components=D, random_state=0)), n
+    if name == "FeatureRidgeCV:cv5":  # CV+ from the models without each of 5 folds
+        return cls(RandomFourierFeatures(n_components=D, random_state=0), cv=5), n
     # the kernel models: their parameter names as of this version
     if name == "NystroemKernelRidge":
         m = min(run.args.nystroem_m, n)
@@ -164,20 +167,21 @@ MODELS = (
     "FeatureRidge",
     "FeatureRidge:evidence",
     "FeatureRidgeCV",
+    "FeatureRidgeCV:cv5",
     "NystroemKernelRidge",
     "KernelRidge",
 )
 
 
 def without_scores(model: Any) -> Any:
-    """The same model whose fit skips the conformal scores (for the fit's timing), or None
-    where the scoring cannot be switched off from outside."""
+    """The same model whose fit keeps no rows for the conformal scores (for the fit's
+    timing), or None where that cannot be switched off from outside."""
     if not hasattr(model, "_calibrate"):
         return None
 
     class Unscored(type(model)):  # type: ignore[misc]
         def _calibrate(self, n_rows: int, sample: Any) -> None:
-            self._conformal = None
+            self._scored = None
 
     return Unscored(**model.get_params(deep=False))
 
@@ -262,7 +266,7 @@ def ours(run: Run, name: str) -> None:
     values |= interval_scores(run.yt, lambda c: model.predict_interval(run.Xt, coverage=c))
     values["noise_variance"] = float(np.mean(model.noise_variance_))
     values |= {k: float(getattr(model, k)) for k in ("alpha_", "gamma_") if hasattr(model, k)}
-    if ":" not in name:  # the variants' timings are their model's
+    if ":" not in name or name.endswith(":cv5"):  # the evidence variant's are its model's
         values |= timings(model, X, y, run.Xt, run.args.repeats)
     run.add(name, **values)
     split = split_conformal(model, X, y, run.Xt)
