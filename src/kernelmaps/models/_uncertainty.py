@@ -311,7 +311,7 @@ class UncertaintyMixin:
         -------
         lower, upper : arrays of shape (n_samples,) or (n_samples, n_targets)
         """
-        if not (isinstance(coverage, float | int) and 0.0 < float(coverage) < 1.0):
+        if not (isinstance(coverage, numbers.Real) and 0.0 < float(coverage) < 1.0):
             raise ValueError(
                 f"coverage must be a number in (0, 1), got {coverage!r}; e.g. coverage=0.9."
             )
