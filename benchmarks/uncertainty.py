@@ -14,11 +14,12 @@ with ``gamma`` by the median heuristic (:func:`kernelmaps.bandwidth.gamma_from_d
 ``alpha`` by exact leave-one-out among ``ALPHAS`` (four a decade, 10^-6 to 10^2);
 ``FeatureRidge:evidence``, the same with the ``alpha`` of largest evidence among them
 (``FeatureRidgeCV(criterion="evidence")`` at that ``gamma``; no timings of its own);
-``FeatureRidgeCV`` (``gamma`` and ``alpha`` by its
-search; jackknife+ from its best model) and ``FeatureRidgeCV:cv5`` (the same search by
-5-fold cross-validation; CV+ from the models without each fold); ``NystroemKernelRidge(posterior=True)`` with ``--nystroem-m`` landmarks and the
-same ``gamma``; ``KernelRidge`` (exact) on ``--exact-rows`` training rows.  A model whose
-class in this version has no ``predict_interval`` is skipped with a note.  For each:
+``FeatureRidgeCV`` (``gamma`` and ``alpha`` by its search; jackknife+ from its best
+model) and ``FeatureRidgeCV:cv5`` (the same search by 5-fold cross-validation; CV+ from the
+models without each fold); ``NystroemKernelRidge(posterior=True)`` with ``--nystroem-m``
+landmarks and the same ``gamma``; ``KernelRidge`` (exact) on ``--exact-rows`` training
+rows.  A model whose class in this version has no ``predict_interval`` is skipped with a
+note.  For each:
 
 * the empirical coverage of ``predict_interval`` (jackknife+ from the fit's exact
   leave-one-out residuals, or CV+) at 80, 90 and 95 % on the held-out rows, and the mean
