@@ -12,7 +12,6 @@ the best candidate (``best_estimator_``, a :class:`FeatureRidge` or
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from numbers import Integral
 from typing import Any, ClassVar
 
@@ -24,7 +23,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import get_namespace, is_numpy, to_namespace, to_numpy
+from .._array_api import to_numpy
 from .._estimator_repr import CompactArrayReprMixin
 from .._progress import Progress
 from .._rows import Rows
@@ -37,11 +36,10 @@ from ._feature_ridge import FeatureRidge
 from ._ridge._pass import RowWork, checked_weights
 from ._ridge._path import REGRESSION_SCORINGS
 from ._search._batches import RidgeSearch, SearchSpec
-from ._search._conformal import fold_models, out_of_fold
+from ._search._conformal import SearchUncertaintyMixin
 from ._search._gamma import extend_at_edge, golden_refine
-from ._search._pass import SearchWork, hashed_folds
+from ._search._pass import SearchWork
 from ._search._results import cv_results
-from ._uncertainty import ConformalScores, UncertaintyMixin
 
 __all__ = ["FeatureRidgeCV", "FeatureRidgeClassifierCV"]
 
@@ -342,7 +340,7 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         return getattr(self.best_estimator_, method)(X)
 
 
-class FeatureRidgeCV(UncertaintyMixin, RegressorMixin, _RidgeSearchCV):
+class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
     """Ridge regression on a feature map with ``gamma``, ``alpha`` and ``n_components``
     chosen by cross-validation in one pass over the rows per batch of bandwidths.
 
@@ -512,78 +510,12 @@ class FeatureRidgeCV(UncertaintyMixin, RegressorMixin, _RidgeSearchCV):
 
     def _finish(self, search: RidgeSearch, rows: Rows, largest_weight: float | None) -> None:
         super()._finish(search, rows, largest_weight)
-        self._conformal = self._conformal_scores(search, rows)
+        self._conformal = self._search_scores(search, rows)
 
     def _final_estimator(self, best: Any) -> Any:
         model = super()._final_estimator(best)
         model._exchangeable = not getattr(self, "_weighted", False)
         return model
-
-    def _scores(self) -> ConformalScores | None:
-        """CV+ scores after a K-fold search, else the best model's jackknife+ ones."""
-        check_is_fitted(self, "best_estimator_")
-        if self._conformal is not None:
-            return self._conformal
-        return self.best_estimator_._scores()
-
-    def _conformal_scores(self, search: RidgeSearch, rows: Rows) -> ConformalScores | None:
-        """CV+ scores with ``cv`` (the scored rows of the final model, each predicted by
-        the model without its fold, solved from the fold statistics at the chosen
-        penalty); else the final model's jackknife+ scores."""
-        model, best = self.best_estimator_, search.best
-        scored = getattr(model, "_scored", None)
-        if scored is None or best is None or best.folds is None:
-            return None
-        index, scored_rows, scored_targets = scored
-        n_splits = search.spec.n_splits
-        models = fold_models(best.folds, n_splits, best.alpha, self.fit_intercept)
-        labels = search.aligned[2]
-        if labels is None:  # a Dask array's folds: a hash of the row index
-            fold_of = hashed_folds(0, rows.n_rows, n_splits)[index]
-        else:
-            fold_of = np.asarray(to_numpy(labels))[index]
-        keep = np.flatnonzero(fold_of < n_splits)  # rows in no test set have no model
-        kept, targets = scored_rows[keep], scored_targets[keep]
-        Z = to_numpy(model._features(model._placed(kept)))
-        own = out_of_fold(Z, fold_of[keep], models, targets.shape[1])
-        return ConformalScores(kept, targets - own, fold_of[keep], models, index[keep], targets)
-
-    # the uncertainty of the best model (UncertaintyMixin's methods)
-
-    def _mean(self, X: Any) -> Any:
-        return self._best("predict", X)
-
-    def _posterior(self) -> Any:
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_._posterior()
-
-    def _sample_functions(self, n_samples: int, rng: np.random.Generator) -> Any:
-        return self.best_estimator_._sample_functions(n_samples, rng)
-
-    def _held_out(self, X: Any) -> Callable[[Any], Any]:
-        """CV+: every scored row's fold model at the rows (one product per fold); else
-        the best model's jackknife+."""
-        scores = self._scores()
-        assert scores is not None  # checked by predict_interval
-        if scores.fold_models is None or scores.folds is None:
-            return self.best_estimator_._held_out(X)
-        xp, device = get_namespace(X)
-        coef, intercept = scores.fold_models
-        folds = scores.folds
-        if not is_numpy(xp):
-            coef, intercept = (
-                to_namespace(a, xp, device, dtype=X.dtype) for a in scores.fold_models
-            )
-            folds = to_namespace(folds, xp, device)
-        t, features = scores.residuals.shape[1], self.best_estimator_._features
-
-        def block(Xb: Any) -> Any:
-            Z = features(Xb)
-            every = Z @ (coef if is_numpy(xp) else xp.astype(coef, Z.dtype, copy=False))
-            every = xp.reshape(xp.asarray(every) + intercept, (Xb.shape[0], -1, t))
-            return xp.take(every, folds, axis=1)
-
-        return block
 
 
 class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
