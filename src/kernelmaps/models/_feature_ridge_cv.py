@@ -37,7 +37,8 @@ from ._ridge._pass import RowWork, checked_weights
 from ._ridge._path import REGRESSION_SCORINGS
 from ._search._batches import RidgeSearch, SearchSpec
 from ._search._conformal import SearchUncertaintyMixin
-from ._search._gamma import extend_at_edge, golden_refine
+from ._search._gamma import GammaPlan, scan
+from ._search._halving import successive_halving
 from ._search._pass import SearchWork
 from ._search._results import cv_results
 
@@ -61,6 +62,7 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         "criterion": [StrOptions({"loo", "gcv", "evidence"})],
         "scoring": [str, None],
         "refine_gamma": [Interval(Integral, 0, None, closed="left")],
+        "search": [StrOptions({"halving", "exhaustive"})],
         "fit_intercept": ["boolean"],
         "keep_statistics": ["boolean"],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
@@ -78,6 +80,7 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         criterion: str = "loo",
         scoring: str | None = None,
         refine_gamma: int = 3,
+        search: str = "halving",
         fit_intercept: bool = True,
         keep_statistics: bool = True,
         random_state: Any = None,
@@ -91,6 +94,7 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         self.criterion = criterion
         self.scoring = scoring
         self.refine_gamma = refine_gamma
+        self.search = search
         self.fit_intercept = fit_intercept
         self.keep_statistics = keep_statistics
         self.random_state = random_state
@@ -282,18 +286,17 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         )
 
     def _run_gammas(self, search: RidgeSearch, rows: Rows, base: Any) -> None:
-        """The bandwidth grid in batches that fit in memory, then the golden-section
-        refinement in ``log gamma`` about the best."""
+        """The bandwidths, by successive halving over rows and features
+        (:func:`~._search._halving.successive_halving`) or all at full size: the grid in
+        batches that fit in memory, then for ``"auto"`` the extension at an edge and the
+        golden-section refinement in ``log gamma`` about the best."""
         gammas, auto = self._gamma_grid(rows, base)
-        size = search.batch_size(search.candidates(gammas[0]))
-        for start in range(0, len(gammas), size):
-            search.evaluate(gammas[start : start + size])
-        if not auto:
-            return
         ratio = float(AUTO_GAMMA_FACTORS[1] / AUTO_GAMMA_FACTORS[0])
-        gammas = extend_at_edge(search, gammas, ratio)
-        if self.refine_gamma > 0:
-            golden_refine(search, gammas, self.refine_gamma)
+        plan = GammaPlan(gammas, auto, ratio, self.refine_gamma if auto else 0)
+        if self.search == "halving":
+            successive_halving(search, plan)
+        else:
+            scan(search, plan)
 
     def _finish(self, search: RidgeSearch, rows: Rows, largest_weight: float | None) -> None:
         best = search.best
@@ -587,6 +590,7 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
         criterion: str = "loo",
         scoring: str | None = None,
         refine_gamma: int = 3,
+        search: str = "halving",
         fit_intercept: bool = True,
         keep_statistics: bool = True,
         random_state: Any = None,
@@ -602,6 +606,7 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
             criterion=criterion,
             scoring=scoring,
             refine_gamma=refine_gamma,
+            search=search,
             fit_intercept=fit_intercept,
             keep_statistics=keep_statistics,
             random_state=random_state,

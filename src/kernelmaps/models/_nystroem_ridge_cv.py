@@ -215,7 +215,7 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
             _RidgeSearchCV._parameter_constraints,
             ("gammas", "alphas", "n_components_grid", "cv", "criterion", "scoring"),
         ),
-        **_pick(_RidgeSearchCV._parameter_constraints, ("refine_gamma", "verbose")),
+        **_pick(_RidgeSearchCV._parameter_constraints, ("refine_gamma", "search", "verbose")),
         "max_exact_components": [StrictInterval(Integral, 1, None, closed="left")],
     }
 
@@ -241,6 +241,7 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
         criterion: str = "loo",
         scoring: str | None = None,
         refine_gamma: int = 3,
+        search: str = "halving",
         max_exact_components: int = 2048,
         max_iter: int = 100,
         tol: float = 1e-6,
@@ -261,6 +262,7 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
         self.criterion = criterion
         self.scoring = scoring
         self.refine_gamma = refine_gamma
+        self.search = search
         self.max_exact_components = max_exact_components
         self.max_iter = max_iter
         self.tol = tol

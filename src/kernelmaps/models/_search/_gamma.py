@@ -1,17 +1,54 @@
-"""The bandwidths of a search beyond its first grid: the grid extended while its best is at
-an edge, then a golden-section refinement of ``log gamma`` about the best."""
+"""The bandwidths of a search: its grid in batches that fit in memory, extended while its
+best is at an edge, then a golden-section refinement of ``log gamma`` about the best."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 from ._batches import RidgeSearch
 
-__all__ = ["extend_at_edge", "golden_refine"]
+__all__ = ["GammaPlan", "extend_at_edge", "golden_refine", "scan"]
 
 _INVERSE_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+@dataclasses.dataclass(frozen=True)
+class GammaPlan:
+    """The bandwidths to score and what follows them.
+
+    Attributes
+    ----------
+    gammas : list of float or None
+        The grid (``[None]``: the map's own bandwidth).
+    extend : bool
+        Extend the grid while its best is at an edge (``gammas="auto"``).
+    ratio : float
+        The grid's spacing, for the extension.
+    refine : int
+        Golden-section passes about the best (0: none).
+    """
+
+    gammas: list[float | None]
+    extend: bool = False
+    ratio: float = 1.0
+    refine: int = 0
+
+
+def scan(search: RidgeSearch, plan: GammaPlan) -> list[float | None]:
+    """Score the grid of ``plan`` on ``search``'s rows in batches that fit in memory,
+    extend it at an edge and refine it as the plan says; the grid as extended."""
+    gammas = list(plan.gammas)
+    size = search.batch_size(search.candidates(gammas[0]))
+    for start in range(0, len(gammas), size):
+        search.evaluate(gammas[start : start + size])
+    if plan.extend:
+        gammas = extend_at_edge(search, gammas, plan.ratio)
+    if plan.refine > 0:
+        golden_refine(search, gammas, plan.refine)
+    return gammas
 
 
 def extend_at_edge(

@@ -33,7 +33,7 @@ from .._ridge._pass import RowWork, feature_row_blocks, map_features
 from .._ridge._solvers import LooTerms, loo_block_sums
 from .._ridge_statistics import RidgeStatistics
 
-__all__ = ["Candidate", "SearchWork", "Width", "hashed_folds", "merge_nested"]
+__all__ = ["Candidate", "SearchWork", "Width", "fold_of_rows", "hashed_folds", "merge_nested"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,7 +98,20 @@ def hashed_folds(start: int, n_rows: int, n_folds: int) -> np.ndarray:
     >>> bool(np.array_equal(hashed_folds(3, 4, 5), hashed_folds(0, 7, 5)[3:]))
     True
     """
-    z = np.arange(start, start + n_rows, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    return fold_of_rows(np.arange(start, start + n_rows), n_folds)
+
+
+def fold_of_rows(index: np.ndarray, n_folds: int) -> np.ndarray:
+    """The folds of the rows of global indices ``index`` (:func:`hashed_folds`).
+
+    Examples
+    --------
+    >>> from kernelmaps.models._search._pass import fold_of_rows, hashed_folds
+    >>> import numpy as np
+    >>> bool(np.array_equal(fold_of_rows(np.array([2, 5]), 3), hashed_folds(0, 6, 3)[[2, 5]]))
+    True
+    """
+    z = np.asarray(index).astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z = z ^ (z >> np.uint64(31))

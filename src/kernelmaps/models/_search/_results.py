@@ -17,10 +17,13 @@ def cv_results(search: RidgeSearch) -> dict[str, Any]:
     splits = np.array([r["splits"] for r in rows])
     means = splits.mean(axis=1)
     finite = np.where(np.isfinite(means), means, -np.inf)
-    order = np.argsort(-finite, kind="stable")
+    # successive halving: a later rung ranks before an earlier one (its scores are of
+    # more rows), as scikit-learn's HalvingGridSearchCV ranks its iterations
+    rungs = np.array([r.get("rung", 0) for r in rows])
+    order = np.lexsort((-finite, -rungs))
     rank = np.empty(len(rows), dtype=np.int32)
     rank[order] = np.arange(1, len(rows) + 1)
-    ties = np.unique(finite, return_inverse=True, return_counts=False)[1]
+    ties = np.unique(np.stack([finite, rungs]), axis=1, return_inverse=True)[1].reshape(-1)
     for value in np.unique(ties):  # equal scores share the smallest rank, as GridSearchCV
         members = ties == value
         rank[members] = rank[members].min()
@@ -30,6 +33,10 @@ def cv_results(search: RidgeSearch) -> dict[str, Any]:
     searched += ["alpha", "n_components"]
     out: dict[str, Any] = {f"param_{name}": np.array([r[name] for r in rows]) for name in searched}
     out["params"] = [{name: r[name] for name in searched} for r in rows]
+    if "rung" in rows[0]:  # what successive halving scored at which fidelity
+        out["param_n_rows"] = np.array([r["n_rows"] for r in rows])
+        out["fidelity"] = np.array([r["fidelity"] for r in rows])
+        out["rung"] = rungs
     if search.spec.n_splits:
         for k in range(splits.shape[1]):
             out[f"split{k}_test_score"] = splits[:, k]

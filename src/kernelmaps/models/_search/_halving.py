@@ -1,0 +1,200 @@
+"""Successive halving over rows and features: the bandwidths scored on a sample of the rows
+and fewer features, the best of them on more, the last at full size.
+
+A ridge search's cost per bandwidth is a pass over the rows, ``O(n D^2)`` (twice with exact
+leave-one-out), and most bandwidths of a grid are far from the best.  The error curve in
+``log gamma`` is smooth, and where its minimum lies moves little with the number of rows
+and of features.  :func:`successive_halving` therefore scores every bandwidth at a low
+*fidelity* -- ``n_r`` rows drawn uniformly, a map of ``D_r`` features -- keeps the best
+third for the next rung, refines the bandwidth by golden section on the rung before the
+last, and scores only the best one on every row at full size, where the penalty (and the
+number of features of ``n_components_grid``) is chosen and the final model's statistics
+are kept.  The rungs' fidelities grow by ``ETA = 3`` in the cost of a pass:
+``n_r = n / 3^k`` rows and ``D_r = D / 3^(k/2)`` features, ``k = 2, 1, 0``.
+
+References
+----------
+Jamieson, K. and Talwalkar, A. (2016). Non-stochastic best arm identification and
+hyperparameter optimization. AISTATS.
+Li, L., Jamieson, K., DeSalvo, G., Rostamizadeh, A. and Talwalkar, A. (2018). Hyperband:
+a novel bandit-based approach to hyperparameter optimization. JMLR 18(185).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from ..._array_api import get_namespace, is_numpy
+from ..._rows import ArrayRows, InMemoryRows, Rows
+from ..._streamed_rows import StreamedRows
+from .._base import as_row_sliceable
+from .._ridge._pass import pick_rows
+from ._batches import RidgeSearch, _short
+from ._gamma import GammaPlan, scan
+from ._pass import fold_of_rows
+
+__all__ = ["ETA", "Rung", "rung_plan", "successive_halving"]
+
+#: The factor by which each rung's cost per bandwidth grows, and its candidates shrink.
+ETA = 3
+#: The fewest rows a rung below the last scores (and at least twice its features).
+MIN_ROWS = 1000
+#: The fewest features a rung below the last maps.
+MIN_COMPONENTS = 128
+
+
+@dataclasses.dataclass(frozen=True)
+class Rung:
+    """One fidelity of a search: ``n_rows`` rows and a map of ``n_components`` features
+    (None: the map's own, or the rows themselves)."""
+
+    n_rows: int
+    n_components: int | None
+
+    def fidelity(self, n_rows: int, n_components: int | None) -> float:
+        """The rung's cost per bandwidth as a share of a full pass, ``(n_r / n)
+        (D_r / D)^2``."""
+        share = self.n_rows / n_rows
+        if n_components and self.n_components:
+            share *= (self.n_components / n_components) ** 2
+        return share
+
+
+def rung_plan(n_rows: int, n_components: int | None, n_rungs: int = 3) -> list[Rung]:
+    """The rungs of a search of ``n_rows`` rows and maps of ``n_components`` features:
+    ``n / ETA^k`` rows and ``D / ETA^(k/2)`` features for ``k = n_rungs - 1, ..., 0``,
+    at least :data:`MIN_ROWS` rows (and twice the features), :data:`MIN_COMPONENTS`
+    features; rungs equal to a later one are dropped, and the last is the full size.
+
+    Examples
+    --------
+    >>> from kernelmaps.models._search._halving import rung_plan
+    >>> [(r.n_rows, r.n_components) for r in rung_plan(20000, 2048)]
+    [(2223, 683), (6667, 1182), (20000, 2048)]
+    >>> [(r.n_rows, r.n_components) for r in rung_plan(500, None)]
+    [(500, None)]
+    """
+    rungs: list[Rung] = []
+    for k in range(n_rungs - 1, -1, -1):
+        D = None
+        if n_components is not None:
+            D = min(n_components, max(MIN_COMPONENTS, round(n_components / ETA ** (k / 2))))
+        n = min(n_rows, max(MIN_ROWS, 2 * (D or 0), math.ceil(n_rows / ETA**k)))
+        rung = Rung(n, D)
+        if not rungs or rung != rungs[-1]:
+            rungs.append(rung)
+    if len(rungs) > 1 and rungs[-2] == Rung(n_rows, n_components):
+        rungs.pop()
+    return rungs
+
+
+def row_subset(rows: Rows, index: np.ndarray, aligned: Sequence[Any]) -> tuple[Rows, tuple]:
+    """The rows ``index`` (sorted global indices) and their aligned companions (targets,
+    weights, folds), read in one pass, as :class:`Rows` of the same kind held in memory:
+    a Dask array's as NumPy rows, an array of another library's on its device, streamed
+    rows streamed from their host sample."""
+    if rows.held is not rows:  # streamed through a device: sample the host rows
+        held, picked = row_subset(rows.held, index, aligned)
+        assert isinstance(rows, StreamedRows)
+        return StreamedRows(held, rows.xp, rows.device, rows.block_rows), picked
+
+    def part(X: Any, *rest: Any) -> tuple[Any, ...]:
+        *companions, start = rest
+        local = index[(index >= start) & (index < start + X.shape[0])] - start
+        return tuple(pick_rows(a, local) for a in (as_row_sliceable(X), *companions))
+
+    X, *picked = rows.map_reduce(part, _stacked, *aligned)
+    if is_numpy(get_namespace(X)[0]) or sp.issparse(X):
+        return InMemoryRows(X, checked=rows.checked), tuple(picked)
+    return ArrayRows(X), tuple(picked)
+
+
+def _stacked(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Two parts' picked rows and companions one after the other (host arrays)."""
+    out = []
+    for x, z in zip(a, b, strict=True):
+        if x is None or not np.ndim(x):
+            out.append(x)
+        elif sp.issparse(x):
+            out.append(sp.vstack([x, z], format="csr"))
+        else:
+            out.append(np.concatenate([x, z]))
+    return tuple(out)
+
+
+def _rung_search(search: RidgeSearch, rung: Rung, index: np.ndarray) -> RidgeSearch:
+    """The search of one rung below the last: the rows ``index``, the map at ``D_r``
+    features (a clone with ``n_components=D_r``, fitted on those rows) and no grid of
+    numbers of features (the rungs choose the bandwidth; the full size, the rest)."""
+    spec, work = search.spec, search.work
+    y, w, folds = search.aligned
+    if work.hashed:  # a Dask array's folds: those of the rows' global index
+        folds, work = fold_of_rows(index, work.n_folds), dataclasses.replace(work, hashed=False)
+    rows, aligned = row_subset(search.rows, index, (y, w, folds))
+    base = spec.base_map
+    if base is not None and rung.n_components is not None:
+        base = clone(base).set_params(n_components=rung.n_components)
+    spec = dataclasses.replace(spec, base_map=base, grid=None)
+    row_work = dataclasses.replace(work.row_work, checked=rows.checked)
+    work = dataclasses.replace(work, row_work=row_work)
+    return RidgeSearch(spec, rows, work, aligned, search.progress, search.largest_weight)
+
+
+def _map_width(search: RidgeSearch) -> int | None:
+    """The features of the search's largest map (None: the rows, or no ``n_components``)."""
+    base = search.spec.base_map
+    if base is None or "n_components" not in base.get_params():
+        return None
+    if search.spec.grid is not None:
+        return max(search.spec.grid)
+    return int(base.get_params()["n_components"])
+
+
+def successive_halving(search: RidgeSearch, plan: GammaPlan, seed: int = 0) -> None:
+    """Score the bandwidths of ``plan`` rung by rung; the last rung is ``search`` itself.
+
+    Rung 0 scores every bandwidth (the ``"auto"`` grid extended at an edge), each rung
+    keeps the best ``ceil(k / ETA)`` of its ``k`` for the next, the rung before the last
+    refines the best by golden section (``"auto"``), and the last scores the best one on
+    every row with the full map.  The rows of a rung are the first ``n_r`` of one uniform
+    permutation (seeded by ``seed``), so each rung's rows hold the previous rung's.
+    Every candidate's result row records its rung, rows and fidelity (``rung``, ``n_rows``,
+    ``fidelity``: :meth:`Rung.fidelity`).
+    """
+    n = search.rows.n_rows
+    rungs = rung_plan(n, _map_width(search))
+    if len(rungs) == 1 or len(plan.gammas) < 2:
+        scan(search, plan)
+        return
+    order = np.random.default_rng(seed).permutation(n)
+    gammas: list[float | None] = list(plan.gammas)
+    for r, rung in enumerate(rungs[:-1]):
+        sub = _rung_search(search, rung, np.sort(order[: rung.n_rows]))
+        last = r == len(rungs) - 2
+        step = dataclasses.replace(
+            plan, gammas=gammas, extend=plan.extend and r == 0, refine=plan.refine * last
+        )
+        gammas = scan(sub, step)
+        keep = 1 if last else math.ceil(len(sub.gamma_scores) / ETA)
+        ranked = sorted(sub.gamma_scores, key=sub.gamma_scores.__getitem__, reverse=True)
+        gammas = sorted(ranked[:keep])  # type: ignore[type-var]
+        share = rung.fidelity(n, _map_width(search))
+        for row in sub.results:
+            row.update(rung=r, n_rows=rung.n_rows, fidelity=share)
+        search.results.extend(sub.results)
+        search.progress.log(
+            f"rung {r + 1} of {len(rungs)}: {rung.n_rows} rows, "
+            f"{rung.n_components or '-'} features, {len(sub.gamma_scores)} bandwidths; "
+            f"kept {', '.join(_short(g) for g in gammas)}"
+        )
+    start = len(search.results)
+    scan(search, dataclasses.replace(plan, gammas=gammas, extend=False, refine=0))
+    for row in search.results[start:]:
+        row.update(rung=len(rungs) - 1, n_rows=n, fidelity=1.0)
