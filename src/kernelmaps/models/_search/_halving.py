@@ -134,10 +134,10 @@ def _rung_search(search: RidgeSearch, rung: Rung, index: np.ndarray) -> RidgeSea
     features (a clone with ``n_components=D_r``, fitted on those rows) and no grid of
     numbers of features (the rungs choose the bandwidth; the full size, the rest)."""
     spec, work = search.spec, search.work
-    y, w, folds = search.aligned
+    rows, aligned = row_subset(search.rows, index, search.aligned)
     if work.hashed:  # a Dask array's folds: those of the rows' global index
-        folds, work = fold_of_rows(index, work.n_folds), dataclasses.replace(work, hashed=False)
-    rows, aligned = row_subset(search.rows, index, (y, w, folds))
+        aligned = (*aligned[:2], fold_of_rows(index, work.n_folds))
+        work = dataclasses.replace(work, hashed=False)
     base = spec.base_map
     if base is not None and rung.n_components is not None:
         base = clone(base).set_params(n_components=rung.n_components)
