@@ -21,6 +21,7 @@ from sklearn.datasets import load_digits, make_friedman1
 from sklearn.model_selection import KFold, PredefinedSplit
 
 from kernelmaps import (
+    FeatureLogisticRegressionCV,
     FeatureRidgeClassifierCV,
     FeatureRidgeCV,
     NystroemKernelRidgeCV,
@@ -286,3 +287,25 @@ def test_rungs_on_a_device_equal_numpy(place: Place) -> None:
         worst = float(np.max(np.abs(ours["mean_test_score"] - theirs["mean_test_score"])))
         assert worst <= 64 * D * EPS * cond * scale
         assert search.best_params_ == reference.best_params_
+
+
+def test_logistic_rungs_equal_a_plain_search_on_their_rows() -> None:
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300] / 16.0, y[:300]
+    labels = np.arange(X.shape[0]) % 3
+    params = {"Cs": [0.1, 10.0], "gammas": [0.005, 0.02, 0.08]}
+    search = FeatureLogisticRegressionCV(_rff(), cv=PredefinedSplit(labels), **params).fit(X, y)
+    results = search.cv_results_
+    rungs = _rungs(results)
+    assert len(rungs) == 3 and search.best_index_ in rungs[-1]
+    assert len(set(results["param_gamma"][rungs[-1]])) == 1
+    index = rungs[0]
+    rows = _rung_rows(X.shape[0], int(results["param_n_rows"][index[0]]))
+    width = int(results["param_n_components"][index[0]])
+    plain = FeatureLogisticRegressionCV(
+        _rff(width), cv=PredefinedSplit(labels[rows]), search="exhaustive", **params
+    ).fit(X[rows], y[rows])
+    np.testing.assert_array_equal(
+        results["mean_test_score"][index], plain.cv_results_["mean_test_score"]
+    )
+    assert "rung" not in plain.cv_results_

@@ -19,12 +19,14 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._array_api import to_numpy
 from .._array_types import is_dask_array
+from .._progress import Progress
 from .._rows import Rows, as_rows
 from .._validation import StrictInterval
 from ._base import classification_rows
 from ._feature_logistic import FeatureLogisticRegression
 from ._feature_ridge_cv import _RidgeSearchCV
-from ._ridge._pass import checked_weights, map_features
+from ._ridge._pass import checked_weights, map_features, pick_rows
+from ._search._halving import Rung, log_rung, promoted, rung_plan, rung_rows
 from ._search._results import cv_results
 
 if TYPE_CHECKING:
@@ -83,6 +85,13 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         the rows each, is the cheap way to choose ``gamma``.
     n_components_grid : array-like of int or None, default=None
         The numbers of features; None: the map's ``n_components``.
+    search : {"halving", "exhaustive"}, default="halving"
+        With more than one bandwidth: successive halving (:class:`FeatureRidgeCV`'s
+        rungs: every bandwidth on a uniform sample of the rows with fewer features, the
+        best third on more, the best one on every row with every number of features
+        and every ``C``), or every bandwidth on every row.  ``cv_results_`` then also
+        has ``rung``, ``param_n_rows`` and ``fidelity``, and the best is of the last
+        rung.
     cv : int, cross-validation generator or iterable, default=5
         The splits (an int: ``StratifiedKFold(cv)``); test sets must not overlap, rows in
         no test set are always trained on.  A Dask array's labels are gathered to the
@@ -159,6 +168,7 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         "Cs": [StrictInterval(Integral, 1, None, closed="left"), "array-like"],
         "gammas": [StrOptions({"auto"}), "array-like", None],
         "n_components_grid": ["array-like", None],
+        "search": [StrOptions({"halving", "exhaustive"})],
         "cv": ["cv_object"],
         "fit_intercept": ["boolean"],
         "class_weight": [dict, StrOptions({"balanced"}), None],
@@ -176,6 +186,7 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         Cs: Any = 10,
         gammas: Any = None,
         n_components_grid: Any = None,
+        search: str = "halving",
         cv: Any = 5,
         fit_intercept: bool = True,
         class_weight: Any = None,
@@ -189,6 +200,7 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         self.Cs = Cs
         self.gammas = gammas
         self.n_components_grid = n_components_grid
+        self.search = search
         self.cv = cv
         self.fit_intercept = fit_intercept
         self.class_weight = class_weight
@@ -228,18 +240,60 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         n_splits, labels = self._split(rows, y, groups)
         w = checked_weights(rows, sample_weight)[0]
         X_rows = rows.array() if rows.in_memory else X
-        results = []
-        for gamma in self._gamma_grid(rows, base)[0]:
-            for D in self._grid(base) or (None,):
-                feature_map = _candidate_map(base, gamma, D)
-                Z, width = _features(feature_map, X_rows)
-                splits = self._split_scores(Z, y, w, labels, n_splits, Cs)
-                for C, scores in zip(Cs, splits, strict=True):
-                    results.append(
-                        {"gamma": gamma, "alpha": float(C), "n_components": width, "splits": scores}
-                    )
+        gammas = self._gamma_grid(rows, base)[0]
+        rungs = self._rungs(rows.n_rows, base, len(gammas))
+        results: list[dict[str, Any]] = []
+        for r, rung in enumerate(rungs):
+            last = r == len(rungs) - 1
+            index = None if last else rung_rows(rows.n_rows, rung)
+            widths = (self._grid(base) or (None,)) if last else (rung.n_components,)
+            data = _subset((X_rows, y, w, labels), index)
+            found = self._score_rung(gammas, widths, data, (n_splits, Cs), base)
+            if len(rungs) > 1:
+                share = rung.fidelity(rows.n_rows, rungs[-1].n_components)
+                for row in found:
+                    row.update(rung=r, n_rows=rung.n_rows, fidelity=share)
+            results += found
+            if not last:
+                gammas = promoted(_gamma_scores(found), r == len(rungs) - 2)
+                log_rung(
+                    Progress(type(self).__name__, int(self.verbose)),
+                    (r, len(rungs)),
+                    rung,
+                    len(_gamma_scores(found)),
+                    gammas,
+                )
         self._finish_search(results, n_splits, base, X, y, sample_weight)
         return self
+
+    def _rungs(self, n_rows: int, base: Any, n_gammas: int) -> list[Rung]:
+        """The fidelities of the search: successive halving's rungs
+        (:func:`~._search._halving.rung_plan`) for more than one bandwidth, else the
+        full size alone."""
+        width = None
+        if base is not None and "n_components" in base.get_params():
+            width = max(self._grid(base) or (int(base.get_params()["n_components"]),))
+        if self.search == "halving" and n_gammas > 1:
+            return rung_plan(n_rows, width)
+        return [Rung(n_rows, width)]
+
+    def _score_rung(
+        self, gammas: list[Any], widths: tuple, data: tuple, splits: tuple, base: Any
+    ) -> list[dict[str, Any]]:
+        """The result rows of every bandwidth and number of features on the rows of
+        ``data = (X, y, w, labels)``, each map fitted on those rows."""
+        X, y, w, labels = data
+        n_splits, Cs = splits
+        results = []
+        for gamma in gammas:
+            for D in widths:
+                Z, width = _features(_candidate_map(base, gamma, D), X)
+                scores = self._split_scores(Z, y, w, labels, n_splits, Cs)
+                for C, split in zip(Cs, scores, strict=True):
+                    results.append(
+                        {"gamma": gamma, "alpha": float(C), "n_components": width, "splits": split}
+                    )
+        return results
 
     # -- the grid -----------------------------------------------------------------------
 
@@ -313,6 +367,8 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         table = cv_results(cast("RidgeSearch", _Results(results, n_splits)))
         self.cv_results_ = _renamed(table, "alpha", "C")
         means = np.where(np.isfinite(table["mean_test_score"]), table["mean_test_score"], -np.inf)
+        if "rung" in table:  # successive halving: the best of the full size
+            means = np.where(table["rung"] == table["rung"].max(), means, -np.inf)
         if not np.isfinite(means).any():
             raise ValueError(
                 "Every candidate has an undefined score (a split whose held-out rows all "
@@ -372,6 +428,24 @@ def _features(feature_map: Any, X: Any) -> tuple[Any, int]:
     if is_dask_array(Z):
         Z = Z.persist()
     return Z, int(Z.shape[1])
+
+
+def _subset(data: tuple, index: np.ndarray | None) -> tuple:
+    """The rows ``index`` of each row-aligned array of ``data`` (all of them for None;
+    numbers and None as they are)."""
+    if index is None:
+        return data
+    return tuple(v[index] if is_dask_array(v) else pick_rows(v, index) for v in data)
+
+
+def _gamma_scores(results: list[dict[str, Any]]) -> dict[Any, float]:
+    """The best mean score of each bandwidth of ``results`` (-inf where undefined)."""
+    best: dict[Any, float] = {}
+    for row in results:
+        score = float(np.mean(row["splits"]))
+        score = score if np.isfinite(score) else -np.inf
+        best[row["gamma"]] = max(best.get(row["gamma"], -np.inf), score)
+    return best
 
 
 def _held_out_score(model: Any, Z: Any, y: Any, test_w: Any) -> float:

@@ -368,7 +368,18 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
     * with ``gammas="auto"`` the bandwidths are nine, two decades either side of the
       data's bandwidth rule (:func:`kernelmaps.bandwidth.gamma_from_data`), then
       ``refine_gamma`` passes of golden-section search in ``log gamma`` between the
-      neighbours of the best.
+      neighbours of the best;
+    * ``search="halving"`` (successive halving, Jamieson & Talwalkar 2016; Li et al.
+      2018) scores the bandwidths at low fidelity first: every bandwidth on
+      ``n / 9`` rows drawn uniformly with a map of ``D / 3`` features, the best third
+      on ``n / 3`` rows and ``D / sqrt(3)`` features, where the golden-section steps
+      are taken, and only the best one on every row with the full map (and every
+      number of features of ``n_components_grid``), where the penalty is chosen and the
+      final model's statistics are kept.  A rung costs ``(n_r / n) (D_r / D)^2`` of a
+      pass per bandwidth, so the search costs a few fits instead of one pass (two with
+      leave-one-out) per bandwidth.  Rungs keep at least 1000 rows (and twice their
+      features) and 128 features; on data that small the search is the exhaustive
+      one.  ``search="exhaustive"`` scores every bandwidth at full size.
 
     The final model is solved from the statistics of the best candidate (no refit) and
     is ``best_estimator_``, a :class:`FeatureRidge`.
@@ -402,6 +413,10 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
         With ``cv``: the score of a split, as GridSearchCV's (default ``"r2"``).
     refine_gamma : int, default=3
         Golden-section passes after the grid of ``gammas="auto"`` (0: none).
+    search : {"halving", "exhaustive"}, default="halving"
+        Successive halving over rows and features (above), or every bandwidth scored on
+        every row with the full map.  Both choose the penalty and the number of
+        features at full size; only the bandwidths differ.
     fit_intercept : bool, default=True
     keep_statistics : bool, default=True
         Keep the final model's statistics (``best_estimator_.statistics_``, ``D x D``)
@@ -410,7 +425,8 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
         Seed of the default map only.
     verbose : int, default=0
         Report each pass (1) and the rows within it (2): the time of the landmark
-        selection made once per search, and of each batch of bandwidths.
+        selection made once per search, of each batch of bandwidths, and each rung of
+        the halving search (its rows, features, bandwidths and those kept).
 
     Attributes
     ----------
@@ -423,7 +439,11 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
         As GridSearchCV's: ``param_gamma``, ``param_alpha``, ``param_n_components``,
         ``params``, ``split{k}_test_score`` (with ``cv``), ``mean_test_score``,
         ``std_test_score`` (0 with ``cv=None``), ``rank_test_score``;
-        ``pandas.DataFrame(cv_results_)`` is the table.
+        ``pandas.DataFrame(cv_results_)`` is the table.  With ``search="halving"``
+        also ``rung`` (0, 1, ...; the last is the full size), ``param_n_rows`` (the
+        rows scored) and ``fidelity`` (the rung's cost per bandwidth as a share of a
+        full pass, ``(n_r / n) (D_r / D)^2``); a later rung ranks before an earlier one,
+        as in scikit-learn's ``HalvingGridSearchCV``, and the best is of the last.
     gamma_, alpha_, n_components_ : float, float, int
         The best candidate's parameters (``gamma_`` None for a map without one).
     feature_map_ : transformer or None
@@ -472,6 +492,10 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
     augmentation and a method for prediction. Technometrics 16(1).
     MacKay, D. J. C. (1992). Bayesian interpolation. Neural Computation 4(3).
     Kiefer, J. (1953). Sequential minimax search for a maximum. Proc. AMS 4(3).
+    Jamieson, K. and Talwalkar, A. (2016). Non-stochastic best arm identification and
+    hyperparameter optimization. AISTATS.
+    Li, L., Jamieson, K., DeSalvo, G., Rostamizadeh, A. and Talwalkar, A. (2018).
+    Hyperband: a novel bandit-based approach to hyperparameter optimization. JMLR 18.
 
     Examples
     --------
@@ -537,7 +561,7 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
     ----------
     feature_map, gammas, alphas, n_components_grid, cv, criterion
         As :class:`FeatureRidgeCV`'s.
-    refine_gamma, fit_intercept, keep_statistics, random_state, verbose
+    refine_gamma, search, fit_intercept, keep_statistics, random_state, verbose
         As :class:`FeatureRidgeCV`'s.
     scoring : {"accuracy", "balanced_accuracy"} or None
         With ``cv``: the score of a split (default ``"accuracy"``).

@@ -92,7 +92,10 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
       other methods' in a random order (each prefix of ``"uniform"`` is a uniform
       sample);
     * with ``gammas="auto"`` the bandwidths are nine, two decades either side of the
-      data's rule, then ``refine_gamma`` golden-section passes.
+      data's rule, then ``refine_gamma`` golden-section passes;
+    * ``search="halving"`` (the default) scores the bandwidths on samples of the rows
+      with fewer landmarks first, and only the best on every row with every number of
+      landmarks of the grid (:class:`FeatureRidgeCV`'s successive halving).
 
     The final model, ``best_estimator_``, is a :class:`NystroemKernelRidge`: up to
     ``max_exact_components`` landmarks, the best candidate solved from its statistics
@@ -122,7 +125,7 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
     n_components_grid : array-like of int or None, default=None
         The numbers of landmarks ``m'`` searched, each the first ``m'`` of the largest
         (None: ``n_components`` alone).
-    cv, criterion, scoring, refine_gamma
+    cv, criterion, scoring, refine_gamma, search
         As in :class:`FeatureRidgeCV` (``scoring`` one of ``"r2"``,
         ``"neg_mean_squared_error"``, ``"neg_root_mean_squared_error"``).
     max_exact_components : int, default=2048

@@ -40,7 +40,15 @@ from ._batches import RidgeSearch, _short
 from ._gamma import GammaPlan, scan
 from ._pass import fold_of_rows
 
-__all__ = ["ETA", "Rung", "rung_plan", "successive_halving"]
+__all__ = [
+    "ETA",
+    "Rung",
+    "log_rung",
+    "promoted",
+    "rung_plan",
+    "rung_rows",
+    "successive_halving",
+]
 
 #: The factor by which each rung's cost per bandwidth grows, and its candidates shrink.
 ETA = 3
@@ -129,6 +137,23 @@ def _stacked(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def rung_rows(n_rows: int, rung: Rung, seed: int = 0) -> np.ndarray:
+    """The rows of ``rung`` (sorted global indices): the first ``rung.n_rows`` of one
+    uniform permutation of the ``n_rows`` rows, seeded by ``seed``, so that each rung's
+    rows hold the previous rung's."""
+    order = np.random.default_rng(seed).permutation(n_rows)
+    return np.sort(order[: rung.n_rows])
+
+
+def promoted(scores: dict[Any, float], last: bool) -> list[Any]:
+    """The bandwidths of ``scores`` (the best score of each) kept for the next rung: the
+    best ``ceil(k / ETA)`` of ``k``, or the best one for the last rung, in increasing
+    order."""
+    keep = 1 if last else math.ceil(len(scores) / ETA)
+    ranked = sorted(scores, key=scores.__getitem__, reverse=True)
+    return sorted(ranked[:keep])
+
+
 def _rung_search(search: RidgeSearch, rung: Rung, index: np.ndarray) -> RidgeSearch:
     """The search of one rung below the last: the rows ``index``, the map at ``D_r``
     features (a clone with ``n_components=D_r``, fitted on those rows) and no grid of
@@ -145,6 +170,18 @@ def _rung_search(search: RidgeSearch, rung: Rung, index: np.ndarray) -> RidgeSea
     row_work = dataclasses.replace(work.row_work, checked=rows.checked)
     work = dataclasses.replace(work, row_work=row_work)
     return RidgeSearch(spec, rows, work, aligned, search.progress, search.largest_weight)
+
+
+def log_rung(
+    progress: Any, position: tuple[int, int], rung: Rung, scored: int, kept: list[Any]
+) -> None:
+    """Report rung ``position = (r, n_rungs)``: its rows, features, bandwidths scored and
+    kept."""
+    r, n_rungs = position
+    progress.log(
+        f"rung {r + 1} of {n_rungs}: {rung.n_rows} rows, {rung.n_components or '-'} "
+        f"features, {scored} bandwidths; kept {', '.join(_short(g) for g in kept)}"
+    )
 
 
 def _map_width(search: RidgeSearch) -> int | None:
@@ -173,27 +210,20 @@ def successive_halving(search: RidgeSearch, plan: GammaPlan, seed: int = 0) -> N
     if len(rungs) == 1 or len(plan.gammas) < 2:
         scan(search, plan)
         return
-    order = np.random.default_rng(seed).permutation(n)
     gammas: list[float | None] = list(plan.gammas)
     for r, rung in enumerate(rungs[:-1]):
-        sub = _rung_search(search, rung, np.sort(order[: rung.n_rows]))
+        sub = _rung_search(search, rung, rung_rows(n, rung, seed))
         last = r == len(rungs) - 2
         step = dataclasses.replace(
             plan, gammas=gammas, extend=plan.extend and r == 0, refine=plan.refine * last
         )
-        gammas = scan(sub, step)
-        keep = 1 if last else math.ceil(len(sub.gamma_scores) / ETA)
-        ranked = sorted(sub.gamma_scores, key=sub.gamma_scores.__getitem__, reverse=True)
-        gammas = sorted(ranked[:keep])  # type: ignore[type-var]
+        scan(sub, step)
+        gammas = promoted(sub.gamma_scores, last)
         share = rung.fidelity(n, _map_width(search))
         for row in sub.results:
             row.update(rung=r, n_rows=rung.n_rows, fidelity=share)
         search.results.extend(sub.results)
-        search.progress.log(
-            f"rung {r + 1} of {len(rungs)}: {rung.n_rows} rows, "
-            f"{rung.n_components or '-'} features, {len(sub.gamma_scores)} bandwidths; "
-            f"kept {', '.join(_short(g) for g in gammas)}"
-        )
+        log_rung(search.progress, (r, len(rungs)), rung, len(sub.gamma_scores), gammas)
     start = len(search.results)
     scan(search, dataclasses.replace(plan, gammas=gammas, extend=False, refine=0))
     for row in search.results[start:]:
