@@ -40,16 +40,16 @@ def add_options(add: Any) -> None:
 
 
 #: The number of features of ``fit``, and the largest a search of ``--tune`` tries: the
-#: search's passes cost ``O(n D^2)`` per bandwidth, and with 1024 a newcomer's 20 000 rows
-#: are searched in well under a minute on two cores (the curve shows whether more helps).
-N_COMPONENTS, TUNE_N_COMPONENTS = 2048, 1024
+#: halving search scores the bandwidths on samples of the rows with fewer features and
+#: only the best at full size, so a newcomer's 20 000 rows take a few fits' time.
+N_COMPONENTS = 2048
 
 
 def check_options(args: argparse.Namespace) -> None:
     """Refuse the search options without ``--tune``, and a ``--cv`` below 2; set the
     default number of features."""
     if args.n_components is None:
-        args.n_components = TUNE_N_COMPONENTS if args.tune else N_COMPONENTS
+        args.n_components = N_COMPONENTS
     if not args.tune and (args.cv is not None or args.plot is not None):
         raise UserError("--cv and --plot shape the search of --tune; add --tune.")
     if args.cv is not None and args.cv < 2:
@@ -133,22 +133,30 @@ def _units(search: Any) -> tuple[str, Callable[[float], float], bool]:
 
 
 def _curve_table(cv_results: dict[str, Any], shown: Callable[[float], float]) -> str:
-    """The best score over alpha for each gamma (rows) and number of features (columns),
-    shown converted by ``shown``."""
+    """The best score over alpha for each gamma (rows) and number of features (columns;
+    with the rungs of the halving search, each rung's rows and features), shown
+    converted by ``shown``."""
     params, means = cv_results["params"], cv_results["mean_test_score"]
-    widths = sorted({p["n_components"] for p in params})
+    rows_scored = cv_results.get("param_n_rows", [None] * len(params))
+    columns = sorted({(n, p["n_components"]) for p, n in zip(params, rows_scored, strict=True)})
     gammas = sorted({p.get("gamma") for p in params}, key=lambda g: -1.0 if g is None else g)
-    best: dict[tuple[Any, int], float] = {}
-    for p, m in zip(params, means, strict=True):
-        key = (p.get("gamma"), p["n_components"])
+    best: dict[tuple[Any, Any], float] = {}
+    for p, n, m in zip(params, rows_scored, means, strict=True):
+        key = (p.get("gamma"), (n, p["n_components"]))
         if math.isfinite(float(m)):
             best[key] = max(best.get(key, -math.inf), float(m))
-    header = "gamma       " + "".join(f"{f'D={D}':>12}" for D in widths)
+    names = [f"D={D}" if n is None else f"{n}x{D}" for n, D in columns]
+    header = "gamma       " + "".join(f"{name:>13}" for name in names)
     rows = [header]
     for g in gammas:
-        cells = [shown(best[g, D]) if (g, D) in best else math.nan for D in widths]
+        cells = [shown(best[g, c]) if (g, c) in best else math.nan for c in columns]
         name = "-" if g is None else f"{g:<10.4g}"
-        rows.append(f"{name:<12}" + "".join(f"{c:>12.4g}" for c in cells))
+        rows.append(f"{name:<12}" + "".join(f"{c:>13.4g}" for c in cells))
+    if rows_scored[0] is not None:
+        rows.append(
+            "(columns: rows x features scored; the halving search scores the best "
+            "gamma alone on every row)"
+        )
     return "\n".join(rows)
 
 

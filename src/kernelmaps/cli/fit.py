@@ -43,8 +43,8 @@ gives probabilities, calibrated on its leave-one-out decision values: 'kernelmap
 standardised; gamma is set by the median heuristic on the standardised training rows
 unless --gamma gives it; the ridge penalty is chosen by leave-one-out error among
 1e-6 ... 1e2.  With --tune, gamma, the penalty and the number of features (D/8 ... D,
-D = --n-components, 1024 by default) are chosen together by exact leave-one-out (or
---cv K folds), in one pass over the rows per batch of gammas; the chosen values and the
+D = --n-components, 2048 by default) are chosen together by exact leave-one-out (or
+--cv K folds), the gammas by successive halving over rows and features; the chosen values and the
 curve (the best score per gamma and D) are printed, --plot draws it.
 
 The model file is in the skops format (a zip of JSON and arrays), which cannot run code
@@ -68,7 +68,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     >>> from kernelmaps.cli import fit
     >>> parser = fit.add_parser(argparse.ArgumentParser().add_subparsers())
     >>> args = parser.parse_args(["train.csv", "--target", "price", "-o", "model.skops"])
-    >>> args.method, args.n_components  # the number of features: 2048, 1024 with --tune
+    >>> args.method, args.n_components  # the number of features: 2048 by default
     ('rff', None)
     """
     parser = add_command(
@@ -96,7 +96,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         type=positive_int,
         default=None,
         metavar="D",
-        help="number of features (default: 2048; with --tune the largest searched, default 1024)",
+        help="number of features (default: 2048; with --tune the largest searched)",
     )
     add(
         "--task",

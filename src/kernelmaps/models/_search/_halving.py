@@ -145,13 +145,27 @@ def rung_rows(n_rows: int, rung: Rung, seed: int = 0) -> np.ndarray:
     return np.sort(order[: rung.n_rows])
 
 
-def promoted(scores: dict[Any, float], last: bool) -> list[Any]:
-    """The bandwidths of ``scores`` (the best score of each) kept for the next rung: the
-    best ``ceil(k / ETA)`` of ``k``, or the best one for the last rung, in increasing
-    order."""
-    keep = 1 if last else math.ceil(len(scores) / ETA)
+def promoted(scores: dict[Any, float], last: bool, bracket: bool = False) -> list[Any]:
+    """The bandwidths of ``scores`` (the best score of each) kept for the next rung, in
+    increasing order: the best one for the last rung; with ``bracket``, the best and its
+    neighbours among the bandwidths scored (the interval a golden-section search refines
+    next); else the best ``ceil(k / ETA)`` of ``k``.
+
+    Examples
+    --------
+    >>> from kernelmaps.models._search._halving import promoted
+    >>> scores = {0.01: -3.0, 0.1: -1.0, 1.0: -2.0, 10.0: -0.5, 100.0: -4.0}
+    >>> promoted(scores, False), promoted(scores, False, bracket=True), promoted(scores, True)
+    ([0.1, 10.0], [1.0, 10.0, 100.0], [10.0])
+    """
     ranked = sorted(scores, key=scores.__getitem__, reverse=True)
-    return sorted(ranked[:keep])
+    if last:
+        return ranked[:1]
+    if bracket:
+        ordered = sorted(scores)
+        i = ordered.index(ranked[0])
+        return ordered[max(i - 1, 0) : i + 2]
+    return sorted(ranked[: math.ceil(len(scores) / ETA)])
 
 
 def _rung_search(search: RidgeSearch, rung: Rung, index: np.ndarray) -> RidgeSearch:
@@ -199,8 +213,9 @@ def successive_halving(search: RidgeSearch, plan: GammaPlan, seed: int = 0) -> N
 
     Rung 0 scores every bandwidth (the ``"auto"`` grid extended at an edge), each rung
     keeps the best ``ceil(k / ETA)`` of its ``k`` for the next, the rung before the last
-    refines the best by golden section (``"auto"``), and the last scores the best one on
-    every row with the full map.  The rows of a rung are the first ``n_r`` of one uniform
+    refines the best by golden section between its neighbours (``"auto"``: it is given
+    the best and its neighbours, extended first if its best is at an edge), and the last scores the best one on every row with the
+    full map.  The rows of a rung are the first ``n_r`` of one uniform
     permutation (seeded by ``seed``), so each rung's rows hold the previous rung's.
     Every candidate's result row records its rung, rows and fidelity (``rung``, ``n_rows``,
     ``fidelity``: :meth:`Rung.fidelity`).
@@ -215,10 +230,11 @@ def successive_halving(search: RidgeSearch, plan: GammaPlan, seed: int = 0) -> N
         sub = _rung_search(search, rung, rung_rows(n, rung, seed))
         last = r == len(rungs) - 2
         step = dataclasses.replace(
-            plan, gammas=gammas, extend=plan.extend and r == 0, refine=plan.refine * last
+            plan, gammas=gammas, extend=plan.extend and (r == 0 or last), refine=plan.refine * last
         )
         scan(sub, step)
-        gammas = promoted(sub.gamma_scores, last)
+        # the rung before the last refines the best: it takes the bracket of the best
+        gammas = promoted(sub.gamma_scores, last, plan.refine > 0 and r == len(rungs) - 3)
         share = rung.fidelity(n, _map_width(search))
         for row in sub.results:
             row.update(rung=r, n_rows=rung.n_rows, fidelity=share)
