@@ -13,10 +13,13 @@ __all__ = ["plot_cv_curve"]
 
 
 def _best_per(cv_results: dict[str, Any], key: str, group: str | None) -> dict[Any, Any]:
-    """``{group value: [(key value, best mean score over the rest), ...]}``."""
+    """``{group value: [(key value, best mean score over the rest), ...]}``; the groups of
+    a halving search are ``(rows scored, group value)``."""
     means = cv_results["mean_test_score"]
     keys = [p.get(key) for p in cv_results["params"]]
-    groups = [p.get(group) if group else None for p in cv_results["params"]]
+    groups: list[Any] = [p.get(group) if group else None for p in cv_results["params"]]
+    if "param_n_rows" in cv_results:
+        groups = [(int(n), g) for n, g in zip(cv_results["param_n_rows"], groups, strict=True)]
     best: dict[Any, dict[Any, float]] = {}
     for k, g, m in zip(keys, groups, means, strict=True):
         if k is None or not math.isfinite(float(m)):
@@ -36,9 +39,10 @@ def plot_cv_curve(
 ) -> Path:
     """The cross-validation curves of a search: the best score against ``gamma`` (one
     curve per number of features) and against ``alpha`` (at the best ``gamma`` and
-    number of features), from ``cv_results_`` of :class:`~kernelmaps.FeatureRidgeCV`.
-    Scores that are minus an error (GCV, leave-one-out, negative squared errors) are
-    drawn as the error, on a log axis.
+    number of features), from ``cv_results_`` of :class:`~kernelmaps.FeatureRidgeCV`;
+    for its halving search, one curve per rung (its rows and features), the penalties
+    of the best candidate of the last rung.  Scores that are minus an error (GCV,
+    leave-one-out, negative squared errors) are drawn as the error, on a log axis.
 
     Parameters
     ----------
@@ -79,18 +83,25 @@ def plot_cv_curve(
     left, right = fig.subplots(1, 2)
     for width, points in sorted(_best_per(cv_results, "gamma", "n_components").items()):
         xs, ys = zip(*points, strict=True)
-        left.plot(xs, [sign * v for v in ys], marker="o", markersize=3, label=f"D = {width}")
+        name = f"{width[0]} rows, D = {width[1]}" if isinstance(width, tuple) else f"D = {width}"
+        left.plot(xs, [sign * v for v in ys], marker="o", markersize=3, label=name)
     left.set_xscale("log")
     left.set_xlabel("gamma")
     left.set_ylabel(label)
     if left.lines:
         left.legend(fontsize=8)
     means = [float(m) for m in cv_results["mean_test_score"]]
-    best = cv_results["params"][max(range(len(means)), key=lambda i: means[i])]
+    rows = cv_results.get("param_n_rows", [None] * len(means))
+    top = max(range(len(means)), key=lambda i: means[i])
+    if "rank_test_score" in cv_results:  # a halving search's best is of its last rung
+        top = min(range(len(means)), key=lambda i: cv_results["rank_test_score"][i])
+    best = cv_results["params"][top]
     same = [
         (p["alpha"], m)
-        for p, m in zip(cv_results["params"], means, strict=True)
-        if p.get("gamma") == best.get("gamma") and p["n_components"] == best["n_components"]
+        for p, m, n in zip(cv_results["params"], means, rows, strict=True)
+        if p.get("gamma") == best.get("gamma")
+        and p["n_components"] == best["n_components"]
+        and n == rows[top]
     ]
     xs, ys = zip(*sorted(same), strict=True)
     right.plot(xs, [sign * v for v in ys], marker="o", markersize=3)

@@ -214,9 +214,10 @@ def successive_halving(search: RidgeSearch, plan: GammaPlan, seed: int = 0) -> N
     Rung 0 scores every bandwidth (the ``"auto"`` grid extended at an edge), each rung
     keeps the best ``ceil(k / ETA)`` of its ``k`` for the next, the rung before the last
     refines the best by golden section between its neighbours (``"auto"``: it is given
-    the best and its neighbours, extended first if its best is at an edge), and the last scores the best one on every row with the
-    full map.  The rows of a rung are the first ``n_r`` of one uniform
-    permutation (seeded by ``seed``), so each rung's rows hold the previous rung's.
+    the best and its neighbours, extended first if its best is at an edge), and the
+    last scores the best one on every row with the full map.  The rows of a rung are
+    the first ``n_r`` of one uniform permutation (seeded by ``seed``), so each rung's
+    rows hold the previous rung's.
     Every candidate's result row records its rung, rows and fidelity (``rung``, ``n_rows``,
     ``fidelity``: :meth:`Rung.fidelity`).
     """
