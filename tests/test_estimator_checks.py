@@ -31,7 +31,10 @@ def test_every_estimator_is_listed() -> None:
 
 def _expected_failures(estimator) -> dict[str, str]:
     """The checks an estimator fails by design, with the reason."""
-    if type(estimator).__name__.endswith("CV"):
+    name = type(estimator).__name__
+    # the ridge searches rank by statistics, in which integer weights are repeated rows
+    # (their automatic bandwidths too), and pass the checks
+    if name.endswith("CV") and name not in ("FeatureRidgeCV", "FeatureRidgeClassifierCV"):
         reason = (
             "a search ranks its candidates by rows: leaving out (or holding out in a "
             "split) a row of weight 2 is not leaving out one of two copies of it, so the "

@@ -12,7 +12,7 @@ the best candidate (``best_estimator_``, a :class:`FeatureRidge` or
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Number, Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import to_numpy
+from .._array_types import is_dask_array
 from .._estimator_repr import CompactArrayReprMixin
 from .._progress import Progress
 from .._rows import Rows
@@ -33,13 +34,14 @@ from ._base import classification_rows, regression_rows
 from ._calibration import CALIBRATIONS, CalibratedProbaMixin
 from ._classifiers import FeatureRidgeClassifier
 from ._feature_ridge import FeatureRidge
-from ._ridge._pass import RowWork, checked_weights
+from ._ridge._pass import RowWork, checked_weights, sample_rows, weighted_sample_rows
 from ._ridge._path import REGRESSION_SCORINGS
 from ._search._batches import RidgeSearch, SearchSpec
 from ._search._conformal import SearchUncertaintyMixin
 from ._search._gamma import extend_at_edge, golden_refine
 from ._search._pass import SearchWork
 from ._search._results import cv_results
+from ._uncertainty import _renamed
 
 __all__ = ["FeatureRidgeCV", "FeatureRidgeClassifierCV"]
 
@@ -55,7 +57,7 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
         "feature_map": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
         "gammas": [StrOptions({"auto"}), "array-like", None],
-        "alphas": [StrOptions({"auto"}), "array-like"],
+        "alphas": [StrOptions({"auto"}), "array-like", Interval(Real, 0, None, closed="neither")],
         "n_components_grid": ["array-like", None],
         "cv": ["cv_object"],
         "criterion": [StrOptions({"loo", "gcv", "evidence"})],
@@ -95,6 +97,14 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         self.keep_statistics = keep_statistics
         self.random_state = random_state
         self.verbose = verbose
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give each estimator its own copy of ``__init__`` (the same signature), so that
+        a keyword it does not take names it (``FeatureRidgeCV.__init__() got an
+        unexpected keyword argument 'alpha_per_target'``), not this class."""
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__:
+            setattr(cls, "__init__", _renamed(cls.__init__, cls.__name__))
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -147,12 +157,10 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
     def _n_splits_and_scoring(self) -> tuple[int, str]:
         allowed = CLASSIFICATION_SCORINGS if is_classifier(self) else REGRESSION_SCORINGS
         if self.cv is None:
-            if self.scoring is not None:
-                raise ValueError(
-                    f"scoring={self.scoring!r} ranks K-fold splits, but cv=None ranks the "
-                    f"candidates by criterion={self.criterion!r}; give cv=5 (say) to use it."
-                )
-            return 0, self.criterion
+            if self.scoring is None:
+                return 0, self.criterion
+            self._check_loo_scoring(allowed)
+            return 0, self.scoring
         scoring = self.scoring or allowed[0]
         if scoring not in allowed:
             raise ValueError(
@@ -160,6 +168,26 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
                 f"{list(allowed)}."
             )
         return -1, scoring
+
+    def _check_loo_scoring(self, allowed: tuple[str, ...]) -> None:
+        """``scoring`` with ``cv=None``: a regression scoring of the leave-one-out
+        predictions (as RidgeCV's), so only with ``criterion="loo"``."""
+        if is_classifier(self):
+            raise ValueError(
+                f"scoring={self.scoring!r} with cv=None: {type(self).__name__} scores the "
+                "leave-one-out fit by criterion only; give cv=5 (say) for K-fold accuracy."
+            )
+        if self.scoring not in allowed:
+            raise ValueError(
+                f"scoring={self.scoring!r} is not computed by {type(self).__name__}; use one "
+                f"of {list(allowed)}."
+            )
+        if self.criterion != "loo":
+            raise ValueError(
+                f"scoring={self.scoring!r} with cv=None scores the leave-one-out "
+                f"predictions, not criterion={self.criterion!r}; give criterion='loo' (or "
+                "scoring=None)."
+            )
 
     def _spec(self, base: Any) -> SearchSpec:
         n_splits, scoring = self._n_splits_and_scoring()
@@ -250,9 +278,9 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
             )
         return search, largest_weight
 
-    def _gamma_grid(self, rows: Rows, base: Any) -> tuple[list[float | None], bool]:
+    def _gamma_grid(self, rows: Rows, base: Any, w: Any = None) -> tuple[list[float | None], bool]:
         """The bandwidths of the first pass, and whether they are ``"auto"`` (extended at
-        an edge, then refined)."""
+        an edge, then refined; centred on the rule of the rows weighted by ``w``)."""
         has_gamma = base is not None and "gamma" in base.get_params()
         if self.gammas is None or not has_gamma:
             if self.gammas is not None and not (
@@ -264,27 +292,34 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
                 )
             return [None], False
         if isinstance(self.gammas, str):
-            g0 = self._rule_gamma(rows, base)
+            g0 = self._rule_gamma(rows, base, w)
             return [float(g) for g in g0 * AUTO_GAMMA_FACTORS], True
         given = np.sort(self._positive("gammas", "Give e.g. [0.01, 0.1, 1]."))
         return [float(g) for g in given], False
 
-    def _rule_gamma(self, rows: Rows, base: Any) -> float:
+    def _rule_gamma(self, rows: Rows, base: Any, w: Any = None) -> float:
         """The data's bandwidth (:func:`kernelmaps.bandwidth.gamma_from_data`) on a sample
-        of at most 2000 rows."""
-        n = rows.n_rows
-        index = np.sort(np.random.default_rng(0).choice(n, size=min(n, 2000), replace=False))
+        of at most 2000 rows: uniform, or with weights ``w`` (not all 1) the weighted
+        rule on a sample drawn in proportion to them (:func:`weighted_sample_rows`), so
+        that integer weights give the bandwidth of the rows repeated."""
+        weights = _host_weights(w)
+        if weights is None:
+            index, counts = sample_rows(rows.n_rows, 2000), None
+        else:
+            index, counts = weighted_sample_rows(weights, 2000)
         (sample,) = rows.read([index])
         sample = to_numpy(sample) if not hasattr(sample, "toarray") else sample.toarray()
         kernel = base.get_params().get("kernel", "rbf")
         return gamma_from_data(
-            np.asarray(sample), kernel=kernel if isinstance(kernel, str) else "rbf"
+            np.asarray(sample),
+            kernel=kernel if isinstance(kernel, str) else "rbf",
+            sample_weight=counts,
         )
 
     def _run_gammas(self, search: RidgeSearch, rows: Rows, base: Any) -> None:
         """The bandwidth grid in batches that fit in memory, then the golden-section
         refinement in ``log gamma`` about the best."""
-        gammas, auto = self._gamma_grid(rows, base)
+        gammas, auto = self._gamma_grid(rows, base, search.aligned[1])
         size = search.batch_size(search.candidates(gammas[0]))
         for start in range(0, len(gammas), size):
             search.evaluate(gammas[start : start + size])
@@ -302,9 +337,12 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         self.best_index_ = best.index
         self.best_score_ = best.score
         self.best_params_ = dict(self.cv_results_["params"][best.index])
-        self.gamma_, self.alpha_, self.n_components_ = best.gamma, best.alpha, best.width
+        self.gamma_ = best.gamma if best.gamma is not None else _map_gamma(best.feature_map)
+        self.alpha_, self.n_components_ = best.alpha, best.width
+        if self.gamma_ is not None:  # the map's own (gammas=None): not searched
+            self.best_params_.setdefault("gamma", self.gamma_)
         self.n_splits_ = search.spec.n_splits
-        self.scoring_ = search.spec.scoring if search.spec.n_splits else search.spec.criterion
+        self.scoring_ = search.spec.scoring
         model = self._final_estimator(best)
         model.n_features_in_ = self.n_features_in_
         if hasattr(self, "feature_names_in_"):
@@ -338,6 +376,32 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         """``best_estimator_.method(X)``."""
         check_is_fitted(self, "best_estimator_")
         return getattr(self.best_estimator_, method)(X)
+
+
+def _map_gamma(feature_map: Any) -> float | None:
+    """The bandwidth a fitted map used (``gammas=None``): its kernel's, resolved at the
+    fit (``kernel_.gamma``, e.g. of ``gamma="scale"``), else its ``gamma_``, else its
+    ``gamma`` parameter; None for a map without one."""
+    if feature_map is None or "gamma" not in feature_map.get_params():
+        return None
+    kernel = getattr(feature_map, "kernel_", None)
+    for value in (
+        getattr(kernel, "gamma", None),
+        getattr(feature_map, "gamma_", None),
+        feature_map.get_params()["gamma"],
+    ):
+        if isinstance(value, Real) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def _host_weights(w: Any) -> np.ndarray | None:
+    """The aligned weights ``w`` on the host (one read of a Dask array), None for no
+    weights, a number or weights all 1 (the unweighted rule)."""
+    if w is None or isinstance(w, Number):
+        return None
+    host = np.asarray(to_numpy(w.compute() if is_dask_array(w) else w), dtype=np.float64)
+    return None if np.all(host == 1.0) else host
 
 
 class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):

@@ -369,9 +369,9 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
     def _grid(self, base: Any) -> tuple[int, ...]:
         return self._plan.widths
 
-    def _gamma_grid(self, rows: Rows, base: Any) -> tuple[list[float | None], bool]:
+    def _gamma_grid(self, rows: Rows, base: Any, w: Any = None) -> tuple[list[float | None], bool]:
         if _takes_gamma(self.kernel):
-            return super()._gamma_grid(rows, base)
+            return super()._gamma_grid(rows, base, w)
         if self.gammas is not None and not (isinstance(self.gammas, str) and self.gammas == "auto"):
             raise ValueError(
                 f"gammas: kernel={self.kernel!r} has no gamma to search; give gammas=None "
@@ -439,4 +439,6 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
 
     def _adopt_model(self, model: NystroemKernelRidge, solver: str) -> None:
         self.best_estimator_, self.solver_ = model, solver
+        # the landmarks the model holds (a duplicate given is skipped as round-off)
+        self.n_components_ = int(model.landmarks_.shape[0])
         self.landmarks_, self.dual_coef_ = model.landmarks_, model.dual_coef_
