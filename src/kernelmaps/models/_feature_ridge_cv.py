@@ -104,7 +104,7 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         unexpected keyword argument 'alpha_per_target'``), not this class."""
         super().__init_subclass__(**kwargs)
         if "__init__" not in cls.__dict__:
-            setattr(cls, "__init__", _renamed(cls.__init__, cls.__name__))
+            cls.__init__ = _renamed(cls.__init__, cls.__name__)  # type: ignore[method-assign]
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -427,7 +427,8 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
       squared error of split ``k`` being a quadratic form in the statistics of fold
       ``k`` and the model solved from those of the other folds (no pass at all);
     * with ``gammas="auto"`` the bandwidths are nine, two decades either side of the
-      data's bandwidth rule (:func:`kernelmaps.bandwidth.gamma_from_data`), then
+      data's bandwidth rule (:func:`kernelmaps.bandwidth.gamma_from_data`, weighted by
+      ``sample_weight``), then
       ``refine_gamma`` passes of golden-section search in ``log gamma`` between the
       neighbours of the best.
 
@@ -442,9 +443,9 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
         parameters.  None: ``RandomFourierFeatures(random_state=random_state)``.
     gammas : "auto", array-like or None, default="auto"
         The bandwidths; None (or a map without ``gamma``): the map's own.
-    alphas : "auto" or array-like, default="auto"
-        The penalties; ``"auto"``: ``l_max 10^k``, ``k = -12, ..., 0``, relative to the
-        largest eigenvalue ``l_max`` of each candidate's Gram matrix.
+    alphas : "auto", array-like or float, default="auto"
+        The penalties (a number: that one); ``"auto"``: ``l_max 10^k``, ``k = -12, ...,
+        0``, relative to the largest eigenvalue ``l_max`` of each candidate's Gram matrix.
     n_components_grid : array-like of int or None, default=None
         The numbers of features; None: the map's ``n_components``.
     cv : int, cross-validation generator, iterable or None, default=None
@@ -460,7 +461,9 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
         (California housing) it can choose a penalty far too small; leave-one-out sees
         them (docs/TUNING.md).
     scoring : {"r2", "neg_mean_squared_error", "neg_root_mean_squared_error"} or None
-        With ``cv``: the score of a split, as GridSearchCV's (default ``"r2"``).
+        With ``cv``: the score of a split, as GridSearchCV's (default ``"r2"``).  With
+        ``cv=None`` and ``criterion="loo"``: the score of the exact leave-one-out
+        predictions, as RidgeCV's (None: minus their mean squared error).
     refine_gamma : int, default=3
         Golden-section passes after the grid of ``gammas="auto"`` (0: none).
     fit_intercept : bool, default=True
@@ -477,16 +480,26 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
     ----------
     best_estimator_ : FeatureRidge
     best_params_ : dict
-        ``{"gamma", "alpha", "n_components"}`` of the best candidate.
+        ``{"gamma", "alpha", "n_components"}`` of the best candidate; with
+        ``gammas=None``, ``"gamma"`` is the map's own as fitted (``gamma_``; not in
+        ``cv_results_``, which lists what was searched), absent for a map without one.
     best_score_ : float
+        ``mean_test_score`` of the best candidate: with ``cv=None`` and
+        ``criterion="loo"``, minus the weighted mean squared leave-one-out residual
+        ``-sum_i s_i r_i^2 / sum_i s_i`` (averaged over the targets; ``s_i`` the sample
+        weights, 1 without), where RidgeCV reports ``-mean_i(s_i r_i^2)``, that is
+        ``n / sum_i s_i`` times ours (see Notes).
     best_index_ : int
     cv_results_ : dict of ndarray
         As GridSearchCV's: ``param_gamma``, ``param_alpha``, ``param_n_components``,
-        ``params``, ``split{k}_test_score`` (with ``cv``), ``mean_test_score``,
-        ``std_test_score`` (0 with ``cv=None``), ``rank_test_score``;
-        ``pandas.DataFrame(cv_results_)`` is the table.
+        ``params``, ``split{k}_test_score`` (with ``cv``), ``mean_test_score`` (with
+        sample weights, the weighted mean of Notes), ``std_test_score`` (0 with
+        ``cv=None``), ``rank_test_score``; ``pandas.DataFrame(cv_results_)`` is the
+        table.  Always kept (RidgeCV's ``store_cv_results`` is not a parameter: its
+        per-row values are not kept).
     gamma_, alpha_, n_components_ : float, float, int
-        The best candidate's parameters (``gamma_`` None for a map without one).
+        The best candidate's parameters (``gamma_`` None for a map without one; with
+        ``gammas=None``, the map's own as its fit resolved it, e.g. ``gamma="scale"``).
     feature_map_ : transformer or None
         The fitted map of the best candidate (of ``n_components_`` features).
     coef_, intercept_
@@ -510,6 +523,26 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
     of a split shape the features a little.  With ``sample_weight``, the K-fold scores
     are weighted by it (GridSearchCV's scorers are unweighted unless the weights are
     routed to them).
+
+    Weights.  A score with ``sample_weight`` is a weighted mean over the rows: the
+    leave-one-out criterion is
+
+    .. math:: \\mathrm{LOO} = -\\frac{1}{t} \\sum_{j=1}^{t}
+              \\frac{\\sum_i s_i r_{ij}^2}{\\sum_i s_i},
+              \\qquad r_{ij} = \\frac{y_{ij} - \\hat y_{ij}}{1 - h_i}
+
+    (Allen 1974), and the K-fold scores and the scorings of the leave-one-out predictions
+    weight their rows by ``s_i`` (``r2``: ``1 - sum_i s_i r_i^2 / sum_i s_i (y_i -
+    ybar)^2``, ``ybar`` the weighted mean).  scikit-learn's ``RidgeCV`` reports
+    ``-mean_i(s_i r_i^2)`` (``n / sum_i s_i`` times the criterion above) and scores its
+    predictions unweighted.  The weighted mean is on the scale of the unweighted score
+    whatever the weights (with integer weights its denominator is the number of rows
+    repeated; a row of weight 2 is still left out whole, where the rows repeated leave
+    out one of two copies), and the automatic bandwidths are those of the rows repeated
+    (the rule's sample drawn in proportion to the weights).  Not taken:
+    RidgeCV's ``alpha_per_target`` (one penalty for all the targets, the best mean
+    score) and ``store_cv_results`` (``cv_results_`` is always kept),
+    RidgeClassifierCV's ``class_weight`` (give the weights as ``sample_weight``).
 
     Cost.  Per batch of bandwidths: one pass over the rows, ``O(n D^2)`` per bandwidth
     for the statistics (``n`` rows, ``D`` the largest number of features), then per
@@ -601,7 +634,8 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
     refine_gamma, fit_intercept, keep_statistics, random_state, verbose
         As :class:`FeatureRidgeCV`'s.
     scoring : {"accuracy", "balanced_accuracy"} or None
-        With ``cv``: the score of a split (default ``"accuracy"``).
+        With ``cv``: the score of a split (default ``"accuracy"``); with ``cv=None``
+        refused (RidgeClassifierCV's scored leave-one-out is not computed: give ``cv``).
     calibration : {"auto", "temperature", "sigmoid"} or None, default="auto"
         How the best model's :meth:`predict_proba` maps decision values to
         probabilities (:class:`FeatureRidgeClassifier`'s ``calibration``): fitted on the

@@ -149,7 +149,9 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
     best_params_ : dict
         ``{"gamma", "alpha", "n_components"}``.
     best_score_, best_index_, cv_results_, gamma_, alpha_, n_components_, n_splits_, scoring_
-        As :class:`FeatureRidgeCV`'s (``n_components_`` the final model's).
+        As :class:`FeatureRidgeCV`'s (``n_components_`` the landmarks the final model
+        holds: fewer than ``best_params_["n_components"]`` where some were skipped as
+        round-off, e.g. duplicates given).
     landmarks_ : ndarray of shape (m, n_features)
     dual_coef_ : ndarray of shape (m,) or (m, n_targets)
         The final model's (landmarks skipped as round-off, see Notes, are left out).
