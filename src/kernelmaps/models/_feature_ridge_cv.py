@@ -488,7 +488,7 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
         ``criterion="loo"``, minus the weighted mean squared leave-one-out residual
         ``-sum_i s_i r_i^2 / sum_i s_i`` (averaged over the targets; ``s_i`` the sample
         weights, 1 without), where RidgeCV reports ``-mean_i(s_i r_i^2)``, that is
-        ``n / sum_i s_i`` times ours (see Notes).
+        ``sum_i s_i / n`` times ours (see Notes).
     best_index_ : int
     cv_results_ : dict of ndarray
         As GridSearchCV's: ``param_gamma``, ``param_alpha``, ``param_n_components``,
@@ -534,7 +534,7 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
     (Allen 1974), and the K-fold scores and the scorings of the leave-one-out predictions
     weight their rows by ``s_i`` (``r2``: ``1 - sum_i s_i r_i^2 / sum_i s_i (y_i -
     ybar)^2``, ``ybar`` the weighted mean).  scikit-learn's ``RidgeCV`` reports
-    ``-mean_i(s_i r_i^2)`` (``n / sum_i s_i`` times the criterion above) and scores its
+    ``-mean_i(s_i r_i^2)`` (``sum_i s_i / n`` times the criterion above) and scores its
     predictions unweighted.  The weighted mean is on the scale of the unweighted score
     whatever the weights (with integer weights its denominator is the number of rows
     repeated; a row of weight 2 is still left out whole, where the rows repeated leave
