@@ -201,6 +201,6 @@ def test_loo_scorings_equal_ridge_cv(seed, scoring, n_targets, fit_intercept) ->
 def test_classifier_scoring_without_cv_names_the_fix() -> None:
     X, y = _data(0)
     with pytest.raises(ValueError, match="give cv=5"):
-        FeatureRidgeClassifierCV(
-            "passthrough", gammas=None, alphas=ALPHAS, scoring="accuracy"
-        ).fit(X, y > np.median(y))
+        FeatureRidgeClassifierCV("passthrough", gammas=None, alphas=ALPHAS, scoring="accuracy").fit(
+            X, y > np.median(y)
+        )
