@@ -105,6 +105,23 @@ def test_unit_weights_leave_the_bandwidths_as_they_are(seed) -> None:
     assert np.array_equal(plain.cv_results_["param_gamma"], unit.cv_results_["param_gamma"])
 
 
+def test_dask_weights_give_the_bandwidths_of_numpy_weights(seed) -> None:
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, y = _data(seed, n=90)
+    w = np.random.default_rng(seed + 1).integers(1, 4, size=X.shape[0]).astype(float)
+    search = FeatureRidgeCV(
+        RandomFourierFeatures(n_components=20, random_state=0), alphas=[0.1], refine_gamma=0
+    )
+    expected = search.fit(X, y, sample_weight=w).cv_results_["param_gamma"]
+    with dask.config.set(scheduler="synchronous"):
+        chunked = [da.from_array(a, chunks=30) for a in (X, y, w)]
+        got = search.fit(chunked[0], chunked[1], sample_weight=chunked[2])
+    # the same rows and weights read: the same rule to the last bit
+    assert np.array_equal(got.cv_results_["param_gamma"][:9], expected[:9])
+
+
 # -- 3. the map's own bandwidth ---------------------------------------------------------------
 
 
