@@ -27,8 +27,8 @@ EPS = float(np.finfo(np.float64).eps)
 ALPHAS = [1e-2, 1.0, 30.0]
 METRICS = {
     "r2": r2_score,
-    "neg_mean_squared_error": lambda y, p: -mean_squared_error(y, p),
-    "neg_root_mean_squared_error": lambda y, p: -root_mean_squared_error(y, p),
+    "neg_mean_squared_error": lambda y, p, **kw: -mean_squared_error(y, p, **kw),
+    "neg_root_mean_squared_error": lambda y, p, **kw: -root_mean_squared_error(y, p, **kw),
 }
 
 
@@ -213,6 +213,23 @@ def test_loo_scorings_equal_ridge_cv(seed, scoring, n_targets, fit_intercept) ->
     np.testing.assert_allclose(search.cv_results_["mean_test_score"], expected, rtol=0, atol=tol)
     assert search.alpha_ == ridge_cv.alpha_ and search.scoring_ == scoring
     assert abs(search.best_score_ - ridge_cv.best_score_) <= tol
+
+
+@pytest.mark.parametrize("scoring", list(METRICS))
+def test_weighted_loo_scorings_weigh_the_rows(seed, scoring) -> None:
+    """With ``sample_weight``, the scorer of RidgeCV's leave-one-out predictions given the
+    weights (``r2_score(y, p, sample_weight=s)``, ...)."""
+    X, y = _data(seed)
+    w = np.random.default_rng(seed + 1).uniform(0.2, 3.0, size=X.shape[0])
+    search = FeatureRidgeCV("passthrough", gammas=None, alphas=ALPHAS, scoring=scoring)
+    search.fit(X, y, sample_weight=w)
+    ridge_cv = RidgeCV(alphas=ALPHAS, scoring=scoring, store_cv_results=True)
+    predictions = ridge_cv.fit(X, y, sample_weight=w).cv_results_
+    metric = METRICS[scoring]
+    expected = [metric(y, predictions[:, j], sample_weight=w) for j in range(len(ALPHAS))]
+    scale = 1.0 if scoring == "r2" else float(np.average(y**2, weights=w))
+    tol = _tolerance(X, w, scale) * (1.0 + 1.0 / max(np.var(y), EPS))
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], expected, rtol=0, atol=tol)
 
 
 def test_classifier_scoring_without_cv_names_the_fix() -> None:
