@@ -116,9 +116,10 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
         searched (``n_components`` is then ignored).
     gammas : "auto", array-like or None, default="auto"
         The bandwidths (:class:`FeatureRidgeCV`'s).
-    alphas : "auto" or array-like, default="auto"
-        The penalties, on :class:`NystroemKernelRidge`'s scale; ``"auto"``: ``l_max 10^k``,
-        ``k = -12, ..., 0``, ``l_max`` the largest eigenvalue of ``Z^T Z``.
+    alphas : "auto", array-like or float, default="auto"
+        The penalties (a number: that one), on :class:`NystroemKernelRidge`'s scale;
+        ``"auto"``: ``l_max 10^k``, ``k = -12, ..., 0``, ``l_max`` the largest eigenvalue
+        of ``Z^T Z``.
     n_components_grid : array-like of int or None, default=None
         The numbers of landmarks ``m'`` searched, each the first ``m'`` of the largest
         (None: ``n_components`` alone).
