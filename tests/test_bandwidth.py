@@ -8,6 +8,8 @@ from sklearn.metrics.pairwise import euclidean_distances
 
 from kernelmaps.bandwidth import gamma_from_data
 
+EPS = float(np.finfo(np.float64).eps)
+
 X = np.random.default_rng(0).normal(size=(300, 4))
 
 
@@ -77,3 +79,24 @@ def test_data_driven_gamma_of_an_ordinary_scale_kept(scale) -> None:
     together = model.predict(Xs[:20])
     alone = np.array([model.predict(Xs[i : i + 1])[0] for i in range(20)])
     np.testing.assert_allclose(together, alone, rtol=0, atol=1e-12)
+
+
+def test_integer_weights_give_the_rule_of_repeated_rows(seed) -> None:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(50, 3))
+    w = rng.integers(0, 4, size=50)
+    w[0] = 1
+    for kernel in ("rbf", "laplacian"):
+        weighted = gamma_from_data(X, kernel=kernel, sample_weight=w)
+        repeated = gamma_from_data(np.repeat(X, w, axis=0), kernel=kernel)
+        # weighted means of at most sum(w) terms: rounding of that many additions
+        np.testing.assert_allclose(weighted, repeated, rtol=4.0 * np.sum(w) * EPS)
+    assert gamma_from_data(X, sample_weight=np.ones(50)) == gamma_from_data(X)
+
+
+def test_weights_are_for_the_mean_distance_rule_only() -> None:
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ValueError, match="rule='mean_distance' only"):
+        gamma_from_data(X, rule="median", sample_weight=np.ones(10))
+    with pytest.raises(ValueError, match=r"[Nn]egative"):
+        gamma_from_data(X, sample_weight=-np.ones(10))

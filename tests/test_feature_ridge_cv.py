@@ -238,7 +238,7 @@ def test_results_table_keys() -> None:
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"scoring": "r2"}, "cv=None ranks the candidates"),
+        ({"scoring": "r2", "criterion": "gcv"}, "give criterion='loo'"),
         ({"cv": 3, "scoring": "accuracy"}, "use one of"),
         ({"feature_map": "passthrough", "n_components_grid": [2]}, "n_components parameter"),
         ({"feature_map": "passthrough", "gammas": [1.0]}, "has no gamma parameter"),

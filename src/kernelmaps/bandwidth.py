@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics.pairwise import pairwise_distances
 from sklearn.utils import check_array
+from sklearn.utils.validation import _check_sample_weight
 
 from ._random import check_random_state
 from ._validation import one_line_errors
@@ -45,6 +46,7 @@ def gamma_from_data(
     q: float = 10.0,
     max_samples: int = 2000,
     random_state: Any = 0,
+    sample_weight: Any = None,
 ) -> float:
     """``gamma`` for ``kernel`` chosen from the data ``X`` by a bandwidth rule.
 
@@ -61,6 +63,10 @@ def gamma_from_data(
         Pairwise rules use a random subset of at most this many points.
     random_state : int, Generator or None, default=0
         Choice of that subset.
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+        Weights of the rows, for ``rule="mean_distance"`` only: the weighted mean
+        ``xbar = sum_i s_i x_i / sum_i s_i`` and ``sigma = sum_i s_i |x_i - xbar| /
+        sum_i s_i``, so that integer weights give the rule of the rows repeated.
 
     Returns
     -------
@@ -83,11 +89,20 @@ def gamma_from_data(
     0.25
     >>> round(gamma_from_data(X, kernel="laplacian"), 6)  # L1 distance 2: gamma = 1 / 2
     0.5
+    >>> w = np.array([2, 1, 1, 3])  # integer weights: the rule of the rows repeated
+    >>> bool(np.isclose(gamma_from_data(X, sample_weight=w),
+    ...                 gamma_from_data(np.repeat(X, w, axis=0)), rtol=1e-14))
+    True
     """
     if rule not in BANDWIDTH_RULES:
         raise ValueError(f"rule must be one of {BANDWIDTH_RULES}; got {rule!r}.")
     if not isinstance(kernel, str):
         raise TypeError(f"kernel must be a kernel name such as 'rbf'; got {kernel!r}.")
+    if sample_weight is not None and rule != "mean_distance":
+        raise ValueError(
+            f"sample_weight is taken by rule='mean_distance' only; got rule={rule!r}. "
+            "Drop sample_weight or use rule='mean_distance'."
+        )
     if rule == "percentile" and not (isinstance(q, Real) and 0.0 < q < 100.0):
         raise ValueError(f"q must be in (0, 100); got {q!r}.")
     if isinstance(max_samples, bool) or not isinstance(max_samples, Integral) or max_samples < 2:
@@ -95,6 +110,8 @@ def gamma_from_data(
     dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
     with one_line_errors():
         X = check_array(X, accept_sparse=False, dtype=np.float64)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
     if rule != "mean_distance" and X.shape[0] < 2:
         raise ValueError(
             f"The {rule!r} bandwidth rule needs at least 2 rows (it uses pairwise "
@@ -108,9 +125,9 @@ def gamma_from_data(
     unit = math.ldexp(1.0, math.frexp(largest)[1] - 1) if largest > 0.0 else 1.0
     X = X / unit
     if rule == "mean_distance":
-        centered = X - X.mean(axis=0)
+        centered = X - np.average(X, axis=0, weights=sample_weight)
         dist = np.abs(centered).sum(axis=1) if l1 else np.linalg.norm(centered, axis=1)
-        sigma = float(dist.mean())
+        sigma = float(np.average(dist, weights=sample_weight))
         sigma2 = sigma**2
     else:
         rng = check_random_state(random_state)

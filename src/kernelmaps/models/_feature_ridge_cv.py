@@ -12,7 +12,7 @@ the best candidate (``best_estimator_``, a :class:`FeatureRidge` or
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Number, Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import to_numpy
+from .._array_types import is_dask_array
 from .._estimator_repr import CompactArrayReprMixin
 from .._progress import Progress
 from .._rows import Rows
@@ -33,7 +34,7 @@ from ._base import classification_rows, regression_rows
 from ._calibration import CALIBRATIONS, CalibratedProbaMixin
 from ._classifiers import FeatureRidgeClassifier
 from ._feature_ridge import FeatureRidge
-from ._ridge._pass import RowWork, checked_weights
+from ._ridge._pass import RowWork, checked_weights, sample_rows, weighted_sample_rows
 from ._ridge._path import REGRESSION_SCORINGS
 from ._search._batches import RidgeSearch, SearchSpec
 from ._search._conformal import SearchUncertaintyMixin
@@ -41,6 +42,7 @@ from ._search._gamma import GammaPlan, scan
 from ._search._halving import successive_halving
 from ._search._pass import SearchWork
 from ._search._results import cv_results
+from ._uncertainty import _renamed
 
 __all__ = ["FeatureRidgeCV", "FeatureRidgeClassifierCV"]
 
@@ -56,7 +58,7 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict[str, list[Any] | str]] = {
         "feature_map": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
         "gammas": [StrOptions({"auto"}), "array-like", None],
-        "alphas": [StrOptions({"auto"}), "array-like"],
+        "alphas": [StrOptions({"auto"}), "array-like", Interval(Real, 0, None, closed="neither")],
         "n_components_grid": ["array-like", None],
         "cv": ["cv_object"],
         "criterion": [StrOptions({"loo", "gcv", "evidence"})],
@@ -99,6 +101,14 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         self.keep_statistics = keep_statistics
         self.random_state = random_state
         self.verbose = verbose
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give each estimator its own copy of ``__init__`` (the same signature), so that
+        a keyword it does not take names it (``FeatureRidgeCV.__init__() got an
+        unexpected keyword argument 'alpha_per_target'``), not this class."""
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = _renamed(cls.__init__, cls.__name__)  # type: ignore[method-assign]
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -151,12 +161,10 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
     def _n_splits_and_scoring(self) -> tuple[int, str]:
         allowed = CLASSIFICATION_SCORINGS if is_classifier(self) else REGRESSION_SCORINGS
         if self.cv is None:
-            if self.scoring is not None:
-                raise ValueError(
-                    f"scoring={self.scoring!r} ranks K-fold splits, but cv=None ranks the "
-                    f"candidates by criterion={self.criterion!r}; give cv=5 (say) to use it."
-                )
-            return 0, self.criterion
+            if self.scoring is None:
+                return 0, self.criterion
+            self._check_loo_scoring(allowed)
+            return 0, self.scoring
         scoring = self.scoring or allowed[0]
         if scoring not in allowed:
             raise ValueError(
@@ -164,6 +172,26 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
                 f"{list(allowed)}."
             )
         return -1, scoring
+
+    def _check_loo_scoring(self, allowed: tuple[str, ...]) -> None:
+        """``scoring`` with ``cv=None``: a regression scoring of the leave-one-out
+        predictions (as RidgeCV's), so only with ``criterion="loo"``."""
+        if is_classifier(self):
+            raise ValueError(
+                f"scoring={self.scoring!r} with cv=None: {type(self).__name__} scores the "
+                "leave-one-out fit by criterion only; give cv=5 (say) for K-fold accuracy."
+            )
+        if self.scoring not in allowed:
+            raise ValueError(
+                f"scoring={self.scoring!r} is not computed by {type(self).__name__}; use one "
+                f"of {list(allowed)}."
+            )
+        if self.criterion != "loo":
+            raise ValueError(
+                f"scoring={self.scoring!r} with cv=None scores the leave-one-out "
+                f"predictions, not criterion={self.criterion!r}; give criterion='loo' (or "
+                "scoring=None)."
+            )
 
     def _spec(self, base: Any) -> SearchSpec:
         n_splits, scoring = self._n_splits_and_scoring()
@@ -254,9 +282,9 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
             )
         return search, largest_weight
 
-    def _gamma_grid(self, rows: Rows, base: Any) -> tuple[list[float | None], bool]:
+    def _gamma_grid(self, rows: Rows, base: Any, w: Any = None) -> tuple[list[float | None], bool]:
         """The bandwidths of the first pass, and whether they are ``"auto"`` (extended at
-        an edge, then refined)."""
+        an edge, then refined; centred on the rule of the rows weighted by ``w``)."""
         has_gamma = base is not None and "gamma" in base.get_params()
         if self.gammas is None or not has_gamma:
             if self.gammas is not None and not (
@@ -268,21 +296,28 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
                 )
             return [None], False
         if isinstance(self.gammas, str):
-            g0 = self._rule_gamma(rows, base)
+            g0 = self._rule_gamma(rows, base, w)
             return [float(g) for g in g0 * AUTO_GAMMA_FACTORS], True
         given = np.sort(self._positive("gammas", "Give e.g. [0.01, 0.1, 1]."))
         return [float(g) for g in given], False
 
-    def _rule_gamma(self, rows: Rows, base: Any) -> float:
+    def _rule_gamma(self, rows: Rows, base: Any, w: Any = None) -> float:
         """The data's bandwidth (:func:`kernelmaps.bandwidth.gamma_from_data`) on a sample
-        of at most 2000 rows."""
-        n = rows.n_rows
-        index = np.sort(np.random.default_rng(0).choice(n, size=min(n, 2000), replace=False))
+        of at most 2000 rows: uniform, or with weights ``w`` (not all 1) the weighted
+        rule on a sample drawn in proportion to them (:func:`weighted_sample_rows`), so
+        that integer weights give the bandwidth of the rows repeated."""
+        weights = _host_weights(w)
+        if weights is None:
+            index, counts = sample_rows(rows.n_rows, 2000), None
+        else:
+            index, counts = weighted_sample_rows(weights, 2000)
         (sample,) = rows.read([index])
         sample = to_numpy(sample) if not hasattr(sample, "toarray") else sample.toarray()
         kernel = base.get_params().get("kernel", "rbf")
         return gamma_from_data(
-            np.asarray(sample), kernel=kernel if isinstance(kernel, str) else "rbf"
+            np.asarray(sample),
+            kernel=kernel if isinstance(kernel, str) else "rbf",
+            sample_weight=counts,
         )
 
     def _run_gammas(self, search: RidgeSearch, rows: Rows, base: Any) -> None:
@@ -290,7 +325,7 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         (:func:`~._search._halving.successive_halving`) or all at full size: the grid in
         batches that fit in memory, then for ``"auto"`` the extension at an edge and the
         golden-section refinement in ``log gamma`` about the best."""
-        gammas, auto = self._gamma_grid(rows, base)
+        gammas, auto = self._gamma_grid(rows, base, search.aligned[1])
         ratio = float(AUTO_GAMMA_FACTORS[1] / AUTO_GAMMA_FACTORS[0])
         plan = GammaPlan(gammas, auto, ratio, self.refine_gamma if auto else 0)
         if self.search == "halving":
@@ -305,9 +340,12 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         self.best_index_ = best.index
         self.best_score_ = best.score
         self.best_params_ = dict(self.cv_results_["params"][best.index])
-        self.gamma_, self.alpha_, self.n_components_ = best.gamma, best.alpha, best.width
+        self.gamma_ = best.gamma if best.gamma is not None else _map_gamma(best.feature_map)
+        self.alpha_, self.n_components_ = best.alpha, best.width
+        if self.gamma_ is not None:  # the map's own (gammas=None): not searched
+            self.best_params_.setdefault("gamma", self.gamma_)
         self.n_splits_ = search.spec.n_splits
-        self.scoring_ = search.spec.scoring if search.spec.n_splits else search.spec.criterion
+        self.scoring_ = search.spec.scoring
         model = self._final_estimator(best)
         model.n_features_in_ = self.n_features_in_
         if hasattr(self, "feature_names_in_"):
@@ -343,6 +381,32 @@ class _RidgeSearchCV(CompactArrayReprMixin, BaseEstimator):
         return getattr(self.best_estimator_, method)(X)
 
 
+def _map_gamma(feature_map: Any) -> float | None:
+    """The bandwidth a fitted map used (``gammas=None``): its kernel's, resolved at the
+    fit (``kernel_.gamma``, e.g. of ``gamma="scale"``), else its ``gamma_``, else its
+    ``gamma`` parameter; None for a map without one."""
+    if feature_map is None or "gamma" not in feature_map.get_params():
+        return None
+    kernel = getattr(feature_map, "kernel_", None)
+    for value in (
+        getattr(kernel, "gamma", None),
+        getattr(feature_map, "gamma_", None),
+        feature_map.get_params()["gamma"],
+    ):
+        if isinstance(value, Real) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def _host_weights(w: Any) -> np.ndarray | None:
+    """The aligned weights ``w`` on the host (one read of a Dask array), None for no
+    weights, a number or weights all 1 (the unweighted rule)."""
+    if w is None or isinstance(w, Number):
+        return None
+    host = np.asarray(to_numpy(w.compute() if is_dask_array(w) else w), dtype=np.float64)
+    return None if np.all(host == 1.0) else host
+
+
 class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
     """Ridge regression on a feature map with ``gamma``, ``alpha`` and ``n_components``
     chosen by cross-validation in one pass over the rows per batch of bandwidths.
@@ -366,7 +430,8 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
       squared error of split ``k`` being a quadratic form in the statistics of fold
       ``k`` and the model solved from those of the other folds (no pass at all);
     * with ``gammas="auto"`` the bandwidths are nine, two decades either side of the
-      data's bandwidth rule (:func:`kernelmaps.bandwidth.gamma_from_data`), then
+      data's bandwidth rule (:func:`kernelmaps.bandwidth.gamma_from_data`, weighted by
+      ``sample_weight``), then
       ``refine_gamma`` passes of golden-section search in ``log gamma`` between the
       neighbours of the best;
     * ``search="halving"`` (successive halving, Jamieson & Talwalkar 2016; Li et al.
@@ -392,9 +457,9 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
         parameters.  None: ``RandomFourierFeatures(random_state=random_state)``.
     gammas : "auto", array-like or None, default="auto"
         The bandwidths; None (or a map without ``gamma``): the map's own.
-    alphas : "auto" or array-like, default="auto"
-        The penalties; ``"auto"``: ``l_max 10^k``, ``k = -12, ..., 0``, relative to the
-        largest eigenvalue ``l_max`` of each candidate's Gram matrix.
+    alphas : "auto", array-like or float, default="auto"
+        The penalties (a number: that one); ``"auto"``: ``l_max 10^k``, ``k = -12, ...,
+        0``, relative to the largest eigenvalue ``l_max`` of each candidate's Gram matrix.
     n_components_grid : array-like of int or None, default=None
         The numbers of features; None: the map's ``n_components``.
     cv : int, cross-validation generator, iterable or None, default=None
@@ -410,7 +475,9 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
         (California housing) it can choose a penalty far too small; leave-one-out sees
         them (docs/TUNING.md).
     scoring : {"r2", "neg_mean_squared_error", "neg_root_mean_squared_error"} or None
-        With ``cv``: the score of a split, as GridSearchCV's (default ``"r2"``).
+        With ``cv``: the score of a split, as GridSearchCV's (default ``"r2"``).  With
+        ``cv=None`` and ``criterion="loo"``: the score of the exact leave-one-out
+        predictions, as RidgeCV's (None: minus their mean squared error).
     refine_gamma : int, default=3
         Golden-section passes after the grid of ``gammas="auto"`` (0: none).
     search : {"halving", "exhaustive"}, default="halving"
@@ -432,20 +499,30 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
     ----------
     best_estimator_ : FeatureRidge
     best_params_ : dict
-        ``{"gamma", "alpha", "n_components"}`` of the best candidate.
+        ``{"gamma", "alpha", "n_components"}`` of the best candidate; with
+        ``gammas=None``, ``"gamma"`` is the map's own as fitted (``gamma_``; not in
+        ``cv_results_``, which lists what was searched), absent for a map without one.
     best_score_ : float
+        ``mean_test_score`` of the best candidate: with ``cv=None`` and
+        ``criterion="loo"``, minus the weighted mean squared leave-one-out residual
+        ``-sum_i s_i r_i^2 / sum_i s_i`` (averaged over the targets; ``s_i`` the sample
+        weights, 1 without), where RidgeCV reports ``-mean_i(s_i r_i^2)``, that is
+        ``sum_i s_i / n`` times ours (see Notes).
     best_index_ : int
     cv_results_ : dict of ndarray
         As GridSearchCV's: ``param_gamma``, ``param_alpha``, ``param_n_components``,
-        ``params``, ``split{k}_test_score`` (with ``cv``), ``mean_test_score``,
-        ``std_test_score`` (0 with ``cv=None``), ``rank_test_score``;
-        ``pandas.DataFrame(cv_results_)`` is the table.  With ``search="halving"``
-        also ``rung`` (0, 1, ...; the last is the full size), ``param_n_rows`` (the
-        rows scored) and ``fidelity`` (the rung's cost per bandwidth as a share of a
-        full pass, ``(n_r / n) (D_r / D)^2``); a later rung ranks before an earlier one,
-        as in scikit-learn's ``HalvingGridSearchCV``, and the best is of the last.
+        ``params``, ``split{k}_test_score`` (with ``cv``), ``mean_test_score`` (with
+        sample weights, the weighted mean of Notes), ``std_test_score`` (0 with
+        ``cv=None``), ``rank_test_score``; ``pandas.DataFrame(cv_results_)`` is the
+        table.  Always kept (RidgeCV's ``store_cv_results`` is not a parameter: its
+        per-row values are not kept).  With ``search="halving"`` also ``rung`` (0, 1,
+        ...; the last is the full size), ``param_n_rows`` (the rows scored) and
+        ``fidelity`` (the rung's cost per bandwidth as a share of a full pass,
+        ``(n_r / n) (D_r / D)^2``); a later rung ranks before an earlier one, as in
+        scikit-learn's ``HalvingGridSearchCV``, and the best is of the last.
     gamma_, alpha_, n_components_ : float, float, int
-        The best candidate's parameters (``gamma_`` None for a map without one).
+        The best candidate's parameters (``gamma_`` None for a map without one; with
+        ``gammas=None``, the map's own as its fit resolved it, e.g. ``gamma="scale"``).
     feature_map_ : transformer or None
         The fitted map of the best candidate (of ``n_components_`` features).
     coef_, intercept_
@@ -469,6 +546,26 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
     of a split shape the features a little.  With ``sample_weight``, the K-fold scores
     are weighted by it (GridSearchCV's scorers are unweighted unless the weights are
     routed to them).
+
+    Weights.  A score with ``sample_weight`` is a weighted mean over the rows: the
+    leave-one-out criterion is
+
+    .. math:: \\mathrm{LOO} = -\\frac{1}{t} \\sum_{j=1}^{t}
+              \\frac{\\sum_i s_i r_{ij}^2}{\\sum_i s_i},
+              \\qquad r_{ij} = \\frac{y_{ij} - \\hat y_{ij}}{1 - h_i}
+
+    (Allen 1974), and the K-fold scores and the scorings of the leave-one-out predictions
+    weight their rows by ``s_i`` (``r2``: ``1 - sum_i s_i r_i^2 / sum_i s_i (y_i -
+    ybar)^2``, ``ybar`` the weighted mean).  scikit-learn's ``RidgeCV`` reports
+    ``-mean_i(s_i r_i^2)`` (``sum_i s_i / n`` times the criterion above) and scores its
+    predictions unweighted.  The weighted mean is on the scale of the unweighted score
+    whatever the weights (with integer weights its denominator is the number of rows
+    repeated; a row of weight 2 is still left out whole, where the rows repeated leave
+    out one of two copies), and the automatic bandwidths are those of the rows repeated
+    (the rule's sample drawn in proportion to the weights).  Not taken:
+    RidgeCV's ``alpha_per_target`` (one penalty for all the targets, the best mean
+    score) and ``store_cv_results`` (``cv_results_`` is always kept),
+    RidgeClassifierCV's ``class_weight`` (give the weights as ``sample_weight``).
 
     Cost.  Per batch of bandwidths: one pass over the rows, ``O(n D^2)`` per bandwidth
     for the statistics (``n`` rows, ``D`` the largest number of features), then per
@@ -564,7 +661,8 @@ class FeatureRidgeClassifierCV(ClassifierMixin, _RidgeSearchCV):
     refine_gamma, search, fit_intercept, keep_statistics, random_state, verbose
         As :class:`FeatureRidgeCV`'s.
     scoring : {"accuracy", "balanced_accuracy"} or None
-        With ``cv``: the score of a split (default ``"accuracy"``).
+        With ``cv``: the score of a split (default ``"accuracy"``); with ``cv=None``
+        refused (RidgeClassifierCV's scored leave-one-out is not computed: give ``cv``).
     calibration : {"auto", "temperature", "sigmoid"} or None, default="auto"
         How the best model's :meth:`predict_proba` maps decision values to
         probabilities (:class:`FeatureRidgeClassifier`'s ``calibration``): fitted on the

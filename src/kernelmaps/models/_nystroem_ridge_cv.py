@@ -119,9 +119,10 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
         searched (``n_components`` is then ignored).
     gammas : "auto", array-like or None, default="auto"
         The bandwidths (:class:`FeatureRidgeCV`'s).
-    alphas : "auto" or array-like, default="auto"
-        The penalties, on :class:`NystroemKernelRidge`'s scale; ``"auto"``: ``l_max 10^k``,
-        ``k = -12, ..., 0``, ``l_max`` the largest eigenvalue of ``Z^T Z``.
+    alphas : "auto", array-like or float, default="auto"
+        The penalties (a number: that one), on :class:`NystroemKernelRidge`'s scale;
+        ``"auto"``: ``l_max 10^k``, ``k = -12, ..., 0``, ``l_max`` the largest eigenvalue
+        of ``Z^T Z``.
     n_components_grid : array-like of int or None, default=None
         The numbers of landmarks ``m'`` searched, each the first ``m'`` of the largest
         (None: ``n_components`` alone).
@@ -152,7 +153,9 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
     best_params_ : dict
         ``{"gamma", "alpha", "n_components"}``.
     best_score_, best_index_, cv_results_, gamma_, alpha_, n_components_, n_splits_, scoring_
-        As :class:`FeatureRidgeCV`'s (``n_components_`` the final model's).
+        As :class:`FeatureRidgeCV`'s (``n_components_`` the landmarks the final model
+        holds: fewer than ``best_params_["n_components"]`` where some were skipped as
+        round-off, e.g. duplicates given).
     landmarks_ : ndarray of shape (m, n_features)
     dual_coef_ : ndarray of shape (m,) or (m, n_targets)
         The final model's (landmarks skipped as round-off, see Notes, are left out).
@@ -374,9 +377,9 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
     def _grid(self, base: Any) -> tuple[int, ...]:
         return self._plan.widths
 
-    def _gamma_grid(self, rows: Rows, base: Any) -> tuple[list[float | None], bool]:
+    def _gamma_grid(self, rows: Rows, base: Any, w: Any = None) -> tuple[list[float | None], bool]:
         if _takes_gamma(self.kernel):
-            return super()._gamma_grid(rows, base)
+            return super()._gamma_grid(rows, base, w)
         if self.gammas is not None and not (isinstance(self.gammas, str) and self.gammas == "auto"):
             raise ValueError(
                 f"gammas: kernel={self.kernel!r} has no gamma to search; give gammas=None "
@@ -444,4 +447,6 @@ class NystroemKernelRidgeCV(FeatureRidgeCV):
 
     def _adopt_model(self, model: NystroemKernelRidge, solver: str) -> None:
         self.best_estimator_, self.solver_ = model, solver
+        # the landmarks the model holds (a duplicate given is skipped as round-off)
+        self.n_components_ = int(model.landmarks_.shape[0])
         self.landmarks_, self.dual_coef_ = model.landmarks_, model.dual_coef_

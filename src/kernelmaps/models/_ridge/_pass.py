@@ -70,6 +70,7 @@ __all__ = [
     "ridge_loo",
     "ridge_statistics",
     "sample_rows",
+    "weighted_sample_rows",
 ]
 
 #: Longest row block of a ridge pass (see :func:`feature_row_blocks`).
@@ -389,6 +390,36 @@ def sample_rows(n_rows: int, size: int) -> np.ndarray:
     if n_rows <= size:
         return np.arange(n_rows)
     return np.sort(np.random.default_rng(0).choice(n_rows, size, replace=False))
+
+
+def weighted_sample_rows(weights: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted indices of rows and their weights, a sample of the weighted rows: every
+    row of positive weight with its weight where there are at most ``size``, else the
+    distinct rows of ``size`` draws with replacement, with probability ``s_i / sum s``
+    (a fixed seed), each with its number of draws.
+
+    Exact in distribution for integer weights as for the rows repeated: the weighted
+    empirical distribution, whole or sampled (:func:`sample_rows` is for unit weights).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models._ridge._pass import weighted_sample_rows
+    >>> index, counts = weighted_sample_rows(np.array([2.0, 0.0, 1.0]), 5)
+    >>> index.tolist(), counts.tolist()
+    ([0, 2], [2.0, 1.0])
+    >>> int(weighted_sample_rows(np.arange(100.0), 50)[1].sum())
+    50
+    """
+    w = np.where(np.isfinite(weights) & (weights > 0), weights, 0.0)
+    positive = np.flatnonzero(w)
+    if positive.size == 0:
+        raise ValueError(ZERO_WEIGHTS)
+    if positive.size <= size:
+        return positive, w[positive]
+    draws = np.random.default_rng(0).choice(w.shape[0], size, p=w / np.sum(w))
+    index, counts = np.unique(draws, return_counts=True)
+    return index, counts.astype(np.float64)
 
 
 def pick_rows(values: Any, index: np.ndarray) -> Any:

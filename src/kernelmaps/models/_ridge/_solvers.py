@@ -567,17 +567,18 @@ def loo_terms(
     )
 
 
-def _loo_sum(xp: Any, residuals: Any, one_minus_h: Any, w: Any) -> Any:
+def _loo_sum(xp: Any, residuals: Any, one_minus_h: Any, w: Any, per_target: bool = False) -> Any:
     """``sum_i w_i |e_i|^2 / (1 - h_i)^2`` over the rows of positive weight, with
     ``residuals`` the rows ``sqrt(w_i) e_i`` (so zero-weight rows add nothing); infinite
     when a row of positive weight has ``h_i >= 1`` (it is fitted exactly: its
     leave-one-out residual is undefined).  Arrays of the namespace ``xp``; the sum is a
-    0-d array (no copy to the host)."""
+    0-d array (no copy to the host), or one sum per target (``per_target``)."""
     counted = w > 0
     exact = one_minus_h <= 0
     denom = xp.where(counted & ~exact, one_minus_h, 1.0)
     scaled = residuals / denom[:, None]
-    total = xp.sum(xp.where(counted[:, None], scaled * scaled, 0.0))
+    squares = xp.where(counted[:, None], scaled * scaled, 0.0)
+    total = xp.sum(squares, axis=0) if per_target else xp.sum(squares)
     return xp.where(xp.any(counted & exact), math.inf, total)
 
 
@@ -626,8 +627,9 @@ def loo_block_rows(terms: LooTerms, Z: Any, Y: Any, w: Any) -> tuple[Any, Any, A
     return xp, (Y - y_mean)[:, :, None] - fitted, one_minus_h
 
 
-def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
-    """``sum_i w_i |r_i(alpha)|^2`` over the rows of one block, for every alpha.
+def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any, per_target: bool = False) -> Any:
+    """``sum_i w_i |r_i(alpha)|^2`` over the rows of one block, for every alpha (and
+    every target with ``per_target``).
 
     Parameters
     ----------
@@ -640,9 +642,12 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     Y : ndarray of shape (n_rows, t)
     w : ndarray of shape (n_rows,)
 
+    per_target : bool, default=False
+        Keep the targets apart (the sums of the scorings of each target).
+
     Returns
     -------
-    ndarray of shape (n_alphas,)
+    ndarray of shape (n_alphas,) or (n_alphas, t)
         Partial sums; add those of every block and pass the total to :func:`loo_combine`.
         Infinite for an alpha at which a row is fitted exactly (``h_i >= 1``).
 
@@ -663,10 +668,12 @@ def loo_block_sums(terms: LooTerms, Z: Any, Y: Any, w: Any) -> Any:
     """
     xp, residuals, one_minus_h = loo_block_rows(terms, Z, Y, w)
     device = None if is_numpy(xp) else get_namespace(residuals)[1]
-    sums = xp.zeros(terms.alphas.shape[0], dtype=residuals.dtype, device=device)
+    shape = (terms.alphas.shape[0], terms.n_targets) if per_target else terms.alphas.shape
+    sums = xp.zeros(shape, dtype=residuals.dtype, device=device)
     root_w = xp.sqrt(xp.astype(w, residuals.dtype, copy=False))
     for j in range(terms.alphas.shape[0]):
-        sums[j] = _loo_sum(xp, residuals[:, :, j] * root_w[:, None], one_minus_h[:, j], w)
+        rows = residuals[:, :, j] * root_w[:, None]
+        sums[j] = _loo_sum(xp, rows, one_minus_h[:, j], w, per_target)
     return sums
 
 

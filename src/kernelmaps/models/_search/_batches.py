@@ -28,6 +28,8 @@ from ..._rows import Rows
 from .._checks import check_statistics
 from .._ridge._pass import ZERO_WEIGHTS, feature_width, map_features
 from .._ridge._path import (
+    REGRESSION_SCORINGS,
+    FoldErrors,
     auto_alphas,
     fold_squared_errors,
     fold_weights,
@@ -63,7 +65,8 @@ class SearchSpec:
     criterion : str
         ``"gcv"``, ``"loo"`` or ``"evidence"`` (``n_splits == 0``).
     scoring : str
-        The K-fold score (``n_splits > 0``).
+        The K-fold score (``n_splits > 0``); with ``n_splits == 0``, the criterion, or
+        a regression scoring of the leave-one-out predictions (criterion ``"loo"``).
     fit_intercept : bool
     """
 
@@ -333,13 +336,22 @@ class RidgeSearch:
                 scores = np.zeros(alphas.shape[0])
                 loo.append(loo_terms(total, eig, alphas, fit_intercept))
             out.append((alphas, scores[None, :]))
+        if spec.criterion == "loo" and spec.scoring in REGRESSION_SCORINGS:
+            sums = self._loo_pass(candidates, loo, per_target=True)
+            return [
+                (alphas, _loo_scores(problem[3], sse, spec.scoring))
+                for (alphas, _), problem, sse in zip(out, problems, sums, strict=True)
+            ]
         if spec.criterion == "loo":
             errors = self._loo_pass(candidates, loo)
             out = [(alphas, -e[None, :]) for (alphas, _), e in zip(out, errors, strict=True)]
         return out
 
-    def _loo_pass(self, candidates: list[Candidate], flat: list[Any]) -> list[np.ndarray]:
-        """The leave-one-out errors of every problem, in one more pass."""
+    def _loo_pass(
+        self, candidates: list[Candidate], flat: list[Any], per_target: bool = False
+    ) -> list[np.ndarray]:
+        """The leave-one-out errors of every problem, in one more pass (``per_target``:
+        the sums ``sum_i s_i r_i^2`` of each target, shape (n_alphas, t))."""
         terms, it = [], iter(flat)
         for c in candidates:
             terms.append([next(it) for _ in c.widths])
@@ -347,8 +359,12 @@ class RidgeSearch:
         with counted_pass(self.progress, "leave-one-out", self.rows) as done:
             work = self._work(candidates, done, self._features)
             sums = self.rows.map_reduce(
-                functools.partial(work.loo_sums, terms=held), merge_nested, *self.aligned
+                functools.partial(work.loo_sums, terms=held, per_target=per_target),
+                merge_nested,
+                *self.aligned,
             )
+        if per_target:
+            return [np.asarray(to_numpy(s), dtype=np.float64) for ss in sums for s in ss]
         return [
             loo_combine(t, np.asarray(to_numpy(s), dtype=np.float64))
             for ts, ss in zip(terms, sums, strict=True)
@@ -434,6 +450,14 @@ class RidgeSearch:
                 total,
                 folds if self.spec.n_splits else None,
             )
+
+
+def _loo_scores(total: RidgeStatistics, sse: np.ndarray, scoring: str) -> np.ndarray:
+    """The scores ``(1, n_alphas)`` of the leave-one-out predictions by a regression
+    scoring, from their squared errors ``sse`` ``(n_alphas, t)`` and the statistics of all
+    the rows (:func:`regression_scores`: ``1 - SSE / SST``, ``-SSE / S_w``, ...)."""
+    errors = FoldErrors(sse, total.centred()[2], float(total.weight_sum))
+    return regression_scores(errors, scoring)[None, :]
 
 
 def _final_map(candidate: Candidate, width: Width) -> Any:

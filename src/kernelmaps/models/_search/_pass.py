@@ -222,17 +222,19 @@ class SearchWork:
         return stats, nonzero
 
     def loo_sums(
-        self, X: Any, y: Any, w: Any, folds: Any, start: int, *, terms: Any
+        self, X: Any, y: Any, w: Any, folds: Any, start: int, *, terms: Any, per_target: bool
     ) -> list[list[Any]]:
         """Leave-one-out partial sums, ``[[sums of candidate c, width j]]``, of a part;
-        ``terms[c][j]`` the :class:`LooTerms` of that width (where the rows are)."""
+        ``terms[c][j]`` the :class:`LooTerms` of that width (where the rows are); the
+        targets apart with ``per_target`` (:func:`loo_block_sums`)."""
         totals: list[list[Any]] = [[0.0 for _ in c.widths] for c in self.candidates]
         for Xb, Yb, wb, _, block in self._blocks(X, y, w, folds, start):
             for c, candidate in enumerate(self.candidates):
                 Z = self._features(c, Xb, block)
                 for j, width in enumerate(candidate.widths):
                     held: LooTerms = terms[c][j]
-                    totals[c][j] = totals[c][j] + loo_block_sums(held, width.select(Z), Yb, wb)
+                    sums = loo_block_sums(held, width.select(Z), Yb, wb, per_target)
+                    totals[c][j] = totals[c][j] + sums
         return totals
 
     def class_counts(
