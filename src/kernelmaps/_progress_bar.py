@@ -32,16 +32,19 @@ class ProgressBars:
     """A sink of :class:`~kernelmaps._progress.ProgressEvent`: one bar per running pass.
 
     A pass is known by its owner and name (``"FeatureRidge: statistics"``); its first
-    event opens a bar that shows the units done out of the total, the rate and the time
-    left, each further event moves it, and its last event (``finished``) closes it.
-    The bar's clock starts when the pass began (``elapsed`` of the first event), not at
-    the first event.
+    event after ``delay`` seconds opens a bar that shows the units done out of the total,
+    the rate and the time left, each further event moves it, and its last event
+    (``finished``) closes it.  A shorter pass costs no bar at all (no tqdm object, no
+    widget).  The bar's clock starts when the pass began (``elapsed`` of its event), not
+    when the bar opens.
 
     Parameters
     ----------
     make_bar : callable
         A tqdm class (``tqdm.auto.tqdm``, ``tqdm.std.tqdm``, ...): called with the
         keyword arguments of one bar.
+    delay : float, default=0.0
+        Seconds a pass runs before it gets a bar.
     **options
         Further keyword arguments of every bar (``file``, ``leave``, ``mininterval``).
 
@@ -61,8 +64,8 @@ class ProgressBars:
     {}
     """
 
-    def __init__(self, make_bar: Callable[..., Any], **options: Any) -> None:
-        self.make_bar, self.options = make_bar, options
+    def __init__(self, make_bar: Callable[..., Any], delay: float = 0.0, **options: Any) -> None:
+        self.make_bar, self.delay, self.options = make_bar, delay, options
         self.bars: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()  # passes of threads in one fit report to one sink
 
@@ -70,8 +73,8 @@ class ProgressBars:
         key = (event.owner, event.what)
         with self._lock:
             bar = self.bars.get(key)
-            if bar is None and event.finished:
-                return  # a pass that counted nothing: no bar to draw
+            if bar is None and (event.finished or event.elapsed < self.delay):
+                return  # a pass that ended, or runs, within the delay: no bar
             if bar is None:
                 bar = self.bars[key] = self._open(event)
             bar.update(event.done - bar.n)
@@ -85,6 +88,7 @@ class ProgressBars:
             unit=f" {event.unit}",
             unit_scale=True,  # the rate in SI prefixes: 1.2M rows/s
             bar_format=BAR_FORMAT if event.total is not None else COUNT_FORMAT,
+            delay=self.delay,  # drawn at the first update, not empty at its opening
             **self.options,
         )
         started = bar._time() - event.elapsed  # the pass began before its first event
@@ -168,10 +172,10 @@ def progress_bar(
         from tqdm.auto import tqdm as make_bar  # a widget in a notebook
     else:
         from tqdm.std import tqdm as make_bar  # text on the given stream
-    options: dict[str, Any] = {"leave": leave, "delay": delay, "mininterval": mininterval}
+    options: dict[str, Any] = {"leave": leave, "mininterval": mininterval}
     if file is not None:
         options["file"] = file
-    bars = ProgressBars(make_bar, **options)
+    bars = ProgressBars(make_bar, delay, **options)
     try:
         with reporting_to(bars):
             yield
