@@ -48,6 +48,7 @@ RANKS: dict[str, int] = {
             "_rows",
             "_streamed_rows",
             "_progress",
+            "_progress_bar",
             "_suggest",
             "_numba",
             "exceptions",

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import pickle
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
+from tqdm.std import tqdm
 
 from kernelmaps import (
     FeatureRidge,
@@ -19,8 +23,8 @@ from kernelmaps import (
     _progress,
 )
 from kernelmaps._progress import Progress, ProgressEvent, counted_pass, reporting_to
+from kernelmaps._progress_bar import ProgressBars, progress_bar
 from kernelmaps._rows import as_rows
-from kernelmaps.cli._progress_bar import ProgressBar, terminal_progress
 from kernelmaps.models._ridge import _pass as _ridge_pass
 
 N_ROWS = 600
@@ -302,52 +306,125 @@ class FakeTerminal(io.StringIO):
         return True
 
 
-def test_bar_draws_in_place_and_erases_itself(data) -> None:
+def _frames(stream: io.StringIO) -> list[str]:
+    """The lines a terminal showed, in order, without the erasures."""
+    return [frame for frame in stream.getvalue().split("\r") if frame.strip()]
+
+
+def _bars(**options) -> tuple[ProgressBars, FakeTerminal]:
+    stream = FakeTerminal()
+    return ProgressBars(tqdm, file=stream, ncols=120, **{"leave": False, **options}), stream
+
+
+def test_bar_draws_in_place_and_erases_itself(data, every_step) -> None:
     X, y = data
     stream = FakeTerminal()
-    with terminal_progress(stream):
+    with progress_bar(stream, delay=0.0, mininterval=0.0):
         FeatureRidge(_rff(), alphas=[0.1, 1.0]).fit(X, y)
     text = stream.getvalue()
-    assert "\n" not in text
-    frames = text.split("\r")[1:]
-    assert frames[0].startswith("FeatureRidge: statistics [")
-    assert any(frame.startswith("FeatureRidge: leave-one-out [") for frame in frames)
-    assert frames[-1] == ""  # erased: the cursor back at the start of an empty line
-    assert frames[-2].strip() == ""
+    assert "\n" not in text  # one pass at a time: one line, rewritten
+    frames = _frames(stream)
+    assert frames[0].startswith("FeatureRidge: statistics: ")
+    assert any(frame.startswith("FeatureRidge: leave-one-out: ") for frame in frames)
+    assert f"{N_ROWS}/{N_ROWS} rows" in frames[-1]
+    assert text.endswith("\r") and text.split("\r")[-2].strip() == ""  # erased
 
 
-def test_bar_lines() -> None:
-    bar = ProgressBar(FakeTerminal(), interval=0.0, width=200)
-    done = bar.line(ProgressEvent("NystroemKernelRidge", "conjugate gradient", 5, 100, 1.25,
-                                  "iterations"))  # fmt: skip
-    assert done == (
-        "NystroemKernelRidge: conjugate gradient [#-------------------]   5% 5/100 iterations 1.2 s"
+def test_bar_shows_the_pass_counts_rate_and_time_left() -> None:
+    bars, stream = _bars(mininterval=0.0)
+    bars(ProgressEvent("NystroemKernelRidge", "conjugate gradient", 5, 100, 1.25, "iterations"))
+    # the rate is 5 / (1.25 s + the moments between the event and the drawing): <= 4.00
+    assert re.fullmatch(
+        r"NystroemKernelRidge: conjugate gradient:   5%\|\S*\s*\| 5/100 iterations "
+        r"\[00:01<00:2\d, [34]\.\d\d iterations/s\]",
+        _frames(stream)[-1].rstrip(),
     )
-    assert bar.line(ProgressEvent("X", "pass", 1234, None, 0.0)) == "X: pass 1,234 rows 0.0 s"
+    bars(ProgressEvent("NystroemKernelRidge", "conjugate gradient", 5, 100, 1.25, finished=True))
+    bars(ProgressEvent("X", "pass", 1234, None, 1.0))  # a pass of unknown length
+    assert re.fullmatch(r"X: pass: 1,234 rows \[00:01, 1\.\d\dk rows/s\]", _frames(stream)[-1])
+    bars.close()
 
 
-def test_bar_is_cut_to_the_width_and_throttled() -> None:
-    stream = FakeTerminal()
-    bar = ProgressBar(stream, interval=3600.0, width=20)
+def test_bar_is_throttled_and_each_pass_has_its_own() -> None:
+    bars, stream = _bars(mininterval=3600.0)
     for done in (1, 2, 3):
-        bar(ProgressEvent("FeatureRidge", "statistics", done, 10, 0.0))
-    bar(ProgressEvent("FeatureRidge", "leave-one-out", 1, 10, 0.0))  # a new pass: drawn
-    assert stream.getvalue().split("\r")[1:] == ["FeatureRidge: statis", "FeatureRidge: leave-"]
-    bar.close()
-    assert stream.getvalue().endswith("\r" + " " * 20 + "\r")
+        bars(ProgressEvent("FeatureRidge", "statistics", done, 10, 0.0))
+    bars(ProgressEvent("FeatureRidge", "statistics", 10, 10, 0.0, finished=True))
+    bars(ProgressEvent("FeatureRidge", "leave-one-out", 1, 10, 0.0))  # a new pass: drawn
+    frames = [frame.split("|")[0] for frame in _frames(stream)]
+    assert frames == ["FeatureRidge: statistics:   0%", "FeatureRidge: leave-one-out:   0%"]
+    bars.close()
 
 
-def test_no_bar_off_a_terminal(data) -> None:
-    X, y = data
-    stream = io.StringIO()
-    with terminal_progress(stream):
-        FeatureRidge(_rff()).fit(X, y)
+def test_short_passes_draw_nothing() -> None:
+    bars, stream = _bars(mininterval=0.0, delay=0.5)
+    bars(ProgressEvent("FeatureRidge", "statistics", 5, 10, 0.0))
+    assert bars.bars == {}  # no bar made for it yet
+    bars(ProgressEvent("FeatureRidge", "statistics", 10, 10, 0.0, finished=True))
     assert stream.getvalue() == ""
+    bars(ProgressEvent("FeatureRidge", "leave-one-out", 5, 10, 1.0))  # running for a second
+    frames = _frames(stream)
+    assert len(frames) == 1 and frames[0].startswith("FeatureRidge: leave-one-out:  50%")
+    assert "00:01<00:01" in frames[0]  # timed from the start of the pass, not of the bar
+    bars.close()
+
+
+def test_a_pass_that_ends_early_completes_its_bar() -> None:
+    bars, stream = _bars(mininterval=0.0, leave=True)
+    for done in (1, 2, 3):
+        bars(ProgressEvent("X", "conjugate gradient", done, 100, 0.1, "iterations"))
+    bars(ProgressEvent("X", "conjugate gradient", 3, 100, 0.1, "iterations", finished=True))
+    assert bars.bars == {}
+    last = _frames(stream)[-1]
+    assert " 100%" in last and "3/3 iterations" in last and last.endswith("\n")
+
+
+def test_bars_are_closed_when_the_work_raises() -> None:
+    stream = FakeTerminal()
+    with pytest.raises(KeyError), progress_bar(stream, delay=0.0):
+        sink = _progress._SINK.get()
+        assert isinstance(sink, ProgressBars)
+        sink(ProgressEvent("X", "pass", 5, 10, 0.0))
+        raise KeyError("stop")
+    assert sink.bars == {} and _progress._SINK.get() is None
+    assert stream.getvalue().endswith("\r")  # the half-drawn bar erased
+
+
+def test_no_bar_off_a_terminal_or_when_disabled(data) -> None:
+    X, y = data
+    for stream, disable in [(io.StringIO(), None), (FakeTerminal(), True)]:
+        with progress_bar(stream, disable=disable, delay=0.0):
+            assert not Progress("X").enabled  # no sink: nothing timed, nothing drawn
+            FeatureRidge(_rff()).fit(X, y)
+        assert stream.getvalue() == ""
+
+
+def test_the_bars_of_standard_error_are_tqdm_auto(monkeypatch) -> None:
+    import tqdm.auto
+
+    monkeypatch.setattr("sys.stderr", FakeTerminal())
+    with progress_bar(disable=None):
+        sink = _progress._SINK.get()
+        assert isinstance(sink, ProgressBars) and sink.make_bar is tqdm.auto.tqdm
+
+
+def test_tqdm_is_imported_only_to_draw() -> None:
+    code = (
+        "import sys, kernelmaps\n"
+        "from kernelmaps.cli import fit\n"
+        "with kernelmaps.progress_bar(disable=True):\n"
+        "    pass\n"
+        "print('tqdm' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
 
 
 def test_cli_fit_draws_the_bar_on_a_terminal_only(tmp_path, capsys, monkeypatch) -> None:
-    from kernelmaps.cli import main
+    from kernelmaps.cli import fit, main
 
+    monkeypatch.setattr(fit, "progress_bar", functools.partial(progress_bar, delay=0.0))
     out = tmp_path / "model.skops"
     args = ["fit", "cpu_act", "--n-components", "16", "--gamma", "0.1", "-o", str(out)]
     assert main(args) == 0
@@ -358,6 +435,6 @@ def test_cli_fit_draws_the_bar_on_a_terminal_only(tmp_path, capsys, monkeypatch)
     assert main(args) == 0
     drawn = capsys.readouterr()
     mask = re.compile(r"\d+\.\d+ s|= \S+")  # the timings and the scores
-    assert mask.sub("", drawn.out) == mask.sub("", plain.out)
-    assert "FeatureRidge: statistics [" in terminal.getvalue()
-    assert terminal.getvalue().endswith("\r")
+    assert mask.sub("", drawn.out) == mask.sub("", plain.out)  # standard output unchanged
+    assert "FeatureRidge: statistics: " in terminal.getvalue()
+    assert terminal.getvalue().endswith("\r")  # every bar closed and erased

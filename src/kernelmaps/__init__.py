@@ -13,6 +13,7 @@ from ._config import config_context, get_config, set_config
 if TYPE_CHECKING:
     from . import kernels
     from ._array_api import move_to
+    from ._progress_bar import progress_bar
     from .feature_maps import (
         IKA,
         AdditiveChi2Sampler,
@@ -63,6 +64,7 @@ _LAZY = {
     ),
     "feature_map_error": ".metrics",
     "move_to": "._array_api",
+    "progress_bar": "._progress_bar",
     "kernel_approximation_error": ".metrics",
     **dict.fromkeys(
         (
@@ -131,5 +133,6 @@ __all__ = [
     "kernel_approximation_error",
     "kernels",
     "move_to",
+    "progress_bar",
     "set_config",
 ]

@@ -13,10 +13,11 @@ through it:
 
 A *sink*, a callable given to ``Progress(..., sink=...)`` or installed for a block of code
 by :func:`reporting_to`, receives every step of every counter as a
-:class:`ProgressEvent` (what, done, total, elapsed), whatever ``verbose`` is: the command
-line draws its progress bar from them.  With ``verbose=0`` and no sink nothing is timed,
-formatted or called: :attr:`Progress.enabled` is False, and the callers format their
-messages only when it is True.
+:class:`ProgressEvent` (what, done, total, elapsed), whatever ``verbose`` is:
+:func:`kernelmaps.progress_bar` draws its bars from them (the command line's, a
+notebook's).  With ``verbose=0`` and no sink nothing is timed, formatted or called:
+:attr:`Progress.enabled` is False, and the callers format their messages only when it is
+True.
 
 Passes whose work runs elsewhere (the tasks of a Dask computation) are counted whole when
 they end (:func:`counted_pass`): no lines come from the workers.

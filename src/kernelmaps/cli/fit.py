@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress_bar import progress_bar
 from ..exceptions import NonFiniteOutputError
 from . import _tuning
 from ._common import (
@@ -23,7 +24,6 @@ from ._common import (
     positive_int,
     random_seed,
 )
-from ._progress_bar import terminal_progress
 
 EXAMPLES = """examples:
   kernelmaps fit train.csv --target price -o model.skops
@@ -309,7 +309,7 @@ def _fit(
         pipeline = _tuning.tuned_pipeline(pipeline, args, task)
     pipeline[-1].set_params(keep_statistics=args.keep_statistics)
     t0 = time.perf_counter()
-    with terminal_progress():  # a bar on standard error when it is a terminal
+    with progress_bar(disable=None):  # bars on standard error when it is a terminal
         pipeline.fit(X, y)
     seconds = time.perf_counter() - t0
     how = "leave-one-out"
