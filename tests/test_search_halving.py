@@ -263,7 +263,8 @@ def test_verbose_reports_each_rung(capsys: pytest.CaptureFixture) -> None:
     X, y = _data()
     FeatureRidgeCV(_rff(), verbose=1).fit(X, y)
     out = capsys.readouterr().out
-    assert "rung 1 of 3:" in out and "rung 2 of 3:" in out and "kept" in out
+    assert "rung 1 of 3 (" in out and "rung 2 of 3 (" in out
+    assert "best gamma" in out and "kept" in out and "of a pass per bandwidth" in out
 
 
 @pytest.mark.parametrize("place", PLACES)

@@ -41,7 +41,8 @@ from ._falkon._solver import FalkonPreconditioner, FalkonSolver, NystroemMatvec
 from ._feature_logistic import FeatureLogisticRegression
 from ._feature_logistic_cv import FeatureLogisticRegressionCV
 from ._feature_ridge import FeatureRidge
-from ._feature_ridge_cv import FeatureRidgeClassifierCV, FeatureRidgeCV
+from ._feature_ridge_classifier_cv import FeatureRidgeClassifierCV
+from ._feature_ridge_cv import FeatureRidgeCV
 from ._kernel_ridge import KernelRidge
 from ._nystroem_classifier import NystroemKernelRidgeClassifier
 from ._nystroem_ridge import NystroemKernelRidge

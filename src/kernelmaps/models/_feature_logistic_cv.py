@@ -240,6 +240,13 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
         n_splits, labels = self._split(rows, y, groups)
         w = checked_weights(rows, sample_weight)[0]
         X_rows = rows.array() if rows.in_memory else X
+        results = self._run_rungs(rows, base, (X_rows, y, w, labels), (n_splits, Cs))
+        self._finish_search(results, n_splits, base, X, y, sample_weight)
+        return self
+
+    def _run_rungs(self, rows: Rows, base: Any, data: tuple, splits: tuple) -> list[dict[str, Any]]:
+        """The result rows of every rung (:meth:`_rungs`): each scores its bandwidths on
+        its rows of ``data = (X, y, w, labels)`` and keeps the best for the next."""
         gammas = self._gamma_grid(rows, base)[0]
         rungs = self._rungs(rows.n_rows, base, len(gammas))
         results: list[dict[str, Any]] = []
@@ -247,24 +254,19 @@ class FeatureLogisticRegressionCV(ClassifierMixin, _RidgeSearchCV):
             last = r == len(rungs) - 1
             index = None if last else rung_rows(rows.n_rows, rung)
             widths = (self._grid(base) or (None,)) if last else (rung.n_components,)
-            data = _subset((X_rows, y, w, labels), index)
-            found = self._score_rung(gammas, widths, data, (n_splits, Cs), base)
-            if len(rungs) > 1:
-                share = rung.fidelity(rows.n_rows, rungs[-1].n_components)
-                for row in found:
-                    row.update(rung=r, n_rows=rung.n_rows, fidelity=share)
+            found = self._score_rung(gammas, widths, _subset(data, index), splits, base)
             results += found
+            if len(rungs) == 1:
+                break
+            share = rung.fidelity(rows.n_rows, rungs[-1].n_components)
+            for row in found:
+                row.update(rung=r, n_rows=rung.n_rows, fidelity=share)
             if not last:
-                gammas = promoted(_gamma_scores(found), r == len(rungs) - 2)
-                log_rung(
-                    Progress(type(self).__name__, int(self.verbose)),
-                    (r, len(rungs)),
-                    rung,
-                    len(_gamma_scores(found)),
-                    gammas,
-                )
-        self._finish_search(results, n_splits, base, X, y, sample_weight)
-        return self
+                scores = _gamma_scores(found)
+                gammas = promoted(scores, r == len(rungs) - 2)
+                progress = Progress(type(self).__name__, int(self.verbose))
+                log_rung(progress, (r, len(rungs)), (rung, share), scores, gammas)
+        return results
 
     def _rungs(self, n_rows: int, base: Any, n_gammas: int) -> list[Rung]:
         """The fidelities of the search: successive halving's rungs

@@ -129,6 +129,8 @@ class RidgeSearch:
         self._shared: dict[int | None, Any] = {}
         self._ready: dict[float | None, list[Candidate]] = {}
         self._features: dict | None = None  # of the statistics pass, for the next pass
+        #: What the names of the passes add (a rung of successive halving: its fidelity).
+        self.stage = ""
 
     # -- candidates -------------------------------------------------------------------
 
@@ -257,7 +259,7 @@ class RidgeSearch:
             f"maps fitted in {time.perf_counter() - start:.2f} s"
         )
         self._features = self._kept_features(candidates)
-        with counted_pass(self.progress, "statistics", self.rows) as done:
+        with counted_pass(self.progress, f"statistics{self.stage}", self.rows) as done:
             work = self._work(candidates, done, self._features)
             stats, nonzero = self.rows.map_reduce(work.statistics, merge_nested, *self.aligned)
         if not nonzero:
@@ -356,7 +358,7 @@ class RidgeSearch:
         for c in candidates:
             terms.append([next(it) for _ in c.widths])
         held = [[t.to_device(self.rows.xp, self.rows.device) for t in ts] for ts in terms]
-        with counted_pass(self.progress, "leave-one-out", self.rows) as done:
+        with counted_pass(self.progress, f"leave-one-out{self.stage}", self.rows) as done:
             work = self._work(candidates, done, self._features)
             sums = self.rows.map_reduce(
                 functools.partial(work.loo_sums, terms=held, per_target=per_target),
@@ -406,7 +408,7 @@ class RidgeSearch:
         """The held-out class counts of every problem, in one more pass."""
         it = iter(flat)
         weights = [[next(it) for _ in c.widths] for c in candidates]
-        with counted_pass(self.progress, "held-out predictions", self.rows) as done:
+        with counted_pass(self.progress, f"held-out predictions{self.stage}", self.rows) as done:
             work = self._work(candidates, done, self._features)
             counts = self.rows.map_reduce(
                 functools.partial(work.class_counts, weights=weights), merge_nested, *self.aligned

@@ -189,14 +189,21 @@ def _rung_search(search: RidgeSearch, rung: Rung, index: np.ndarray) -> RidgeSea
 
 
 def log_rung(
-    progress: Any, position: tuple[int, int], rung: Rung, scored: int, kept: list[Any]
+    progress: Any,
+    position: tuple[int, int],
+    rung: tuple[Rung, float],
+    scores: dict[Any, float],
+    kept: list[Any],
 ) -> None:
-    """Report rung ``position = (r, n_rungs)``: its rows, features, bandwidths scored and
-    kept."""
-    r, n_rungs = position
+    """Report rung ``position = (r, n_rungs)`` of fidelity ``rung = (Rung, share of a
+    pass)``: its rows and features, the bandwidths scored and their best, those kept."""
+    (r, n_rungs), (fidelity, share) = position, rung
+    best = max(scores, key=scores.__getitem__)
     progress.log(
-        f"rung {r + 1} of {n_rungs}: {rung.n_rows} rows, {rung.n_components or '-'} "
-        f"features, {scored} bandwidths; kept {', '.join(_short(g) for g in kept)}"
+        f"rung {r + 1} of {n_rungs} ({fidelity.n_rows:,} rows, D = "
+        f"{fidelity.n_components or '-'}, {share:.3g} of a pass per bandwidth): "
+        f"{len(scores)} bandwidths, best gamma = {_short(best)} (score {scores[best]:.6g}); "
+        f"kept {', '.join(_short(g) for g in kept)}"
     )
 
 
@@ -231,18 +238,21 @@ def successive_halving(search: RidgeSearch, plan: GammaPlan, seed: int = 0) -> N
     gammas: list[float | None] = list(plan.gammas)
     for r, rung in enumerate(rungs[:-1]):
         sub = _rung_search(search, rung, rung_rows(n, rung, seed))
+        sub.stage = (
+            f" (rung {r + 1} of {len(rungs)}: {rung.n_rows:,} rows, D = {rung.n_components})"
+        )
         last = r == len(rungs) - 2
         step = dataclasses.replace(
             plan, gammas=gammas, extend=plan.extend and (r == 0 or last), refine=plan.refine * last
         )
         scan(sub, step)
+        share = rung.fidelity(n, _map_width(search))
         # the rung before the last refines the best: it takes the bracket of the best
         gammas = promoted(sub.gamma_scores, last, plan.refine > 0 and r == len(rungs) - 3)
-        share = rung.fidelity(n, _map_width(search))
         for row in sub.results:
             row.update(rung=r, n_rows=rung.n_rows, fidelity=share)
         search.results.extend(sub.results)
-        log_rung(search.progress, (r, len(rungs)), rung, len(sub.gamma_scores), gammas)
+        log_rung(search.progress, (r, len(rungs)), (rung, share), sub.gamma_scores, gammas)
     start = len(search.results)
     scan(search, dataclasses.replace(plan, gammas=gammas, extend=False, refine=0))
     for row in search.results[start:]:
