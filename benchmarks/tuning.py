@@ -57,17 +57,63 @@ nothing is run at that size.  Data: ``x ~ N(0, I_8)``, ``y = sum_j sin(x_j) + 0.
   ``O(n D^2)``, and the final solve) is scaled linearly in ``n``:
   ``T(10^6) = (T - T_eig) * 10^6 / n + T_eig`` per gamma, times the number of gammas.
 
+``--halving``: the default search (successive halving over rows and features) against the
+exhaustive one (``search="exhaustive"``), per data set and ``D`` (``--halving-D``, default
+1024).  Data: the sets above and the UCI regression sets of the data home (``bike``,
+``elevators``, ``pol``, ``kin40k``, ``protein``, ``keggdirected``, ``pumadyn32nm``), each
+split by the same seeded 80/20 ``train_test_split`` (seed 0; not the suite's test masks),
+every training row kept (``--halving-max-train`` caps them), features standardized; and
+``--generated n:D[:level]``: ``n`` rows of ``x ~ N(0, I_8)``, ``y = sum_j sin(x_j) + 0.1 e``
+(seed 0) with 10^4 test rows (seed 1).  ``RFF`` as above; measured, in this order in one
+process (``--halving-repeats`` rounds; every code path first run once on 2000 generated
+rows, so Numba compilation is not timed):
+
+* ``t_default``: ``FeatureRidgeCV(RFF)`` (halving, ``gammas="auto"``, ``alphas="auto"``,
+  ``criterion="loo"``), its fit;
+* ``t_fit``: one plain ``FeatureRidge(RFF(gamma), alpha)`` fit at the default's choice, on
+  all training rows, the best of 2 (one taken right after the default search, one after
+  the exhaustive search); ``t_fit45`` the same on the first 4/5 of the rows (``alpha``
+  scaled by 4/5);
+* ``t_exhaustive``: ``FeatureRidgeCV(RFF, search="exhaustive")``, between the two fits;
+* the 650-fit grid (10 gamma x 13 alpha x ``KFold(5)`` and the refit), estimated as
+  ``650 t_fit45 + t_fit`` (scoring the held-out folds left out);
+* one bandwidth's cost ``t_candidate``: a ``FeatureRidge(RFF(gamma), alphas=13 values)``
+  fit (its own exact leave-one-out over the penalties; two passes and one
+  eigendecomposition, as one bandwidth of the searches costs);
+* ``GridSearchCV(FeatureRidge(RFF, alphas=13 values), {"feature_map__gamma": 9 values},
+  cv=KFold(3))`` (9 bandwidths two decades either side of the median heuristic, the
+  penalties ``lambda`` times the rows of a fold's training part), run where its estimate
+  ``t_candidate (9 x 3 x 2/3 + 1)`` is within ``--gs-budget`` seconds, else that estimate.
+
+Where the exhaustive search is not run (``D`` above ``--exhaustive-up-to-D``, generated
+data: level ``estimate``), its time is estimated as ``k t_candidate``, ``k`` the bandwidths
+it scores on the same data, counted on a run at ``D = 256`` on at most 10^4 rows; the
+tables mark estimates with ``~`` (and the CSV has ``t_exhaustive_est`` beside the measured
+time where both exist, a check of the estimate).  Level ``fit``: the default search and one
+plain fit only, ``t_fit45 = 0.8 t_fit``.  Reported: times in units of ``t_fit`` ("fits",
+goal at most 8 for the default), the full passes the default's rungs add up to (each
+bandwidth scored at a rung costs its fidelity ``(n_r / n) (D_r / D)^2``), the ratios of
+the exhaustive search, the grid (goal at least 50) and GridSearchCV (goal at least 3) to
+the default; the held-out RMSE of the default, the exhaustive search and GridSearchCV,
+their choices, and the standard error of the exhaustive search's RMSE from 1000 bootstrap
+resamples of its test residuals (seed 0): ``ok`` when the default's RMSE is at most the
+exhaustive's plus the larger of 1 % and that error.  Tables (Markdown) and rows (CSV) are
+rewritten after each case to ``docs/results/tuning/halving.{md,csv}`` (``--halving-out``).
+
 Machine note: timings on a shared machine are noisy; read the ratios, not the seconds.
 
 Usage::
 
     python benchmarks/tuning.py [--quick] [--D 256] [--max-train 8000] [--large]
         [--data-home ../shared/data] [--sets california_housing cpu_act ...] [--json FILE]
+    python benchmarks/tuning.py --halving [--quick] [--halving-D 1024 4096]
+        [--generated 100000:1024 1000000:1024:fit] [--sets ...] [--halving-out STEM]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -81,6 +127,7 @@ from typing import Any
 
 import numpy as np
 from _harness import machine_line, timed
+from sklearn.base import clone
 from sklearn.linear_model import Ridge
 from sklearn.metrics import r2_score
 from sklearn.model_selection import GridSearchCV, KFold, train_test_split
@@ -464,6 +511,339 @@ def print_large(L: dict[str, Any]) -> None:
     )
 
 
+# -- the default search: successive halving against the exhaustive one -----------------
+
+HALVING_SETS = (
+    "california_housing",
+    "cpu_act",
+    "house_16h",
+    "bike",
+    "elevators",
+    "pol",
+    "kin40k",
+    "protein",
+    "keggdirected",
+    "pumadyn32nm",
+)
+GRID_FITS = 650  # 10 gammas x 13 alphas x 5 folds
+GS_GAMMAS, GS_FOLDS = 9, 3
+
+
+def gs_grids(X: np.ndarray, args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
+    """GridSearchCV's 9 bandwidths (two decades either side of the median heuristic) and
+    13 penalties (``lambdas`` times the rows of one of its 3 folds' training parts)."""
+    gammas = gamma_from_data(X, "median") * np.logspace(-2.0, 2.0, GS_GAMMAS)
+    m = X.shape[0] * (GS_FOLDS - 1) // GS_FOLDS
+    return gammas, m * lambdas(args)
+
+
+def chosen_pair(model: Any) -> tuple[float, float]:
+    """The chosen ``(gamma, alpha)`` of a FeatureRidgeCV or of GridSearchCV(FeatureRidge)."""
+    if isinstance(model, GridSearchCV):
+        best = model.best_estimator_
+        return float(model.best_params_["feature_map__gamma"]), float(best.alpha_)
+    return float(model.gamma_), float(model.alpha_)
+
+
+def plain_fit_seconds(X: np.ndarray, y: np.ndarray, D: int, gamma: float, alpha: float) -> float:
+    """Best of 2 plain ``FeatureRidge(RFF(gamma), alpha)`` fits on the rows given."""
+    est = FeatureRidge(rff(D).set_params(gamma=gamma), alpha=alpha)
+    return min(timed(partial(clone(est).fit, X, y))[0] for _ in range(2))
+
+
+def rmse(model: Any, X: np.ndarray, y: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((model.predict(X) - y) ** 2)))
+
+
+def kfold_rmse_se(X: np.ndarray, y: np.ndarray, D: int, gamma: float, alpha: float) -> float:
+    """Fold-to-fold standard error of the RMSE of the choice ``(gamma, alpha)`` refitted
+    under ``KFold(5)`` on the training rows (``alpha`` scaled by 4/5, the same penalty per
+    row): ``std(fold RMSEs, ddof=1) / sqrt(5)``."""
+    scores = []
+    for fit_rows, test_rows in KFold(N_SPLITS).split(X):
+        est = FeatureRidge(rff(D).set_params(gamma=gamma), alpha=alpha * len(fit_rows) / len(X))
+        scores.append(rmse(est.fit(X[fit_rows], y[fit_rows]), X[test_rows], y[test_rows]))
+    return float(np.std(scores, ddof=1) / math.sqrt(N_SPLITS))
+
+
+def n_gammas_scored(model: FeatureRidgeCV) -> int:
+    """The bandwidths a search scored at full size (for the exhaustive: all of them)."""
+    res = model.cv_results_
+    full = np.asarray(res["fidelity"]) == 1.0 if "fidelity" in res else slice(None)
+    return len(np.unique(np.asarray(res["param_gamma"], dtype=float)[full]))
+
+
+def bootstrap_rmse_se(residuals: np.ndarray, draws: int = 1000) -> float:
+    """Standard error of a test RMSE: the spread of the RMSEs of ``draws`` bootstrap
+    resamples of the test residuals (seeded)."""
+    rng = np.random.default_rng(0)
+    sq = residuals**2
+    idx = rng.integers(0, len(sq), size=(draws, len(sq)))
+    return float(np.std(np.sqrt(sq[idx].mean(axis=1)), ddof=1))
+
+
+def candidate_seconds(X: np.ndarray, y: np.ndarray, D: int, gamma: float, alphas: Any) -> float:
+    """One ``FeatureRidge(RFF(gamma), alphas=13 values)`` fit (exact leave-one-out over the
+    penalties): what one bandwidth costs a search, and what GridSearchCV fits."""
+    return timed(partial(FeatureRidge(rff(D).set_params(gamma=gamma), alphas=alphas).fit, X, y))[0]
+
+
+def candidates_counted(X: np.ndarray, y: np.ndarray) -> int:
+    """The bandwidths the exhaustive search scores on these data: counted on a run at
+    ``D = 256`` on at most 10^4 rows (the count follows the curve in ``gamma``, not ``D``)."""
+    m = min(len(X), 10_000)
+    return n_gammas_scored(FeatureRidgeCV(rff(256), search="exhaustive").fit(X[:m], y[:m]))
+
+
+def halving_case(
+    name: str, data: tuple[np.ndarray, ...], D: int, args: argparse.Namespace, level: str
+) -> dict[str, Any]:
+    """One data set at one ``D``; ``level``: ``"run"`` (the exhaustive run), ``"estimate"``
+    (the exhaustive and GridSearchCV estimated), ``"fit"`` (the default and one fit)."""
+    X, y, Xt, yt = data
+    n, m45 = X.shape[0], X.shape[0] * (N_SPLITS - 1) // N_SPLITS
+    models: dict[str, Any] = {}
+
+    def plain(rows: int) -> Any:
+        g, a = chosen_pair(models["default"])
+        est = FeatureRidge(rff(D).set_params(gamma=g), alpha=a * rows / n)
+        return est.fit(X[:rows], y[:rows])
+
+    calls = {"default": lambda: FeatureRidgeCV(rff(D)).fit(X, y), "fit": partial(plain, n)}
+    calls["fit45"] = partial(plain, m45)
+    calls["exhaustive"] = lambda: FeatureRidgeCV(rff(D), search="exhaustive").fit(X, y)
+    sequence = ["default", "fit"] if level == "fit" else ["default", "fit", "fit45"]
+    sequence += ["exhaustive"] if level == "run" else []
+    sequence += ["fit", "fit45"] if level != "fit" else []
+    times: dict[str, list[float]] = {key: [] for key in calls}
+    for key in sequence * args.halving_repeats:
+        seconds, models[key] = timed(calls[key])
+        times[key].append(seconds)
+    row = case_row(name, X, D, models, times, level)
+    if level != "fit":
+        row.update(gridsearch_part(X, y, D, models, args))
+    if level == "estimate":
+        row["k_exhaustive"] = candidates_counted(X, y)
+    row["t_exhaustive_est"] = row["k_exhaustive"] * row["t_candidate"] if level != "fit" else None
+    row.update(scores_part(models, Xt, yt, row))
+    return row
+
+
+def full_passes(model: FeatureRidgeCV) -> float:
+    """A halving search's work in full passes: the fidelities of the bandwidths it scored,
+    one per bandwidth and rung, summed."""
+    res = model.cv_results_
+    seen = {(float(g), int(r)): float(f) for g, r, f in zip(
+        res["param_gamma"], res["rung"], res["fidelity"], strict=True)}  # fmt: skip
+    return sum(seen.values())
+
+
+def case_row(
+    name: str,
+    X: np.ndarray,
+    D: int,
+    models: dict[str, Any],
+    times: dict[str, list[float]],
+    level: str,
+) -> dict[str, Any]:
+    """Times and choices of the default search, the plain fits and the exhaustive search."""
+    t_fit = min(times["fit"])
+    gamma, alpha = chosen_pair(models["default"])
+    row: dict[str, Any] = {
+        "data": name,
+        "n_train": X.shape[0],
+        "d": X.shape[1],
+        "D": D,
+        "level": level,
+        "load": os.getloadavg()[0],
+        "t_default": statistics.median(times["default"]),
+        "t_fit": t_fit,
+        "t_fit45": min(times["fit45"]) if times["fit45"] else 0.8 * t_fit,
+        "fit45_estimated": not times["fit45"],
+        "passes_default": full_passes(models["default"]),
+        "gamma_default": gamma,
+        "alpha_default": alpha,
+        "t_exhaustive": None,
+        "k_exhaustive": None,
+    }
+    if times["exhaustive"]:
+        ex = models["exhaustive"]
+        row["t_exhaustive"] = statistics.median(times["exhaustive"])
+        row["k_exhaustive"] = n_gammas_scored(ex)
+        row["gamma_exhaustive"], row["alpha_exhaustive"] = chosen_pair(ex)
+    return row
+
+
+def gridsearch_part(
+    X: np.ndarray, y: np.ndarray, D: int, models: dict[str, Any], args: argparse.Namespace
+) -> dict[str, Any]:
+    """One bandwidth's cost (a ``FeatureRidge(alphas=...)`` fit at the default's choice),
+    GridSearchCV's time estimated from it (``9 x 3`` fits on 2/3 of the rows and the refit,
+    linear in the rows), and GridSearchCV run where that estimate is within
+    ``--gs-budget`` seconds and the exhaustive search ran."""
+    gammas, alphas = gs_grids(X, args)
+    t_candidate = candidate_seconds(
+        X, y, D, chosen_pair(models["default"])[0], len(X) * lambdas(args)
+    )
+    out: dict[str, Any] = {
+        "t_candidate": t_candidate,
+        "t_gs_est": t_candidate * (GS_GAMMAS * GS_FOLDS * (GS_FOLDS - 1) / GS_FOLDS + 1),
+        "t_gs": None,
+    }
+    if "exhaustive" in models and out["t_gs_est"] <= args.gs_budget:
+        gs = GridSearchCV(
+            FeatureRidge(rff(D), alphas=alphas), {"feature_map__gamma": list(gammas)}, cv=KFold(3)
+        )
+        out["t_gs"], models["gridsearch"] = timed(partial(gs.fit, X, y))
+        out["gamma_gs"], out["alpha_gs"] = chosen_pair(models["gridsearch"])
+    return out
+
+
+def scores_part(
+    models: dict[str, Any], Xt: np.ndarray, yt: np.ndarray, row: dict[str, Any]
+) -> dict[str, Any]:
+    """Held-out RMSEs; the exhaustive's bootstrap standard error; whether the default's
+    RMSE is within 1 % of the exhaustive's or within that error."""
+    out = {
+        f"rmse_{key}": rmse(models[key], Xt, yt)
+        for key in ("default", "exhaustive", "gridsearch")
+        if key in models
+    }
+    if "rmse_exhaustive" in out:
+        se = bootstrap_rmse_se(models["exhaustive"].predict(Xt) - yt)
+        worse = out["rmse_default"] - out["rmse_exhaustive"]
+        out.update(
+            rmse_se=se,
+            rmse_rel_diff=worse / out["rmse_exhaustive"],
+            ok=bool(worse <= max(0.01 * out["rmse_exhaustive"], se)),
+        )
+    return out
+
+
+def generated_case(spec: str, args: argparse.Namespace) -> dict[str, Any]:
+    """``spec`` ``"n:D[:level]"``: ``n`` training rows of ``synthetic`` (seed 0), 10^4 test
+    rows (seed 1)."""
+    n, D, *level = spec.split(":")
+    X, y = synthetic(int(float(n)))
+    Xt, yt = synthetic(args.generated_test_rows, seed=1)
+    return halving_case("sin (generated)", (X, y, Xt, yt), int(D), args, *(level or ["estimate"]))
+
+
+def halving_warm_up() -> None:
+    """Every code path of the section once on a small slice (Numba compilation)."""
+    X, y = synthetic(2000, seed=2)
+    args = argparse.Namespace(lambda_min=1e-7, lambda_max=10.0, n_alphas=13, gs_budget=1e9)
+    models = {"default": FeatureRidgeCV(rff(64)).fit(X, y)}
+    models["exhaustive"] = FeatureRidgeCV(rff(64), search="exhaustive").fit(X, y)
+    gridsearch_part(X, y, 64, models, args)
+    FeatureRidge(rff(64), alpha=1.0).fit(X, y)
+
+
+# -- the default search: report --------------------------------------------------------
+
+
+def _v(x: Any, spec: str, estimated: bool = False) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return ("~" if estimated else "") + format(x, spec)
+
+
+def time_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Times in units of one plain fit, and the ratios to the default search (``~``:
+    estimated, see the module's docstring)."""
+    lines = [
+        "| data | n | d | D | default (s) | fit (s) | default (fits) | full passes | "
+        "exhaustive (fits) | exhaustive / default | 650-fit grid / default | "
+        "GridSearchCV / default |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        t_d, t_fit = r["t_default"], r["t_fit"]
+        ex_est = r["t_exhaustive"] is None
+        t_ex = r["t_exhaustive_est"] if ex_est else r["t_exhaustive"]
+        gs_est = r.get("t_gs") is None
+        t_gs = r.get("t_gs_est") if gs_est else r["t_gs"]
+        grid = GRID_FITS * r["t_fit45"] + t_fit
+        lines.append(
+            f"| {r['data']} | {r['n_train']} | {r['d']} | {r['D']} | {t_d:.1f} | {t_fit:.2f} | "
+            f"**{t_d / t_fit:.1f}** | {r['passes_default']:.1f} | "
+            f"{_v(t_ex and t_ex / t_fit, '.1f', ex_est)} | "
+            f"{_v(t_ex and t_ex / t_d, '.1f', ex_est)} | "
+            f"{_v(grid / t_d, '.0f', r['fit45_estimated'])} | "
+            f"{_v(t_gs and t_gs / t_d, '.1f', gs_est)} |"
+        )
+    return lines
+
+
+def choice_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Held-out RMSEs and the choices of the default and the exhaustive search."""
+    lines = [
+        "| data | n | D | RMSE default | RMSE exhaustive | difference | s.e. | ok | "
+        "γ default | γ exhaustive | α default | α exhaustive | RMSE GridSearchCV (γ) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ok = {True: "yes", False: "**NO**", None: "—"}[r.get("ok")]
+        gs = r.get("rmse_gridsearch")
+        gs_text = f"{gs:.4g} ({r['gamma_gs']:.3g})" if gs is not None else "—"
+        lines.append(
+            f"| {r['data']} | {r['n_train']} | {r['D']} | {r['rmse_default']:.4g} | "
+            f"{_v(r.get('rmse_exhaustive'), '.4g')} | {_v(r.get('rmse_rel_diff'), '+.2%')} | "
+            f"{_v(r.get('rmse_se'), '.2g')} | {ok} | {r['gamma_default']:.3g} | "
+            f"{_v(r.get('gamma_exhaustive'), '.3g')} | {r['alpha_default']:.3g} | "
+            f"{_v(r.get('alpha_exhaustive'), '.3g')} | {gs_text} |"
+        )
+    return lines
+
+
+def write_halving(rows: list[dict[str, Any]], stem: Path | None) -> str:
+    """The two tables as Markdown (printed, and written to ``stem.md`` with the rows as
+    ``stem.csv`` when ``stem`` is given)."""
+    text = "\n".join([*time_table(rows), "", *choice_table(rows)]) + "\n"
+    if stem is not None:
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        stem.with_suffix(".md").write_text(text)
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        with stem.with_suffix(".csv").open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=keys)
+            writer.writeheader()
+            writer.writerows(rows)
+    return text
+
+
+def run_halving(args: argparse.Namespace) -> None:
+    """The section ``--halving``: every set at every ``--halving-D``, then the generated
+    cases, the tables rewritten after each case."""
+    halving_warm_up()
+    rows: list[dict[str, Any]] = []
+    home = args.data_home.resolve()
+    cases: list[Callable[[], dict[str, Any]]] = []
+    for width in args.halving_D:
+        level = "run" if width <= args.exhaustive_up_to_D else "estimate"
+        for name in args.sets or HALVING_SETS:
+            cases.append(partial(_real_case, name, home, width, level, args))
+    cases += [partial(generated_case, spec, args) for spec in args.generated]
+    for case in cases:
+        row = case()
+        if row:
+            rows.append(row)
+            print(f"  {json.dumps(row, default=str)}", flush=True)
+            write_halving(rows, args.halving_out)
+    print("\n" + write_halving(rows, args.halving_out))
+
+
+def _real_case(
+    name: str, home: Path, D: int, level: str, args: argparse.Namespace
+) -> dict[str, Any] | None:
+    try:
+        data = load_split(name, home, args.test_size, args.halving_max_train or None)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"skipping {name}: {exc}", flush=True)
+        return None
+    print(f"== {name}: n_train={len(data[0])}, D={D} (load {os.getloadavg()[0]:.1f})", flush=True)
+    return halving_case(name, data, D, args, level)
+
+
 # -- main ------------------------------------------------------------------------------
 
 
@@ -472,7 +852,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--data-home", type=Path, default=Path(os.environ.get("KERNELMAPS_DATA", DEFAULT_DATA_HOME))
     )
-    parser.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS)
+    parser.add_argument(
+        "--sets", nargs="+", default=None, choices=list(dict.fromkeys(SETS + HALVING_SETS))
+    )
     parser.add_argument("--D", type=int, default=256)
     parser.add_argument("--max-train", type=int, default=8000, help="0: no cap")
     parser.add_argument("--test-size", type=float, default=0.2)
@@ -489,16 +871,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--large-target-n", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
     parser.add_argument("--json", type=Path, default=None, help="write the numbers as JSON")
+    add_halving_arguments(parser)
     args = parser.parse_args(argv)
-    if args.quick:
-        args.D, args.max_train, args.n_gammas, args.n_alphas, args.repeats = 64, 1500, 3, 4, 1
-        args.large_D, args.large_n, args.large_fit_n = 256, 5000, 1000
+    apply_quick(args)
     max_train = args.max_train or None
 
     start = time.perf_counter()
     print(f"machine: {machine_line()}")
     print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}")
     print(f"load average {os.getloadavg()}", flush=True)
+    if args.halving:
+        run_halving(args)
+        print(f"\ntotal {(time.perf_counter() - start) / 60:.1f} min; load {os.getloadavg()}")
+        return
+    args.sets = args.sets or list(SETS)
     home = args.data_home.resolve()
     data = {}
     for name in args.sets:
@@ -532,6 +918,37 @@ def main(argv: list[str] | None = None) -> None:
                 indent=1,
             )
         )
+
+
+def apply_quick(args: argparse.Namespace) -> None:
+    """``--quick``: tiny sizes, a smoke test; without it, ``--halving`` writes its tables
+    under ``docs/results/tuning/`` unless ``--halving-out`` says where."""
+    if args.quick and args.halving:
+        args.halving_D, args.halving_max_train, args.exhaustive_up_to_D = [64], 1200, 64
+        args.sets = args.sets or ["california_housing", "cpu_act"]
+        args.generated, args.generated_test_rows = ["2000:64:estimate", "2000:64:fit"], 1000
+    elif not args.quick and args.halving and args.halving_out is None:
+        args.halving_out = Path(__file__).resolve().parents[1] / "docs/results/tuning/halving"
+    if args.quick:
+        args.D, args.max_train, args.n_gammas, args.n_alphas, args.repeats = 64, 1500, 3, 4, 1
+        args.large_D, args.large_n, args.large_fit_n = 256, 5000, 1000
+
+
+def add_halving_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the section ``--halving``."""
+    parser.add_argument("--halving", action="store_true", help="the default search's study")
+    parser.add_argument("--halving-D", type=int, nargs="+", default=[1024])
+    parser.add_argument("--halving-max-train", type=int, default=0, help="0: no cap")
+    parser.add_argument("--halving-repeats", type=int, default=1)
+    parser.add_argument(
+        "--exhaustive-up-to-D", type=int, default=1024, help="above: the exhaustive estimated"
+    )
+    parser.add_argument("--gs-budget", type=float, default=90.0, help="GridSearchCV run if")
+    parser.add_argument("--generated", nargs="*", default=[], help="n:D[:estimate|fit]")
+    parser.add_argument("--generated-test-rows", type=int, default=10_000)
+    parser.add_argument(
+        "--halving-out", type=Path, default=None, help="stem of the .md and .csv written"
+    )
 
 
 def report(
