@@ -310,3 +310,19 @@ def test_logistic_rungs_equal_a_plain_search_on_their_rows() -> None:
         results["mean_test_score"][index], plain.cv_results_["mean_test_score"]
     )
     assert "rung" not in plain.cv_results_
+
+
+def test_take_rows_of_every_kind_of_rows() -> None:
+    xp = pytest.importorskip("array_api_strict")
+    from kernelmaps._rows import as_rows
+    from kernelmaps._streamed_rows import StreamedRows
+
+    X, y = _data(50)
+    index = np.array([1, 7, 20, 49])
+    kinds = [as_rows(X), StreamedRows(as_rows(X), xp, None, block_rows=7)]
+    for rows in kinds:
+        taken, (picked_y, w) = rows.take_rows(index, (y, 2.0))
+        assert taken.n_rows == 4 and w == 2.0
+        np.testing.assert_array_equal(np.asarray(taken.held.X), X[index])
+        np.testing.assert_array_equal(picked_y, y[index])
+        assert type(taken) is type(rows)

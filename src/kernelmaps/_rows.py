@@ -60,7 +60,10 @@ __all__ = [
     "Rows",
     "RowwiseWork",
     "as_rows",
+    "pick_rows",
+    "picked_parts",
     "rowwise",
+    "stacked_pairs",
     "tree_reduce",
     "tree_reduce_stream",
     "validated_rows",
@@ -213,6 +216,13 @@ class Rows(Protocol):
         pass; the rows read are checked to be finite where :attr:`checked` is False."""
         ...
 
+    def take_rows(self, index: np.ndarray, aligned: Sequence[Any]) -> tuple[Rows, tuple]:
+        """The rows ``index`` (sorted global indices) and the same entries of the aligned
+        companions (targets, weights, labels), read in one pass, as rows of the same kind
+        held in memory (a Dask array's as NumPy rows, whose values are checked where they
+        are used); what a search on a sample of the rows reads."""
+        ...
+
     def align(self, values: Any, what: str = "y") -> Any:
         """``values`` (targets, weights: an array of one entry per row, a number or None)
         split as the rows are, for :meth:`map_reduce` and :meth:`persist`; its length is
@@ -269,6 +279,34 @@ class RowwiseWork:
     sparse: bool = False
     tile: int = TILE_ROWS
     name: str = "rows"
+
+
+def pick_rows(values: Any, index: np.ndarray) -> Any:
+    """The entries ``index`` of a part's rows or companion (a number or None as is)."""
+    if values is None or not np.ndim(values):
+        return values
+    if sp.issparse(values) or isinstance(values, np.ndarray):
+        return values[index]
+    xp, device = get_namespace(values)
+    return xp.take(values, to_namespace(np.asarray(index, dtype=np.int64), xp, device), axis=0)
+
+
+def picked_parts(index: np.ndarray) -> Callable[..., tuple[Any, ...]]:
+    """The map function of :meth:`Rows.take_rows` over parts: a part's rows of ``index``
+    and the same entries of its companions."""
+
+    def part(X: Any, *rest: Any) -> tuple[Any, ...]:
+        *companions, start = rest
+        local = index[(index >= start) & (index < start + X.shape[0])] - start
+        return tuple(pick_rows(a, local) for a in (X, *companions))
+
+    return part
+
+
+def stacked_pairs(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Two parts' picks one after the other (numbers and None as they are)."""
+    pairs = zip(a, b, strict=True)
+    return tuple(x if x is None or not np.ndim(x) else _stack([x, z]) for x, z in pairs)
 
 
 def _stack(parts: Sequence[Any]) -> Any:
@@ -360,6 +398,14 @@ class InMemoryRows:
     def read(self, requests: Sequence[np.ndarray | None]) -> list[Any]:
         return [self.X if rows is None else self.X[rows] for rows in requests]
 
+    def take_rows(self, index: np.ndarray, aligned: Sequence[Any]) -> tuple[Rows, tuple]:
+        picked = tuple(pick_rows(a, index) for a in aligned)
+        return self._like(self.read([index])[0]), picked
+
+    def _like(self, X: Any) -> Rows:
+        """Rows of this kind holding ``X``."""
+        return InMemoryRows(X, checked=self.checked)
+
     def align(self, values: Any, what: str = "y") -> Any:
         if values is None or not np.ndim(values):
             return values
@@ -410,6 +456,9 @@ class ArrayRows(InMemoryRows):
 
     def read(self, requests: Sequence[np.ndarray | None]) -> list[Any]:
         return [self.X if rows is None else self.take(rows) for rows in requests]
+
+    def _like(self, X: Any) -> Rows:
+        return ArrayRows(X)
 
     def take(self, rows: Any) -> Any:
         """The rows of ``X`` at the indices ``rows`` (NumPy or ``xp`` integers)."""

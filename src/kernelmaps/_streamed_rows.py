@@ -127,6 +127,10 @@ class StreamedRows:
     def read(self, requests: Sequence[np.ndarray | None]) -> list[Any]:
         return [self._on_device(block) for block in self.inner.read(requests)]
 
+    def take_rows(self, index: np.ndarray, aligned: Sequence[Any]) -> tuple[Rows, tuple]:
+        held, picked = self.inner.take_rows(index, aligned)
+        return StreamedRows(held, self.xp, self.device, self.block_rows), picked
+
     def align(self, values: Any, what: str = "y") -> Any:
         return self.inner.align(values, what)
 

@@ -42,7 +42,15 @@ from sklearn.utils import assert_all_finite
 
 from .._array_api import numpy_namespace
 from .._array_types import is_dask_array
-from .._rows import Parts, RowwiseWork, _stack, tree_reduce
+from .._rows import (
+    InMemoryRows,
+    Parts,
+    RowwiseWork,
+    _stack,
+    picked_parts,
+    stacked_pairs,
+    tree_reduce,
+)
 from .._task_settings import TaskSettings
 from .._validation import one_line_errors
 from ._output import map_rows, shared
@@ -287,6 +295,10 @@ class DaskRows:
                 task(key, settings, self.name, block, *(p[i] for p in pieces), start, **named)
             )
         return tasks
+
+    def take_rows(self, index: np.ndarray, aligned: Sequence[Any]) -> tuple[Any, tuple]:
+        X, *picked = self.map_reduce(picked_parts(index), stacked_pairs, *aligned)
+        return InMemoryRows(X, checked=False), tuple(picked)
 
     def map_reduce(
         self, function: Callable[..., Any], merge: Callable[[Any, Any], Any], *aligned: Any

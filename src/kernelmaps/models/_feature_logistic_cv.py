@@ -20,12 +20,12 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from .._array_api import to_numpy
 from .._array_types import is_dask_array
 from .._progress import Progress
-from .._rows import Rows, as_rows
+from .._rows import Rows, as_rows, pick_rows
 from .._validation import StrictInterval
 from ._base import classification_rows
 from ._feature_logistic import FeatureLogisticRegression
 from ._feature_ridge_cv import _RidgeSearchCV
-from ._ridge._pass import checked_weights, map_features, pick_rows
+from ._ridge._pass import checked_weights, map_features
 from ._search._halving import Rung, log_rung, promoted, rung_plan, rung_rows
 from ._search._results import cv_results
 

@@ -50,7 +50,7 @@ from ..._array_api import (
 from ..._array_types import is_dask_array
 from ..._progress import Progress, counted_pass
 from ..._row_blocks import row_blocks
-from ..._rows import Rows
+from ..._rows import Rows, pick_rows
 from ..._validation import one_line_errors
 from .._base import as_row_sliceable
 from .._checks import check_sample_weight, check_weight_values
@@ -420,18 +420,6 @@ def weighted_sample_rows(weights: np.ndarray, size: int) -> tuple[np.ndarray, np
     draws = np.random.default_rng(0).choice(w.shape[0], size, p=w / np.sum(w))
     index, counts = np.unique(draws, return_counts=True)
     return index, counts.astype(np.float64)
-
-
-def pick_rows(values: Any, index: np.ndarray) -> Any:
-    """The entries ``index`` of a part's rows or companion (a number or None as is)."""
-    if values is None or not np.ndim(values):
-        return values
-    if sp.issparse(values):
-        return values[index]
-    xp, device = get_namespace(values)
-    if is_numpy(xp):
-        return values[index]
-    return xp.take(values, to_namespace(index, xp, device), axis=0)
 
 
 def _concatenate(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:

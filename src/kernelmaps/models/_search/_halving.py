@@ -24,18 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import clone
 
-from ..._array_api import get_namespace, is_numpy
-from ..._rows import ArrayRows, InMemoryRows, Rows
-from ..._streamed_rows import StreamedRows
-from .._base import as_row_sliceable
-from .._ridge._pass import pick_rows
 from ._batches import RidgeSearch, _short
 from ._gamma import GammaPlan, scan
 from ._pass import fold_of_rows
@@ -105,40 +98,6 @@ def rung_plan(n_rows: int, n_components: int | None, n_rungs: int = 3) -> list[R
     return [*rungs, Rung(n_rows, n_components)]
 
 
-def row_subset(rows: Rows, index: np.ndarray, aligned: Sequence[Any]) -> tuple[Rows, tuple]:
-    """The rows ``index`` (sorted global indices) and their aligned companions (targets,
-    weights, folds), read in one pass, as :class:`Rows` of the same kind held in memory:
-    a Dask array's as NumPy rows, an array of another library's on its device, streamed
-    rows streamed from their host sample."""
-    if rows.held is not rows:  # streamed through a device: sample the host rows
-        held, picked = row_subset(rows.held, index, aligned)
-        assert isinstance(rows, StreamedRows)
-        return StreamedRows(held, rows.xp, rows.device, rows.block_rows), picked
-
-    def part(X: Any, *rest: Any) -> tuple[Any, ...]:
-        *companions, start = rest
-        local = index[(index >= start) & (index < start + X.shape[0])] - start
-        return tuple(pick_rows(a, local) for a in (as_row_sliceable(X), *companions))
-
-    X, *picked = rows.map_reduce(part, _stacked, *aligned)
-    if is_numpy(get_namespace(X)[0]) or sp.issparse(X):
-        return InMemoryRows(X, checked=rows.checked), tuple(picked)
-    return ArrayRows(X), tuple(picked)
-
-
-def _stacked(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Two parts' picked rows and companions one after the other (host arrays)."""
-    out = []
-    for x, z in zip(a, b, strict=True):
-        if x is None or not np.ndim(x):
-            out.append(x)
-        elif sp.issparse(x):
-            out.append(sp.vstack([x, z], format="csr"))
-        else:
-            out.append(np.concatenate([x, z]))
-    return tuple(out)
-
-
 def rung_rows(n_rows: int, rung: Rung, seed: int = 0) -> np.ndarray:
     """The rows of ``rung`` (sorted global indices): the first ``rung.n_rows`` of one
     uniform permutation of the ``n_rows`` rows, seeded by ``seed``, so that each rung's
@@ -175,7 +134,7 @@ def _rung_search(search: RidgeSearch, rung: Rung, index: np.ndarray) -> RidgeSea
     features (a clone with ``n_components=D_r``, fitted on those rows) and no grid of
     numbers of features (the rungs choose the bandwidth; the full size, the rest)."""
     spec, work = search.spec, search.work
-    rows, aligned = row_subset(search.rows, index, search.aligned)
+    rows, aligned = search.rows.take_rows(index, search.aligned)
     if work.hashed:  # a Dask array's folds: those of the rows' global index
         aligned = (*aligned[:2], fold_of_rows(index, work.n_folds))
         work = dataclasses.replace(work, hashed=False)
