@@ -40,6 +40,7 @@ D = 48
 @pytest.fixture(autouse=True)
 def _small_rungs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_halving, "MIN_ROWS", 60)
+    monkeypatch.setattr(_halving, "FULL_SIZE_BELOW", 200)
     monkeypatch.setattr(_halving, "MIN_COMPONENTS", 8)
 
 
@@ -61,7 +62,7 @@ def _rungs(results: dict) -> list[np.ndarray]:
 
 
 def test_rung_plan_grows_to_the_full_size() -> None:
-    for n, width in [(20000, 2048), (10**6, 4096), (3000, 256), (150, 48), (5000, None)]:
+    for n, width in [(20000, 2048), (10**6, 4096), (3000, 256), (150, 48), (50000, None)]:
         plan = _halving.rung_plan(n, width)
         assert plan[-1] == _halving.Rung(n, width)
         costs = [r.fidelity(n, width) for r in plan]

@@ -45,10 +45,12 @@ __all__ = [
 
 #: The factor by which each rung's cost per bandwidth grows, and its candidates shrink.
 ETA = 3
-#: The fewest rows a rung below the last scores (and at least twice its features): below
-#: them the error curve of a sample need not keep the shape of the full one (measured in
-#: docs/TUNING.md, "The default search").
-MIN_ROWS = 3000
+#: The fewest rows a rung below the last scores (and at least twice its features).
+MIN_ROWS = 1000
+#: Data of fewer rows are searched at full size only: a sample of them need not keep the
+#: shape of the error curve (measured in docs/TUNING.md, "The default search"), and their
+#: exhaustive search is short.
+FULL_SIZE_BELOW = 9000
 #: The fewest features a rung below the last maps.
 MIN_COMPONENTS = 128
 
@@ -72,30 +74,31 @@ class Rung:
 
 def rung_plan(n_rows: int, n_components: int | None, n_rungs: int = 3) -> list[Rung]:
     """The rungs of a search of ``n_rows`` rows and maps of ``n_components`` features:
-    ``n / ETA^k`` rows and ``D / ETA^(k/2)`` features (at least :data:`MIN_COMPONENTS`)
-    for ``k = n_rungs - 1, ..., 0``; a rung below the last is kept only where its rows
-    are at least :data:`MIN_ROWS` and twice its features, so that data of fewer than
-    ``ETA MIN_ROWS`` rows are searched at full size only.
+    ``n / ETA^k`` rows (at least :data:`MIN_ROWS` and twice the features) and
+    ``D / ETA^(k/2)`` features (at least :data:`MIN_COMPONENTS`) for
+    ``k = n_rungs - 1, ..., 0``, rungs equal to a later one dropped; data of fewer than
+    :data:`FULL_SIZE_BELOW` rows are searched at full size only.
 
     Examples
     --------
     >>> from kernelmaps.models._search._halving import rung_plan
-    >>> [(r.n_rows, r.n_components) for r in rung_plan(30000, 2048)]
-    [(3334, 683), (10000, 1182), (30000, 2048)]
     >>> [(r.n_rows, r.n_components) for r in rung_plan(20000, 2048)]
-    [(6667, 1182), (20000, 2048)]
-    >>> [(r.n_rows, r.n_components) for r in rung_plan(5000, None)]
-    [(5000, None)]
+    [(2223, 683), (6667, 1182), (20000, 2048)]
+    >>> [(r.n_rows, r.n_components) for r in rung_plan(5000, 1024)]
+    [(5000, 1024)]
     """
+    full = Rung(n_rows, n_components)
+    if n_rows < FULL_SIZE_BELOW:
+        return [full]
     rungs: list[Rung] = []
     for k in range(n_rungs - 1, 0, -1):
         D = None
         if n_components is not None:
             D = min(n_components, max(MIN_COMPONENTS, round(n_components / ETA ** (k / 2))))
-        n = math.ceil(n_rows / ETA**k)
-        if n >= max(MIN_ROWS, 2 * (D or 0)) and Rung(n, D) != Rung(n_rows, n_components):
+        n = min(n_rows, max(MIN_ROWS, 2 * (D or 0), math.ceil(n_rows / ETA**k)))
+        if Rung(n, D) not in (full, *rungs):
             rungs.append(Rung(n, D))
-    return [*rungs, Rung(n_rows, n_components)]
+    return [*rungs, full]
 
 
 def rung_rows(n_rows: int, rung: Rung, seed: int = 0) -> np.ndarray:
