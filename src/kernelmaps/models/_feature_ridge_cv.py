@@ -440,8 +440,9 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
       final model's statistics are kept.  A rung costs ``(n_r / n) (D_r / D)^2`` of a
       pass per bandwidth, so the search costs a few fits instead of one pass (two with
       leave-one-out) per bandwidth.  Rungs keep at least 1000 rows (and twice their
-      features) and 128 features; on data that small the search is the exhaustive
-      one.  ``search="exhaustive"`` scores every bandwidth at full size.
+      features) and 128 features, and data of fewer than 9000 rows are searched
+      exhaustively (docs/TUNING.md says where the rungs' choice was measured not to
+      hold up, and why).  ``search="exhaustive"`` scores every bandwidth at full size.
 
     The final model is solved from the statistics of the best candidate (no refit) and
     is ``best_estimator_``, a :class:`FeatureRidge`.
