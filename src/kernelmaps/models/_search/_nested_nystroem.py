@@ -43,7 +43,13 @@ from ..._memory import check_memory
 from ..._random import check_random_state
 from ..._rows import Rows, as_rows
 from ...kernels import resolve_estimator_kernel
-from ...sampling import draw_landmarks, finish_landmarks, kernel_free_landmarks, rpcholesky
+from ...sampling import (
+    LANDMARK_METHODS,
+    draw_landmarks,
+    finish_landmarks,
+    kernel_free_landmarks,
+    rpcholesky,
+)
 from .._nystroem_ridge import _landmark_kernel
 
 __all__ = [
@@ -159,9 +165,17 @@ def ordered_landmarks(
 
 
 def n_given(landmarks: Any) -> int:
-    """The number of landmarks given as an array (dense, sparse or a list)."""
+    """The number of landmarks given as an array (dense, sparse or a list); anything else
+    is refused in one line."""
     shape = getattr(landmarks, "shape", None)
-    return int(shape[0]) if shape is not None else len(landmarks)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    if isinstance(landmarks, (list, tuple)):
+        return len(landmarks)
+    raise ValueError(
+        f"landmarks must be a method name ({', '.join(map(repr, LANDMARK_METHODS))}) or an "
+        f"array of shape (m, n_features); got {type(landmarks).__name__} {landmarks!r:.40}."
+    )
 
 
 class NestedNystroem(TransformerMixin, CompactArrayReprMixin, BaseEstimator):
