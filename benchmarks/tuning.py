@@ -937,7 +937,7 @@ def apply_quick(args: argparse.Namespace) -> None:
 def add_halving_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of the section ``--halving``."""
     parser.add_argument("--halving", action="store_true", help="the default search's study")
-    parser.add_argument("--halving-D", type=int, nargs="+", default=[1024])
+    parser.add_argument("--halving-D", type=int, nargs="*", default=[1024])
     parser.add_argument("--halving-max-train", type=int, default=0, help="0: no cap")
     parser.add_argument("--halving-repeats", type=int, default=1)
     parser.add_argument(
