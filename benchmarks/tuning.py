@@ -98,7 +98,8 @@ the default; the held-out RMSE of the default, the exhaustive search and GridSea
 their choices, and the standard error of the exhaustive search's RMSE from 1000 bootstrap
 resamples of its test residuals (seed 0): ``ok`` when the default's RMSE is at most the
 exhaustive's plus the larger of 1 % and that error.  Tables (Markdown) and rows (CSV) are
-rewritten after each case to ``docs/results/tuning/halving.{md,csv}`` (``--halving-out``).
+rewritten after each case to ``docs/results/tuning/halving.{md,csv}`` (``--halving-out``);
+``--halving-from CSV ...`` renders the tables of rows written before (several runs in one).
 
 Machine note: timings on a shared machine are noisy; read the ratios, not the seconds.
 
@@ -811,9 +812,35 @@ def write_halving(rows: list[dict[str, Any]], stem: Path | None) -> str:
     return text
 
 
+def read_rows(paths: list[Path]) -> list[dict[str, Any]]:
+    """The rows of CSV files that :func:`write_halving` wrote, their values typed again."""
+
+    def typed(text: str) -> Any:
+        if text in ("", "None"):
+            return None
+        if text in ("True", "False"):
+            return text == "True"
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+        return text
+
+    rows = []
+    for path in paths:
+        with path.open(newline="") as fh:
+            rows += [{k: typed(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+    return rows
+
+
 def run_halving(args: argparse.Namespace) -> None:
     """The section ``--halving``: every set at every ``--halving-D``, then the generated
-    cases, the tables rewritten after each case."""
+    cases, the tables rewritten after each case (or, with ``--halving-from``, the tables of
+    rows written before, in the order given)."""
+    if args.halving_from:
+        print(write_halving(read_rows(args.halving_from), args.halving_out))
+        return
     halving_warm_up()
     rows: list[dict[str, Any]] = []
     home = args.data_home.resolve()
@@ -937,7 +964,7 @@ def apply_quick(args: argparse.Namespace) -> None:
 def add_halving_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of the section ``--halving``."""
     parser.add_argument("--halving", action="store_true", help="the default search's study")
-    parser.add_argument("--halving-D", type=int, nargs="+", default=[1024])
+    parser.add_argument("--halving-D", type=int, nargs="*", default=[1024])
     parser.add_argument("--halving-max-train", type=int, default=0, help="0: no cap")
     parser.add_argument("--halving-repeats", type=int, default=1)
     parser.add_argument(
@@ -948,6 +975,9 @@ def add_halving_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--generated-test-rows", type=int, default=10_000)
     parser.add_argument(
         "--halving-out", type=Path, default=None, help="stem of the .md and .csv written"
+    )
+    parser.add_argument(
+        "--halving-from", type=Path, nargs="+", default=None, help="tables of CSV rows"
     )
 
 
