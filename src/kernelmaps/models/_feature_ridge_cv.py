@@ -440,7 +440,7 @@ class FeatureRidgeCV(SearchUncertaintyMixin, RegressorMixin, _RidgeSearchCV):
       final model's statistics are kept.  A rung costs ``(n_r / n) (D_r / D)^2`` of a
       pass per bandwidth, so the search costs a few fits instead of one pass (two with
       leave-one-out) per bandwidth.  Rungs keep at least 1000 rows (and twice their
-      features) and 128 features, and data of fewer than 9000 rows are searched
+      features) and 512 features, and data of fewer than 9000 rows are searched
       exhaustively (docs/TUNING.md says where the rungs' choice was measured not to
       hold up, and why).  ``search="exhaustive"`` scores every bandwidth at full size.
 
