@@ -634,6 +634,8 @@ def full_passes(model: FeatureRidgeCV) -> float:
     """A halving search's work in full passes: the fidelities of the bandwidths it scored,
     one per bandwidth and rung, summed."""
     res = model.cv_results_
+    if "rung" not in res:  # searched at full size (data under 9000 rows): a pass a bandwidth
+        return float(len(set(res["param_gamma"])))
     seen = {(float(g), int(r)): float(f) for g, r, f in zip(
         res["param_gamma"], res["rung"], res["fidelity"], strict=True)}  # fmt: skip
     return sum(seen.values())
