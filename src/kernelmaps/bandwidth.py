@@ -38,6 +38,23 @@ BANDWIDTH_RULES = ("mean_distance", "median", "percentile")
 _L1_KERNELS = {"laplacian"}
 
 
+def _check_rule_arguments(rule: str, kernel: Any, weighted: bool, q: Any, max_samples: Any) -> None:
+    """The one-line errors of :func:`gamma_from_data`'s arguments other than the data."""
+    if rule not in BANDWIDTH_RULES:
+        raise ValueError(f"rule must be one of {BANDWIDTH_RULES}; got {rule!r}.")
+    if not isinstance(kernel, str):
+        raise TypeError(f"kernel must be a kernel name such as 'rbf'; got {kernel!r}.")
+    if weighted and rule != "mean_distance":
+        raise ValueError(
+            f"sample_weight is taken by rule='mean_distance' only; got rule={rule!r}. "
+            "Drop sample_weight or use rule='mean_distance'."
+        )
+    if rule == "percentile" and not (isinstance(q, Real) and 0.0 < float(q) < 100.0):
+        raise ValueError(f"q must be in (0, 100); got {q!r}.")
+    if isinstance(max_samples, bool) or not isinstance(max_samples, Integral) or max_samples < 2:
+        raise ValueError(f"max_samples must be an integer >= 2; got {max_samples!r}.")
+
+
 def gamma_from_data(
     X: Any,
     rule: str = "mean_distance",
@@ -94,19 +111,7 @@ def gamma_from_data(
     ...                 gamma_from_data(np.repeat(X, w, axis=0)), rtol=1e-14))
     True
     """
-    if rule not in BANDWIDTH_RULES:
-        raise ValueError(f"rule must be one of {BANDWIDTH_RULES}; got {rule!r}.")
-    if not isinstance(kernel, str):
-        raise TypeError(f"kernel must be a kernel name such as 'rbf'; got {kernel!r}.")
-    if sample_weight is not None and rule != "mean_distance":
-        raise ValueError(
-            f"sample_weight is taken by rule='mean_distance' only; got rule={rule!r}. "
-            "Drop sample_weight or use rule='mean_distance'."
-        )
-    if rule == "percentile" and not (isinstance(q, Real) and 0.0 < q < 100.0):
-        raise ValueError(f"q must be in (0, 100); got {q!r}.")
-    if isinstance(max_samples, bool) or not isinstance(max_samples, Integral) or max_samples < 2:
-        raise ValueError(f"max_samples must be an integer >= 2; got {max_samples!r}.")
+    _check_rule_arguments(rule, kernel, sample_weight is not None, q, max_samples)
     dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
     with one_line_errors():
         X = check_array(X, accept_sparse=False, dtype=np.float64)
