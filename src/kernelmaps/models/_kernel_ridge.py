@@ -16,7 +16,7 @@ from .._array_api import get_namespace, to_numpy
 from .._estimator_repr import CompactArrayReprMixin
 from .._memory import check_memory
 from .._row_blocks import row_blocks
-from .._rows import as_rows, rowwise
+from .._rows import as_rows, pick_rows, rowwise
 from .._validation import StrictInterval
 from ..kernels import kernel_parameter_constraints, resolve_estimator_kernel
 from ._base import (
@@ -37,7 +37,7 @@ from ._kernel_posterior import (
     held_out_block,
     lower_factor,
 )
-from ._ridge._pass import host_rows, pick_rows, sample_rows
+from ._ridge._pass import host_rows, sample_rows
 from ._uncertainty import ConformalScores, UncertaintyMixin, evidence_noise_variance
 
 __all__ = ["EXACT_MEMORY_WARNING_BYTES", "KernelRidge"]

@@ -22,7 +22,7 @@ from .._memory import available_memory, check_memory
 from .._progress import Progress
 from .._random import check_random_state
 from .._row_blocks import row_blocks
-from .._rows import Rows, rowwise
+from .._rows import Rows, pick_rows, rowwise, stacked_pairs
 from .._streamed_rows import stream_rows
 from .._validation import StrictInterval
 from ..kernels import (
@@ -50,7 +50,7 @@ from ._falkon._solver import (
     landmark_gram,
 )
 from ._kernel_posterior import DTCPosterior, draw_functions, gram_factor, held_out_block
-from ._ridge._pass import _concatenate, host_rows, pick_rows, sample_rows
+from ._ridge._pass import host_rows, sample_rows
 from ._uncertainty import ConformalScores, UncertaintyMixin, evidence_noise_variance
 
 __all__ = ["NystroemKernelRidge"]
@@ -637,4 +637,4 @@ def _posterior_part(
 def _merge_parts(
     a: tuple[np.ndarray, Any, np.ndarray], b: tuple[np.ndarray, Any, np.ndarray]
 ) -> tuple[np.ndarray, Any, np.ndarray]:
-    return (a[0] + b[0], *_concatenate(a[1:], b[1:]))
+    return (a[0] + b[0], *stacked_pairs(a[1:], b[1:]))

@@ -50,7 +50,7 @@ from ..._array_api import (
 from ..._array_types import is_dask_array
 from ..._progress import Progress, counted_pass
 from ..._row_blocks import row_blocks
-from ..._rows import Rows, pick_rows
+from ..._rows import Rows, pick_rows, stacked_pairs
 from ..._validation import one_line_errors
 from .._base import as_row_sliceable
 from .._checks import check_sample_weight, check_weight_values
@@ -422,13 +422,6 @@ def weighted_sample_rows(weights: np.ndarray, size: int) -> tuple[np.ndarray, np
     return index, counts.astype(np.float64)
 
 
-def _concatenate(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(
-        sp.vstack([x, z], format="csr") if sp.issparse(x) else np.concatenate([x, z])
-        for x, z in zip(a, b, strict=True)
-    )
-
-
 def _picked(
     work: RowWork, index: np.ndarray, X: Any, y: Any, weights: Any, start: int
 ) -> tuple[Any, Any, Any]:
@@ -464,7 +457,7 @@ def row_sample(rows: Rows, work: RowWork, Y: Any, w: Any, index: np.ndarray) -> 
         Xs, Ys, ws = _picked(work, index, X, y, weights, start)
         return (*_host_numbers(Ys, ws), host_rows(Xs))
 
-    return rows.map_reduce(part, _concatenate, Y, w)
+    return rows.map_reduce(part, stacked_pairs, Y, w)
 
 
 def loo_sample(
@@ -486,7 +479,7 @@ def loo_sample(
         values = loo_values(held, map_features(work.feature_map, Xs), Ys, ws)
         return (*_host_numbers(values, Ys, ws), host_rows(Xs))
 
-    return rows.map_reduce(part, _concatenate, Y, w)
+    return rows.map_reduce(part, stacked_pairs, Y, w)
 
 
 def host_rows(X: Any) -> Any:
